@@ -1,0 +1,140 @@
+"""Command line: ``dltui [HOST ...]`` and its subcommands. See ``dltui --help``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from dltui import __version__
+from dltui.config import Config, ConfigError, load
+from dltui.transport.ssh_options import SshOptions
+
+SUBCOMMANDS = ("watch", "snapshot", "demo")
+HOST_HELP = (
+    "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
+    "user@host:port; none or 'localhost' = this machine"
+)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    ssh = parser.add_argument_group("reaching nodes (as ssh does)")
+    ssh.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
+    ssh.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
+    ssh.add_argument("-i", "--identity", metavar="FILE", action="append", default=[], help="private key file (repeatable)")
+    ssh.add_argument("--known-hosts", metavar="FILE", help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)")
+    ssh.add_argument(
+        "--accept-new-host-keys",
+        action="store_true",
+        help="add unknown host keys to known_hosts (like StrictHostKeyChecking=accept-new); changed keys are still refused",
+    )
+    gen = parser.add_argument_group("general")
+    gen.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between samples (default 1)")
+    gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
+    gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
+    gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="dltui",
+        description="Terminal dashboard for deep-learning GPU servers. "
+        "With no subcommand: the live dashboard ('watch') on the given nodes.",
+        epilog="Exit codes of 'snapshot': 0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable).",
+    )
+    parser.add_argument("--version", action="version", version=f"dltui {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    watch = sub.add_parser("watch", help="live dashboard (the default command)", description="Live dashboard on the given nodes.")
+    watch.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
+    _common(watch)
+
+    snap = sub.add_parser(
+        "snapshot",
+        help="watch for a few seconds, print a triage report, exit 0/1/2/3",
+        description="Watch the nodes for --seconds, then print one report and exit "
+        "0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable).",
+    )
+    snap.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
+    snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
+    snap.add_argument("--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)")
+    _common(snap)
+
+    demo = sub.add_parser("demo", help="dashboard on a seeded simulated fleet", description="Dashboard on a simulated fleet.")
+    demo.add_argument("--nodes", type=int, default=12, help="number of simulated nodes (default 12)")
+    demo.add_argument("--gpus", type=int, default=8, help="GPUs per node (default 8)")
+    demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    _common(demo)
+    return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    # "dltui gpu01 gpu02" means "dltui watch gpu01 gpu02".
+    if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        argv = ["watch", *argv]
+    return build_parser().parse_args(argv)
+
+
+def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
+    cfg = load(args.config)
+    if args.interval is not None:
+        if args.interval <= 0:
+            raise ConfigError("--interval must be positive")
+        cfg.interval_s = args.interval
+    if args.theme:
+        cfg.theme = args.theme
+    if args.read_only:
+        cfg.read_only = True
+    s = cfg.ssh
+    ssh = SshOptions(
+        jump=args.jump,
+        ssh_config=args.ssh_config or s.get("config"),
+        identity=tuple(args.identity or s.get("identity", ())),
+        known_hosts=args.known_hosts or s.get("known_hosts"),
+        accept_new_host_keys=args.accept_new_host_keys or bool(s.get("accept_new_host_keys", False)),
+        connect_timeout_s=float(s.get("connect_timeout", 10.0)),
+        keepalive_interval_s=float(s.get("keepalive_interval", 15.0)),
+        keepalive_count=int(s.get("keepalive_count", 3)),
+    )
+    return cfg, ssh
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(sys.argv[1:] if argv is None else argv)
+    try:
+        cfg, ssh = settings(args)
+    except ConfigError as exc:
+        print(f"dltui: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "snapshot":
+        return _snapshot(args, cfg, ssh)
+    if args.command == "demo":
+        from dltui.transport.demo import DemoTransport
+
+        transports = [DemoTransport(nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s)]
+        return _dashboard(transports, cfg)
+    from dltui.transport.factory import build_transports
+
+    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg)
+
+
+def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
+    from dltui import report_text, snapshot
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.transport.factory import build_transports, node_names
+
+    transports = build_transports(args.hosts, cfg.interval_s, ssh)
+    fleet = FleetState(node_names(transports), engine=build_engine(cfg, snapshot_window_s=args.seconds))
+    try:
+        asyncio.run(snapshot.watch(fleet, transports, args.seconds))
+    except KeyboardInterrupt:
+        return snapshot.EXIT_UNKNOWN
+    print(snapshot.to_json(fleet) if args.json else report_text.render(fleet), end="" if not args.json else "\n")
+    return snapshot.exit_code(fleet)
+
+
+def _dashboard(transports: list, cfg: Config) -> int:
+    from dltui.ui.app import run_dashboard
+
+    return run_dashboard(transports, cfg)

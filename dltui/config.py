@@ -1,0 +1,87 @@
+"""Settings: command line > environment (DLTUI_*) > config file > defaults.
+
+The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/config.toml``)::
+
+    interval = 1.0
+    theme = "dltui-dark"
+    read_only = false
+
+    [ssh]
+    known_hosts = "~/.ssh/known_hosts"
+    accept_new_host_keys = false
+    keepalive_interval = 15
+    keepalive_count = 3
+
+    [rules.gpu_temp_high]        # any rule's thresholds, see the README
+    warning = 83
+
+    [groups.training]            # per node group overrides
+    hosts = ["gpu0*"]
+    [groups.training.rules.gpu_temp_high]
+    warning = 80
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ConfigError(Exception):
+    """A config file that cannot be used; the message names the file and the problem."""
+
+
+@dataclass
+class Config:
+    interval_s: float = 1.0
+    theme: str = "dltui-dark"
+    read_only: bool = False
+    record: str | None = None
+    ssh: dict[str, Any] = field(default_factory=dict)
+    rules: dict[str, dict[str, Any]] = field(default_factory=dict)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: str | None = None  # the file read, for messages
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "dltui" / "config.toml"
+
+
+def load(path: str | None = None) -> Config:
+    """Read the config file (a missing default file is fine; a missing named one is not)."""
+    explicit = path or os.environ.get("DLTUI_CONFIG")
+    file = Path(explicit).expanduser() if explicit else default_path()
+    data: dict[str, Any] = {}
+    if file.exists():
+        try:
+            data = tomllib.loads(file.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None
+    elif explicit:
+        raise ConfigError(f"{file}: no such config file")
+    cfg = Config(source=str(file) if file.exists() else None)
+    try:
+        cfg.interval_s = float(data.get("interval", cfg.interval_s))
+        cfg.theme = str(data.get("theme", cfg.theme))
+        cfg.read_only = bool(data.get("read_only", cfg.read_only))
+        cfg.ssh = dict(data.get("ssh", {}))
+        cfg.rules = {k: dict(v) for k, v in data.get("rules", {}).items()}
+        cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise ConfigError(f"{file}: {exc}") from None
+    if cfg.interval_s <= 0:
+        raise ConfigError(f"{file}: interval must be positive")
+    env_interval = os.environ.get("DLTUI_INTERVAL")
+    if env_interval:
+        try:
+            cfg.interval_s = float(env_interval)
+        except ValueError:
+            raise ConfigError(f"DLTUI_INTERVAL={env_interval!r} is not a number") from None
+    cfg.theme = os.environ.get("DLTUI_THEME", cfg.theme)
+    return cfg

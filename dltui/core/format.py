@@ -1,0 +1,55 @@
+"""Short human forms of values, shared by the text report and the UI. ``None`` is ``n/a``."""
+
+from __future__ import annotations
+
+NA = "n/a"
+_UNITS = ("B", "K", "M", "G", "T", "P")
+
+
+def num(value: float | None, digits: int = 0, unit: str = "") -> str:
+    if value is None:
+        return NA
+    return f"{value:.{digits}f}{unit}"
+
+
+def pct(value: float | None) -> str:
+    return NA if value is None else f"{value:.0f}%"
+
+
+def size(value: float | None) -> str:
+    """Bytes in powers of 1024, three significant figures: 512B, 1.5K, 23.4G."""
+    if value is None:
+        return NA
+    v = float(value)
+    for unit in _UNITS:
+        if abs(v) < 1000 or unit == _UNITS[-1]:
+            if unit == "B":
+                return f"{v:.0f}B"
+            return f"{v:.1f}{unit}" if abs(v) < 100 else f"{v:.0f}{unit}"
+        v /= 1024
+    return f"{v:.0f}P"  # unreachable; keeps type checkers calm
+
+
+def rate(value: float | None) -> str:
+    return NA if value is None else size(value) + "/s"
+
+
+def mib(value: float | None) -> str:
+    return NA if value is None else size(value * 1024 * 1024)
+
+
+def duration(seconds: float | None) -> str:
+    """Compact age: 0.4s, 12s, 3m05s, 2h10m, 3d4h."""
+    if seconds is None:
+        return NA
+    s = float(seconds)
+    if s < 10:
+        return f"{s:.1f}s"
+    s = int(s)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m{s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h{s % 3600 // 60:02d}m"
+    return f"{s // 86400}d{s % 86400 // 3600}h"

@@ -1,0 +1,317 @@
+"""Typed samples and facts: what every transport yields and every screen and rule reads.
+
+Units live in field names. ``None`` means the hardware or kernel does not report the value:
+it is shown as ``n/a`` and never counts as 0. Field names match the probe's field tables
+(``dltui/probe/schema.py``) one for one; ``tests/unit/test_models.py`` holds them together.
+Treat instances as immutable: the decoder reuses unchanged records between samples.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class CoreSample:
+    index: int
+    total_percent: float | None = None
+    user_percent: float | None = None
+    system_percent: float | None = None
+    iowait_percent: float | None = None
+    steal_percent: float | None = None
+
+
+@dataclass(slots=True)
+class CpuSample:
+    total_percent: float | None = None
+    user_percent: float | None = None
+    system_percent: float | None = None
+    iowait_percent: float | None = None
+    steal_percent: float | None = None
+    load_1: float | None = None
+    load_5: float | None = None
+    load_15: float | None = None
+    cores: list[CoreSample] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class MemorySample:
+    total_bytes: int | None = None
+    used_bytes: int | None = None
+    available_bytes: int | None = None
+    cached_bytes: int | None = None
+    buffers_bytes: int | None = None
+    shmem_bytes: int | None = None
+    swap_total_bytes: int | None = None
+    swap_used_bytes: int | None = None
+
+
+@dataclass(slots=True)
+class PressureSample:
+    cpu_some_avg10_percent: float | None = None
+    cpu_some_avg60_percent: float | None = None
+    cpu_full_avg10_percent: float | None = None
+    cpu_full_avg60_percent: float | None = None
+    io_some_avg10_percent: float | None = None
+    io_some_avg60_percent: float | None = None
+    io_full_avg10_percent: float | None = None
+    io_full_avg60_percent: float | None = None
+    memory_some_avg10_percent: float | None = None
+    memory_some_avg60_percent: float | None = None
+    memory_full_avg10_percent: float | None = None
+    memory_full_avg60_percent: float | None = None
+
+
+@dataclass(slots=True)
+class TaskSample:
+    running: int | None = None
+    blocked_io: int | None = None
+    d_state_processes: int | None = None
+
+
+@dataclass(slots=True)
+class DiskSample:
+    name: str
+    read_bytes_per_s: float | None = None
+    write_bytes_per_s: float | None = None
+    read_iops: float | None = None
+    write_iops: float | None = None
+    busy_percent: float | None = None
+    queue_depth: float | None = None
+    await_ms: float | None = None
+
+
+@dataclass(slots=True)
+class FilesystemSample:
+    mountpoint: str
+    device: str | None = None
+    fstype: str | None = None
+    total_bytes: int | None = None
+    used_bytes: int | None = None
+    available_bytes: int | None = None
+    used_percent: float | None = None
+    inodes_used_percent: float | None = None
+
+
+@dataclass(slots=True)
+class NetworkSample:
+    name: str
+    rx_bytes_per_s: float | None = None
+    tx_bytes_per_s: float | None = None
+    rx_packets_per_s: float | None = None
+    tx_packets_per_s: float | None = None
+    rx_errors_total: int | None = None
+    tx_errors_total: int | None = None
+    rx_drops_total: int | None = None
+    tx_drops_total: int | None = None
+
+
+@dataclass(slots=True)
+class GpuProcess:
+    pid: int
+    name: str | None = None
+    gpu_memory_mib: float | None = None
+
+
+@dataclass(slots=True)
+class GpuSample:
+    index: int
+    uuid: str | None = None
+    name: str | None = None
+    utilization_percent: float | None = None
+    memory_utilization_percent: float | None = None
+    utilization_samples_percent: list[float] = field(default_factory=list)
+    utilization_sample_period_ms: float | None = None
+    memory_used_mib: float | None = None
+    memory_total_mib: float | None = None
+    temperature_c: float | None = None
+    memory_temperature_c: float | None = None
+    temperature_margin_c: float | None = None
+    power_w: float | None = None
+    power_limit_w: float | None = None
+    sm_clock_mhz: float | None = None
+    memory_clock_mhz: float | None = None
+    sm_clock_max_mhz: float | None = None
+    memory_clock_max_mhz: float | None = None
+    pstate: int | None = None
+    fan_percent: float | None = None
+    clock_event_reasons_mask: int | None = None
+    clock_event_reasons: list[str] | None = None
+    clock_event_sw_power_cap_us: int | None = None
+    clock_event_sync_boost_us: int | None = None
+    clock_event_sw_thermal_us: int | None = None
+    clock_event_hw_thermal_us: int | None = None
+    clock_event_hw_power_brake_us: int | None = None
+    pcie_gen: int | None = None
+    pcie_width: int | None = None
+    pcie_max_gen: int | None = None
+    pcie_max_width: int | None = None
+    pcie_replay_count: int | None = None
+    ecc_corrected_volatile: int | None = None
+    ecc_uncorrected_volatile: int | None = None
+    ecc_corrected_aggregate: int | None = None
+    ecc_uncorrected_aggregate: int | None = None
+    remapped_rows_correctable: int | None = None
+    remapped_rows_uncorrectable: int | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    retired_pages_pending: bool | None = None
+    processes: list[GpuProcess] = field(default_factory=list)
+    error: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "GpuSample":
+        data = dict(data)
+        data["processes"] = [GpuProcess(**p) for p in data.get("processes") or ()]
+        data["utilization_samples_percent"] = list(data.get("utilization_samples_percent") or ())
+        return cls(**data)
+
+    @property
+    def memory_used_percent(self) -> float | None:
+        if self.memory_used_mib is None or not self.memory_total_mib:
+            return None
+        return 100.0 * self.memory_used_mib / self.memory_total_mib
+
+
+@dataclass(slots=True)
+class Sample:
+    """One reading of a node: host and GPUs at ``time`` (seconds since the epoch)."""
+
+    time: float
+    cpu: CpuSample | None = None
+    memory: MemorySample | None = None
+    pressure: PressureSample | None = None
+    tasks: TaskSample | None = None
+    disks: list[DiskSample] = field(default_factory=list)
+    filesystems: list[FilesystemSample] = field(default_factory=list)
+    networks: list[NetworkSample] = field(default_factory=list)
+    gpus: list[GpuSample] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Sample":
+        cpu = data.get("cpu")
+        if cpu is not None:
+            cpu = dict(cpu)
+            cpu["cores"] = [CoreSample(**c) for c in cpu.get("cores") or ()]
+            cpu = CpuSample(**cpu)
+        return cls(
+            time=data["time"],
+            cpu=cpu,
+            memory=_maybe(MemorySample, data.get("memory")),
+            pressure=_maybe(PressureSample, data.get("pressure")),
+            tasks=_maybe(TaskSample, data.get("tasks")),
+            disks=[DiskSample(**d) for d in data.get("disks") or ()],
+            filesystems=[FilesystemSample(**f) for f in data.get("filesystems") or ()],
+            networks=[NetworkSample(**n) for n in data.get("networks") or ()],
+            gpus=[GpuSample.from_dict(g) for g in data.get("gpus") or ()],
+        )
+
+
+@dataclass(slots=True)
+class GpuFacts:
+    """What a GPU is: read once at connect (and again after a reconnect)."""
+
+    index: int
+    name: str | None = None
+    uuid: str | None = None
+    bus_id: str | None = None
+    serial: str | None = None
+    vbios_version: str | None = None
+    memory_total_mib: float | None = None
+    pcie_max_gen: int | None = None  # host-capped maximum
+    pcie_max_width: int | None = None
+    pcie_gpu_max_gen: int | None = None  # what the GPU itself can do
+    pcie_host_max_gen: int | None = None  # what the slot/root port allows
+    persistence_mode: bool | None = None
+    ecc_enabled: bool | None = None
+    mig_enabled: bool | None = None
+    power_limit_w: float | None = None  # enforced at connect
+    power_limit_default_w: float | None = None
+    power_limit_min_w: float | None = None
+    power_limit_max_w: float | None = None
+    # Thresholds as the driver gives them: absolute °C on older GPUs, offsets from the
+    # T.Limit margin on GPUs that report one (thresholds_are_margin_offsets).
+    temperature_shutdown_c: float | None = None
+    temperature_slowdown_c: float | None = None
+    temperature_max_operating_c: float | None = None
+    memory_temperature_max_c: float | None = None
+    thresholds_are_margin_offsets: bool | None = None
+    compute_capability: str | None = None
+
+
+@dataclass(slots=True)
+class BlockDeviceFacts:
+    name: str
+    size_bytes: int | None = None
+    model: str | None = None
+    rotational: bool | None = None
+
+
+@dataclass(slots=True)
+class NicFacts:
+    name: str
+    speed_mbps: int | None = None  # null when the link is down or the driver does not say
+    mac: str | None = None
+    mtu: int | None = None
+    operstate: str | None = None
+
+
+@dataclass(slots=True)
+class NodeFacts:
+    hostname: str | None = None
+    os: str | None = None
+    kernel: str | None = None
+    cpu_model: str | None = None
+    cpu_count: int | None = None
+    memory_total_bytes: int | None = None
+    boot_time: float | None = None
+    python: str | None = None
+    probe_version: str | None = None
+    block_devices: list[BlockDeviceFacts] = field(default_factory=list)
+    nics: list[NicFacts] = field(default_factory=list)
+    gpu_source: str | None = None  # "nvml", "nvidia-smi" or None (no NVIDIA driver found)
+    gpu_note: str | None = None  # e.g. "no NVIDIA driver found" — a fact, not an error
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    nvml_version: str | None = None
+    gpus: list[GpuFacts] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "NodeFacts":
+        data = dict(data)
+        data["block_devices"] = [BlockDeviceFacts(**b) for b in data.get("block_devices") or ()]
+        data["nics"] = [NicFacts(**n) for n in data.get("nics") or ()]
+        data["gpus"] = [GpuFacts(**g) for g in data.get("gpus") or ()]
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+@dataclass(slots=True)
+class NodeEvent:
+    """Something that happened on a node: an XID, a reconnect, a probe error, a fact change."""
+
+    time: float
+    kind: str  # "xid", "probe-error", "reconnect", "fact-change", "unit", ...
+    message: str
+    gpu: int | None = None
+    severity: str = "info"  # "info", "warning", "critical"
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "NodeEvent":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def _maybe(cls, data):
+    return None if data is None else cls(**data)

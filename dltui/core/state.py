@@ -1,0 +1,258 @@
+"""Fleet state: per node its facts, status, newest sample, bounded history, alerts and timeline.
+
+Transports write into it (it is their ``Sink``); the UI and ``snapshot`` read it. Pure Python,
+no Textual, no I/O. Every change bumps ``NodeState.version`` so a screen can redraw only the
+nodes that changed since its last frame.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Callable, Iterator, Protocol
+
+from . import status as st
+from .models import NodeEvent, NodeFacts, Sample
+from .timeline import Alert, TimelineEntry, severity_rank
+
+HISTORY_POINTS = 7200  # 2 hours at 1 Hz: a whole quick burn-in
+TIMELINE_ENTRIES = 2000
+_NAN = float("nan")
+
+
+class Ring:
+    """Fixed-capacity history of floats, oldest first; ``None`` in, ``None`` out for gaps.
+
+    Stored in an ``array`` (4 bytes a point for ``"f"``) because 64 nodes x 8 GPUs x several
+    metrics x 7200 points as Python floats would take gigabytes.
+    """
+
+    __slots__ = ("_data", "_capacity", "_next", "_size")
+
+    def __init__(self, capacity: int, typecode: str = "f", size: int = 0):
+        self._data = array(typecode, [_NAN]) * capacity
+        self._capacity = capacity
+        self._size = min(size, capacity)  # a series born late starts with gaps, aligned in time
+        self._next = self._size % capacity
+
+    def __len__(self) -> int:
+        return self._size
+
+    def append(self, value: float | None) -> None:
+        self._data[self._next] = _NAN if value is None else value
+        self._next = (self._next + 1) % self._capacity
+        if self._size < self._capacity:
+            self._size += 1
+
+    def values(self, n: int | None = None) -> list[float | None]:
+        """The newest ``n`` values (all when None), oldest first."""
+        n = self._size if n is None else min(n, self._size)
+        start = (self._next - n) % self._capacity
+        if start + n <= self._capacity:
+            raw = self._data[start : start + n]
+        else:
+            raw = self._data[start:] + self._data[: (start + n) % self._capacity]
+        return [None if math.isnan(v) else v for v in raw]
+
+    def last(self) -> float | None:
+        if not self._size:
+            return None
+        v = self._data[(self._next - 1) % self._capacity]
+        return None if math.isnan(v) else v
+
+
+def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
+    """The series kept as history, named ``area.[device.]field``."""
+    cpu, mem = sample.cpu, sample.memory
+    if cpu is not None:
+        yield "cpu.total_percent", cpu.total_percent
+        yield "cpu.iowait_percent", cpu.iowait_percent
+    if mem is not None:
+        used = None
+        if mem.used_bytes is not None and mem.total_bytes:
+            used = 100.0 * mem.used_bytes / mem.total_bytes
+        yield "memory.used_percent", used
+        yield "memory.swap_used_bytes", mem.swap_used_bytes
+    if sample.pressure is not None:
+        p = sample.pressure
+        yield "pressure.cpu_some_avg10_percent", p.cpu_some_avg10_percent
+        yield "pressure.io_some_avg10_percent", p.io_some_avg10_percent
+        yield "pressure.io_full_avg10_percent", p.io_full_avg10_percent
+        yield "pressure.memory_some_avg10_percent", p.memory_some_avg10_percent
+    if sample.tasks is not None:
+        yield "tasks.d_state_processes", sample.tasks.d_state_processes
+    for d in sample.disks:
+        yield f"disk.{d.name}.read_bytes_per_s", d.read_bytes_per_s
+        yield f"disk.{d.name}.write_bytes_per_s", d.write_bytes_per_s
+        yield f"disk.{d.name}.busy_percent", d.busy_percent
+    for n in sample.networks:
+        yield f"network.{n.name}.rx_bytes_per_s", n.rx_bytes_per_s
+        yield f"network.{n.name}.tx_bytes_per_s", n.tx_bytes_per_s
+    for g in sample.gpus:
+        p = f"gpu.{g.index}."
+        yield p + "utilization_percent", g.utilization_percent
+        yield p + "memory_used_percent", g.memory_used_percent
+        yield p + "temperature_c", g.temperature_c
+        yield p + "memory_temperature_c", g.memory_temperature_c
+        yield p + "temperature_margin_c", g.temperature_margin_c
+        yield p + "power_w", g.power_w
+        yield p + "sm_clock_mhz", g.sm_clock_mhz
+
+
+class NodeHistory:
+    """Time-aligned series for one node: every series gets one point per sample."""
+
+    def __init__(self, capacity: int = HISTORY_POINTS):
+        self.capacity = capacity
+        self.time = Ring(capacity, "d")
+        self.series: dict[str, Ring] = {}
+
+    def record(self, sample: Sample) -> None:
+        self.time.append(sample.time)
+        seen = dict(sample_metrics(sample))
+        for key, ring in self.series.items():
+            ring.append(seen.pop(key, None))
+        for key, value in seen.items():  # series new in this sample
+            ring = Ring(self.capacity, size=len(self.time) - 1)
+            ring.append(value)
+            self.series[key] = ring
+
+    def get(self, key: str, n: int | None = None) -> list[float | None]:
+        ring = self.series.get(key)
+        return ring.values(n) if ring is not None else []
+
+
+@dataclass
+class NodeState:
+    name: str
+    status: str = st.CONNECTING
+    reason: str | None = None
+    facts: NodeFacts | None = None
+    sample: Sample | None = None
+    received_at: float | None = None  # operator's clock: node clocks may be skewed
+    interval_s: float = 1.0
+    history: NodeHistory = field(default_factory=NodeHistory)
+    alerts: dict[tuple[str, int | None], Alert] = field(default_factory=dict)
+    timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_ENTRIES))
+    malformed_lines: int = 0
+    version: int = 0
+
+    def age(self, now: float) -> float | None:
+        """Seconds since the newest sample arrived, or None before the first."""
+        return None if self.received_at is None else max(0.0, now - self.received_at)
+
+    def worst_severity(self) -> str | None:
+        if not self.alerts:
+            return None
+        return max((a.severity for a in self.alerts.values()), key=severity_rank)
+
+    def add(self, entry: TimelineEntry) -> None:
+        self.timeline.append(entry)
+        self.version += 1
+
+
+class Engine(Protocol):
+    """What the anomaly engine offers the state (see ``rules``)."""
+
+    def observe_sample(self, node: NodeState, sample: Sample, now: float) -> None: ...
+    def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None: ...
+    def tick(self, fleet: "FleetState", now: float) -> None: ...
+
+
+class FleetState:
+    """All nodes, in the order given. Implements the transports' ``Sink``."""
+
+    def __init__(
+        self,
+        names: list[str] | None = None,
+        engine: Engine | None = None,
+        clock: Callable[[], float] = time.time,
+        history_points: int = HISTORY_POINTS,
+    ):
+        self.nodes: dict[str, NodeState] = {}
+        self.engine = engine
+        self.clock = clock
+        self.history_points = history_points
+        self.version = 0
+        for name in names or ():
+            self.node(name)
+
+    def node(self, name: str) -> NodeState:
+        node = self.nodes.get(name)
+        if node is None:
+            node = self.nodes[name] = NodeState(name, history=NodeHistory(self.history_points))
+            self.version += 1
+        return node
+
+    # -- Sink -------------------------------------------------------------------------------
+
+    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+        node = self.node(name)
+        if (node.status, node.reason) == (status, reason):
+            return
+        was = node.status
+        node.status, node.reason = status, reason
+        node.version += 1
+        if status != st.CONNECTING and (was != status or reason):
+            severity = "critical" if status in st.DOWN else "info"
+            text = status if not reason else f"{status}: {reason}"
+            node.add(TimelineEntry(self.clock(), "status", text, severity))
+
+    def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
+        node = self.node(name)
+        if node.facts is not None:
+            for change in fact_changes(node.facts, facts):
+                node.add(TimelineEntry(self.clock(), "fact-change", change, "warning"))
+        node.facts = facts
+        if interval_s:
+            node.interval_s = interval_s
+        node.version += 1
+
+    def on_sample(self, name: str, sample: Sample) -> None:
+        node = self.node(name)
+        now = self.clock()
+        node.sample = sample
+        node.received_at = now
+        node.history.record(sample)
+        node.version += 1
+        if self.engine is not None:
+            self.engine.observe_sample(node, sample, now)
+
+    def on_event(self, name: str, event: NodeEvent) -> None:
+        node = self.node(name)
+        if event.kind == "malformed-line":
+            node.malformed_lines = int(event.data.get("count", node.malformed_lines + 1))
+        node.add(TimelineEntry(event.time, event.kind, event.message, event.severity, event.gpu))
+        if self.engine is not None:
+            self.engine.observe_event(node, event, self.clock())
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        """Time-driven checks (stale nodes and the like); call on every redraw tick."""
+        if self.engine is not None:
+            self.engine.tick(self, self.clock())
+
+    def __iter__(self) -> Iterator[NodeState]:
+        return iter(self.nodes.values())
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+
+def fact_changes(old: NodeFacts, new: NodeFacts) -> list[str]:
+    """Plain-words differences worth a timeline entry (e.g. a driver upgraded by a reboot)."""
+    changes = []
+    for label, a, b in (
+        ("driver", old.driver_version, new.driver_version),
+        ("CUDA", old.cuda_version, new.cuda_version),
+        ("kernel", old.kernel, new.kernel),
+    ):
+        if a != b:
+            changes.append(f"{label} changed: {a or 'none'} -> {b or 'none'}")
+    if len(old.gpus) != len(new.gpus):
+        changes.append(f"GPU count changed: {len(old.gpus)} -> {len(new.gpus)}")
+    return changes

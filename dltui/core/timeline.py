@@ -1,0 +1,44 @@
+"""Alerts and the per-node timeline: what happened, when, in order."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SEVERITIES = ("info", "warning", "critical")
+
+
+def severity_rank(severity: str) -> int:
+    return SEVERITIES.index(severity) if severity in SEVERITIES else 0
+
+
+@dataclass(slots=True)
+class Alert:
+    """One open alert: one per (node, GPU, rule); its severity may rise or fall in place."""
+
+    rule: str
+    severity: str
+    message: str
+    since: float  # when the condition started (not when the alert was raised)
+    gpu: int | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.rule, self.gpu)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class TimelineEntry:
+    time: float
+    kind: str  # "alert-opened", "alert-closed", "alert-changed", "xid", "status", "fact-change", ...
+    message: str
+    severity: str = "info"
+    gpu: int | None = None
+    rule: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

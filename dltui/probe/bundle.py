@@ -1,0 +1,87 @@
+"""Builds what is shipped to a node: the probe's source (and pynvml's) behind a tiny loader.
+
+Runs on the operator's machine only; it is not itself shipped. Two forms:
+- ``ssh_command()`` + ``payload()``: a one-line ``python3 -c`` loader that reads the compressed
+  sources from stdin, then keeps stdin open as the watchdog channel. Nothing touches the
+  node's disk.
+- ``standalone_script()``: one self-contained file with the sources embedded, for running the
+  probe by hand (``python3 -I -S dltui-probe.py``) or on a test GPU machine.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import shlex
+import zlib
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "dltui_probe"
+_HERE = Path(__file__).resolve().parent
+
+# Loader: modules are compiled from a dict of sources; ``-I -S`` keeps the node's site-packages
+# and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
+_LOADER = (
+    "import sys,zlib,json,importlib.abc,importlib.util\n"
+    "S=json.loads(zlib.decompress(D))\n"
+    "class L(importlib.abc.MetaPathFinder,importlib.abc.Loader):\n"
+    " def find_spec(s,n,p,t=None):\n"
+    "  if n in S:return importlib.util.spec_from_loader(n,s,is_package=n==%(pkg)r)\n"
+    " def create_module(s,spec):return None\n"
+    " def exec_module(s,m):exec(compile(S[m.__name__],'<'+m.__name__+'>','exec'),m.__dict__)\n"
+    "sys.meta_path.insert(0,L())\n"
+    "from %(pkg)s.main import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+) % {"pkg": PACKAGE}
+
+_STDIN_PRELUDE = "import sys\nB=sys.stdin.buffer\nD=B.read(int(B.readline()))\n"
+
+
+@lru_cache(maxsize=1)
+def sources() -> dict[str, str]:
+    """Module name -> source for every shipped module."""
+    mods = {}
+    for path in sorted(_HERE.glob("*.py")):
+        if path.name == "bundle.py":
+            continue
+        name = PACKAGE if path.name == "__init__.py" else f"{PACKAGE}.{path.stem}"
+        mods[name] = path.read_text(encoding="utf-8")
+    spec = importlib.util.find_spec("pynvml")
+    if spec is not None and spec.origin:
+        mods["pynvml"] = Path(spec.origin).read_text(encoding="utf-8")
+    return mods
+
+
+@lru_cache(maxsize=1)
+def _compressed() -> bytes:
+    return zlib.compress(json.dumps(sources()).encode(), 9)
+
+
+def payload() -> bytes:
+    """What to write to the probe's stdin first: a length line, then the compressed sources."""
+    data = _compressed()
+    return b"%d\n" % len(data) + data
+
+
+def probe_args(interval_s: float, watchdog_s: float | None = None) -> list[str]:
+    args = ["--interval", repr(float(interval_s))]
+    if watchdog_s:
+        args += ["--stdin-watchdog", repr(float(watchdog_s))]
+    return args
+
+
+def ssh_command(interval_s: float, watchdog_s: float, python: str = "python3") -> str:
+    """Shell command that runs the probe from stdin; ``exec`` so no shell lingers."""
+    argv = [python, "-I", "-S", "-c", _STDIN_PRELUDE + _LOADER, *probe_args(interval_s, watchdog_s)]
+    return "exec " + " ".join(shlex.quote(a) for a in argv)
+
+
+def standalone_script() -> str:
+    """A single-file probe: ``python3 -I -S FILE [--interval S] [--count N]``."""
+    blob = base64.b64encode(_compressed()).decode()
+    return "#!/usr/bin/env python3\n# dltui probe (generated)\nimport base64\nD=base64.b64decode(%r)\n%s" % (
+        blob,
+        _LOADER,
+    )

@@ -1,0 +1,117 @@
+"""The probe's main loop: a ``hello`` line, then a ``sample`` line per interval, with ``event``
+and ``error`` lines as things happen. One JSON object per line on stdout.
+
+Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.probe.main``.
+"""
+
+import argparse
+import json
+import sys
+import threading
+import time
+
+from . import __version__
+from .collect import Collector
+from .problems import Problems
+from .schema import PROTOCOL
+from .wire import Encoder
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="dltui-probe", description=__doc__)
+    parser.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
+    parser.add_argument("--count", type=int, default=0, help="stop after N samples (0 = never)")
+    parser.add_argument(
+        "--stdin-watchdog",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="exit when stdin closes or stays silent this long (0 = ignore stdin); the "
+        "operator side pings, so a probe whose SSH session died silently does not linger",
+    )
+    return parser.parse_args(argv)
+
+
+class Output:
+    """Writes JSON lines; a closed pipe means the operator is gone."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.closed = False
+
+    def emit(self, obj):
+        try:
+            self.stream.write(json.dumps(obj, separators=(",", ":")) + "\n")
+            self.stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            self.closed = True
+
+
+class StdinWatchdog:
+    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``."""
+
+    def __init__(self, stop, timeout_s):
+        self.stop = stop
+        self.timeout_s = timeout_s
+        self.last_input = time.monotonic()
+        threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
+
+    def _read(self):
+        stream = sys.stdin.buffer
+        while True:
+            line = stream.readline()
+            if not line:
+                self.stop.set()
+                return
+            self.last_input = time.monotonic()
+
+    def expired(self):
+        return time.monotonic() - self.last_input > self.timeout_s
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    out = Output(sys.stdout)
+    stop = threading.Event()
+    watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
+    problems = Problems()
+    collector = Collector(args.interval, problems)
+    try:
+        out.emit(
+            {
+                "type": "hello",
+                "protocol": PROTOCOL,
+                "probe_version": __version__,
+                "time": round(time.time(), 3),
+                "interval_s": args.interval,
+                "facts": collector.facts(),
+            }
+        )
+        encoder = Encoder()
+        count = 0
+        next_tick = time.monotonic()
+        while not stop.is_set() and not out.closed:
+            out.emit(encoder.encode(collector.sample()))
+            for event in collector.events():
+                event = dict(event, type="event")
+                out.emit(event)
+            for source, message in problems.drain():
+                out.emit({"type": "error", "time": round(time.time(), 3), "source": source, "message": message})
+            count += 1
+            if args.count and count >= args.count:
+                break
+            if watchdog is not None and watchdog.expired():
+                break
+            next_tick += args.interval
+            delay = next_tick - time.monotonic()
+            if delay < 0:  # fell behind (slow source): skip missed ticks, never burst
+                next_tick = time.monotonic()
+                delay = 0
+            stop.wait(delay)
+    finally:
+        collector.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""Field tables shared by the probe (on the node) and the decoder (on the operator's machine).
+
+A sample is a set of flat *records*: ``cpu``, ``memory``, ``pressure``, ``tasks``, one ``core``
+per CPU, one ``disk`` / ``filesystem`` / ``network`` / ``gpu`` per device. The wire codec
+(``wire.py``) sends a record's fields by their position in these tables, and only the fields
+that changed, so both ends must use the same table: they do, because the probe shipped to a
+node is this very source. Units live in the names; a value the hardware does not report is
+``None`` (JSON ``null``), never 0.
+
+Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
+"""
+
+PROTOCOL = 1
+
+CPU_FIELDS = (
+    "total_percent",
+    "user_percent",
+    "system_percent",
+    "iowait_percent",  # display only: proc(5) calls iowait unreliable
+    "steal_percent",
+    "load_1",
+    "load_5",
+    "load_15",
+)
+
+CORE_FIELDS = (
+    "index",
+    "total_percent",
+    "user_percent",
+    "system_percent",
+    "iowait_percent",
+    "steal_percent",
+)
+
+MEMORY_FIELDS = (
+    "total_bytes",
+    "used_bytes",
+    "available_bytes",
+    "cached_bytes",
+    "buffers_bytes",
+    "shmem_bytes",
+    "swap_total_bytes",
+    "swap_used_bytes",
+)
+
+# PSI from /proc/pressure/*; the whole record is absent where the kernel has no PSI.
+PRESSURE_FIELDS = (
+    "cpu_some_avg10_percent",
+    "cpu_some_avg60_percent",
+    "cpu_full_avg10_percent",
+    "cpu_full_avg60_percent",
+    "io_some_avg10_percent",
+    "io_some_avg60_percent",
+    "io_full_avg10_percent",
+    "io_full_avg60_percent",
+    "memory_some_avg10_percent",
+    "memory_some_avg60_percent",
+    "memory_full_avg10_percent",
+    "memory_full_avg60_percent",
+)
+
+TASK_FIELDS = (
+    "running",  # procs_running from /proc/stat
+    "blocked_io",  # procs_blocked from /proc/stat: tasks waiting for I/O
+    "d_state_processes",  # processes whose state is D (uninterruptible sleep)
+)
+
+DISK_FIELDS = (
+    "name",
+    "read_bytes_per_s",
+    "write_bytes_per_s",
+    "read_iops",
+    "write_iops",
+    "busy_percent",  # Δ io_ticks / Δt: misleading on NVMe and RAID, see await and queue
+    "queue_depth",  # Δ weighted ms / Δt: average requests in flight
+    "await_ms",  # Δ (read+write ms) / Δ completed I/Os
+)
+
+FILESYSTEM_FIELDS = (
+    "mountpoint",
+    "device",
+    "fstype",
+    "total_bytes",
+    "used_bytes",
+    "available_bytes",  # available to non-root (f_bavail)
+    "used_percent",  # of what non-root can use, as df(1) computes it
+    "inodes_used_percent",
+)
+
+NETWORK_FIELDS = (
+    "name",
+    "rx_bytes_per_s",
+    "tx_bytes_per_s",
+    "rx_packets_per_s",
+    "tx_packets_per_s",
+    "rx_errors_total",
+    "tx_errors_total",
+    "rx_drops_total",
+    "tx_drops_total",
+)
+
+GPU_FIELDS = (
+    "index",
+    "uuid",
+    "name",
+    "utilization_percent",
+    "memory_utilization_percent",
+    # Sub-second utilisation readings since the previous sample (NVML nvmlDeviceGetSamples),
+    # oldest first, evenly spaced by utilization_sample_period_ms; [] where unavailable.
+    "utilization_samples_percent",
+    "utilization_sample_period_ms",
+    "memory_used_mib",
+    "memory_total_mib",
+    "temperature_c",  # core (temperature.gpu); there is no junction/hotspot sensor
+    "memory_temperature_c",  # HBM
+    "temperature_margin_c",  # T.Limit margin: degrees left before slowdown
+    "power_w",
+    "power_limit_w",  # enforced
+    "sm_clock_mhz",
+    "memory_clock_mhz",
+    "sm_clock_max_mhz",
+    "memory_clock_max_mhz",
+    "pstate",  # 0 = P0
+    "fan_percent",  # intended speed; null on passive cards
+    "clock_event_reasons_mask",
+    "clock_event_reasons",  # decoded names of the active bits (see CLOCK_EVENT_BITS)
+    "clock_event_sw_power_cap_us",  # cumulative counters: alert on deltas
+    "clock_event_sync_boost_us",
+    "clock_event_sw_thermal_us",
+    "clock_event_hw_thermal_us",
+    "clock_event_hw_power_brake_us",
+    "pcie_gen",
+    "pcie_width",
+    "pcie_max_gen",
+    "pcie_max_width",
+    "pcie_replay_count",
+    "ecc_corrected_volatile",
+    "ecc_uncorrected_volatile",
+    "ecc_corrected_aggregate",
+    "ecc_uncorrected_aggregate",
+    "remapped_rows_correctable",
+    "remapped_rows_uncorrectable",
+    "remapped_rows_pending",
+    "remapped_rows_failure",
+    "retired_pages_pending",
+    "processes",  # [{"pid", "name", "gpu_memory_mib"}]
+    "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
+)
+
+RECORD_FIELDS = {
+    "cpu": CPU_FIELDS,
+    "core": CORE_FIELDS,
+    "memory": MEMORY_FIELDS,
+    "pressure": PRESSURE_FIELDS,
+    "tasks": TASK_FIELDS,
+    "disk": DISK_FIELDS,
+    "filesystem": FILESYSTEM_FIELDS,
+    "network": NETWORK_FIELDS,
+    "gpu": GPU_FIELDS,
+}
+
+# Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them.
+CLOCK_EVENT_BITS = (
+    (0x1, "gpu_idle"),
+    (0x2, "applications_clocks_setting"),
+    (0x4, "sw_power_cap"),
+    (0x8, "hw_slowdown"),
+    (0x10, "sync_boost"),
+    (0x20, "sw_thermal_slowdown"),
+    (0x40, "hw_thermal_slowdown"),
+    (0x80, "hw_power_brake_slowdown"),
+    (0x100, "display_clock_setting"),
+    (0x200, "board_limit"),
+    (0x400, "reliability"),
+)
+
+
+def decode_clock_event_reasons(mask):
+    """Names of the bits set in ``mask``; unknown bits are kept as hex so none is hidden."""
+    if mask is None:
+        return None
+    names = [name for bit, name in CLOCK_EVENT_BITS if mask & bit]
+    known = 0
+    for bit, _ in CLOCK_EVENT_BITS:
+        known |= bit
+    unknown = mask & ~known
+    if unknown:
+        names.append(hex(unknown))
+    return names

@@ -1,0 +1,119 @@
+"""Encoding of sample lines: per record, only the fields that changed, by position.
+
+A collected sample is a nested dict (see ``collect.py``); on the wire it becomes flat records
+keyed ``kind`` or ``kind/id`` (``gpu/0``, ``disk/nvme0n1``), each sent as ``{"<field
+position>": value}`` with only the fields that differ from the previous line. Every
+``KEYFRAME_EVERY`` lines (and the first) a keyframe carries every field of every record, so a
+decoder that lost a line is whole again within that many lines. Records that disappeared are
+listed under ``"gone"``.
+
+Why: an 8-GPU sample spelled out in full is ~6 KB of JSON; most of it (names, totals, max
+clocks, counters at 0) does not change from second to second.
+"""
+
+from .schema import RECORD_FIELDS
+
+KEYFRAME_EVERY = 30
+
+# Lists of records inside a collected sample, and the field that names each record.
+LIST_RECORDS = (
+    ("cores", "core", "index"),
+    ("disks", "disk", "name"),
+    ("filesystems", "filesystem", "mountpoint"),
+    ("networks", "network", "name"),
+    ("gpus", "gpu", "index"),
+)
+SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks")
+
+
+def flatten(sample):
+    """Collected sample -> {record key: {field: value}} in a stable order."""
+    records = {}
+    for kind in SINGLE_RECORDS:
+        rec = sample.get(kind)
+        if rec is not None:
+            records[kind] = rec
+    cpu = sample.get("cpu") or {}
+    for list_name, kind, id_field in LIST_RECORDS:
+        items = cpu.get("cores", ()) if list_name == "cores" else sample.get(list_name, ())
+        for rec in items:
+            records["%s/%s" % (kind, rec[id_field])] = rec
+    return records
+
+
+class Encoder:
+    """Turns collected samples into compact wire dicts. One per stream (it remembers)."""
+
+    def __init__(self, keyframe_every=KEYFRAME_EVERY):
+        self.keyframe_every = keyframe_every
+        self.previous = {}
+        self.lines = 0
+
+    def encode(self, sample):
+        records = flatten(sample)
+        keyframe = self.lines % self.keyframe_every == 0
+        self.lines += 1
+        out = {}
+        for key, rec in records.items():
+            fields = RECORD_FIELDS[key.split("/", 1)[0]]
+            old = None if keyframe else self.previous.get(key)
+            delta = {}
+            for pos, name in enumerate(fields):
+                value = rec.get(name)
+                if old is None or old.get(name) != value:
+                    delta[str(pos)] = value
+            if delta or old is None:
+                out[key] = delta
+        line = {"type": "sample", "time": sample["time"], "r": out}
+        if keyframe:
+            line["key"] = 1
+        else:
+            gone = [key for key in self.previous if key not in records]
+            if gone:
+                line["gone"] = gone
+        self.previous = records
+        return line
+
+
+class DecodeError(ValueError):
+    """A sample line that does not fit the field tables."""
+
+
+class Decoder:
+    """Rebuilds records from wire dicts; the counterpart of Encoder. One per stream.
+
+    ``apply`` returns the full current records and the set of keys that changed, so the
+    caller can rebuild only what changed.
+    """
+
+    def __init__(self):
+        self.records = {}
+
+    def apply(self, line):
+        changes = line.get("r")
+        if not isinstance(changes, dict):
+            raise DecodeError("sample line without records")
+        keyframe = bool(line.get("key"))
+        records = {} if keyframe else self.records
+        changed = set()
+        for key, delta in changes.items():
+            kind = key.split("/", 1)[0]
+            fields = RECORD_FIELDS.get(kind)
+            if fields is None or not isinstance(delta, dict):
+                raise DecodeError("unknown record %r" % key)
+            old = None if keyframe else records.get(key)
+            rec = dict(old) if old is not None else dict.fromkeys(fields)
+            for pos, value in delta.items():
+                try:
+                    rec[fields[int(pos)]] = value
+                except (ValueError, IndexError):
+                    raise DecodeError("field %r out of range for %s" % (pos, kind)) from None
+            records[key] = rec
+            changed.add(key)
+        if keyframe:
+            changed |= set(self.records) - set(records)
+        for key in line.get("gone", ()):
+            if records.pop(key, None) is not None:
+                changed.add(key)
+        self.records = records
+        return records, changed

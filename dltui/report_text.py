@@ -1,0 +1,70 @@
+"""The plain-text form of ``dltui snapshot``: one block per node, alerts first."""
+
+from __future__ import annotations
+
+from dltui.core import format as fmt
+from dltui.core.state import FleetState
+from dltui.snapshot import _alert_order, node_status
+
+
+def render(fleet: FleetState) -> str:
+    out: list[str] = []
+    for node in fleet:
+        status, reason = node_status(node)
+        head = f"{node.name}: {status}"
+        if status != "ok" and reason:
+            head += f" — {reason}"
+        out.append(head)
+        for alert in sorted(node.alerts.values(), key=_alert_order):
+            where = f" GPU{alert.gpu}" if alert.gpu is not None else ""
+            out.append(f"  [{alert.severity.upper()}]{where} {alert.message}")
+        f, s = node.facts, node.sample
+        if f is not None:
+            gpu = f"driver {f.driver_version}, CUDA {f.cuda_version}" if f.gpu_source else (f.gpu_note or "no GPUs")
+            out.append(f"  {f.hostname} · {f.os or fmt.NA} · kernel {f.kernel or fmt.NA} · {f.cpu_count} CPUs · {gpu}")
+        if s is None:
+            out.append("")
+            continue
+        if s.cpu is not None:
+            c = s.cpu
+            out.append(
+                f"  cpu {fmt.pct(c.total_percent)} (iowait {fmt.pct(c.iowait_percent)}, steal {fmt.pct(c.steal_percent)})"
+                f"  load {fmt.num(c.load_1, 2)} {fmt.num(c.load_5, 2)} {fmt.num(c.load_15, 2)}"
+            )
+        if s.memory is not None:
+            m = s.memory
+            out.append(
+                f"  mem {fmt.size(m.used_bytes)} used / {fmt.size(m.total_bytes)}, {fmt.size(m.available_bytes)} available,"
+                f" swap {fmt.size(m.swap_used_bytes)} / {fmt.size(m.swap_total_bytes)}"
+            )
+        if s.pressure is not None:
+            p = s.pressure
+            out.append(
+                f"  pressure (some avg10) cpu {fmt.num(p.cpu_some_avg10_percent, 1)}%"
+                f" io {fmt.num(p.io_some_avg10_percent, 1)}% memory {fmt.num(p.memory_some_avg10_percent, 1)}%"
+            )
+        else:
+            out.append("  pressure n/a (kernel without PSI)")
+        for d in s.disks:
+            out.append(
+                f"  disk {d.name}: read {fmt.rate(d.read_bytes_per_s)} write {fmt.rate(d.write_bytes_per_s)}"
+                f" busy {fmt.pct(d.busy_percent)} await {fmt.num(d.await_ms, 1, 'ms')}"
+            )
+        for fs in s.filesystems:
+            out.append(f"  fs {fs.mountpoint} ({fs.fstype}): {fmt.pct(fs.used_percent)} of {fmt.size(fs.total_bytes)}")
+        for n in s.networks:
+            out.append(f"  net {n.name}: rx {fmt.rate(n.rx_bytes_per_s)} tx {fmt.rate(n.tx_bytes_per_s)}")
+        for g in s.gpus:
+            if g.error:
+                out.append(f"  GPU{g.index} {g.name or ''}: {g.error}")
+                continue
+            reasons = ",".join(r for r in g.clock_event_reasons or () if r != "gpu_idle") or "-"
+            out.append(
+                f"  GPU{g.index} {g.name or ''}: util {fmt.pct(g.utilization_percent)} mem {fmt.mib(g.memory_used_mib)}/"
+                f"{fmt.mib(g.memory_total_mib)} temp {fmt.num(g.temperature_c, 0, '°C')}"
+                f" power {fmt.num(g.power_w, 0, 'W')}/{fmt.num(g.power_limit_w, 0, 'W')} clocks-event {reasons}"
+            )
+        if not s.gpus:
+            out.append("  gpus: none")
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,91 @@
+"""``dltui snapshot``: watch the nodes for a few seconds, then report once and exit.
+
+Exit codes follow the Nagios plugin convention: 0 ok, 1 warning, 2 critical, 3 unknown
+(a node unreachable or silent).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from dltui.core import status as st
+from dltui.core.state import FleetState, NodeState
+from dltui.core.timeline import severity_rank
+
+SCHEMA_VERSION = 1
+TIMELINE_IN_REPORT = 50
+EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+async def watch(fleet: FleetState, transports: list, seconds: float) -> None:
+    """Run the transports for ``seconds`` (or until every node has two samples and that long)."""
+    tasks = [asyncio.create_task(t.run(fleet)) for t in transports]
+    try:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while loop.time() < deadline:
+            await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
+            fleet.tick()
+            for task in tasks:  # a transport bug must surface, not hang the snapshot
+                if task.done() and not task.cancelled() and task.exception():
+                    raise task.exception()
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+    fleet.tick()
+
+
+def node_status(node: NodeState) -> tuple[str, str | None]:
+    """The status to report: a node that never sent a sample is not ``ok``."""
+    if node.status == st.OK and node.sample is None:
+        return st.TIMEOUT, "connected, but no sample arrived in the snapshot window"
+    return node.status, node.reason
+
+
+def exit_code(fleet: FleetState) -> int:
+    worst = -1
+    for node in fleet:
+        status, _ = node_status(node)
+        if status != st.OK:
+            return EXIT_UNKNOWN
+        for alert in node.alerts.values():
+            worst = max(worst, severity_rank(alert.severity))
+    return {2: EXIT_CRITICAL, 1: EXIT_WARNING}.get(worst, EXIT_OK)
+
+
+def report(fleet: FleetState) -> dict[str, Any]:
+    nodes = []
+    for node in fleet:
+        status, reason = node_status(node)
+        nodes.append(
+            {
+                "name": node.name,
+                "status": status,
+                "error": reason if status != st.OK else None,
+                "age_s": _round(node.age(fleet.clock())),
+                "facts": node.facts.to_dict() if node.facts else None,
+                "sample": node.sample.to_dict() if node.sample else None,
+                "alerts": [a.to_dict() for a in sorted(node.alerts.values(), key=_alert_order)],
+                "timeline": [e.to_dict() for e in list(node.timeline)[-TIMELINE_IN_REPORT:]],
+                "malformed_lines": node.malformed_lines,
+            }
+        )
+    return {"version": SCHEMA_VERSION, "nodes": nodes}
+
+
+def to_json(fleet: FleetState) -> str:
+    return json.dumps(report(fleet), indent=2, sort_keys=False)
+
+
+def _alert_order(alert):
+    return (-severity_rank(alert.severity), alert.gpu if alert.gpu is not None else -1, alert.rule)
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 1)

@@ -1,0 +1,24 @@
+"""Node names to transports: this machine in process, the rest over one SSH fleet."""
+
+from __future__ import annotations
+
+from .local import LOCAL_NAMES, LocalTransport
+from .ssh_options import SshOptions
+
+
+def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions) -> list:
+    """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport."""
+    hosts = list(dict.fromkeys(hosts))  # a node named twice is one node
+    transports: list = []
+    remote = [h for h in hosts if h not in LOCAL_NAMES]
+    if not hosts or len(remote) < len(hosts):
+        transports.append(LocalTransport(interval_s))
+    if remote:
+        from .ssh import SshFleet
+
+        transports.append(SshFleet(remote, interval_s, ssh))
+    return transports
+
+
+def node_names(transports: list) -> list[str]:
+    return [name for t in transports for name in t.names]

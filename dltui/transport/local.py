@@ -1,0 +1,58 @@
+"""This machine, in process: the probe's own collector on Linux, psutil elsewhere."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+
+from dltui.core import status as st
+from dltui.core.models import NodeEvent, NodeFacts, Sample
+
+from .base import Sink
+
+LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
+
+
+def make_collector(interval_s: float):
+    if sys.platform.startswith("linux"):
+        from dltui.probe.collect import Collector
+
+        return Collector(interval_s)
+    from .psutil_collector import PsutilCollector
+
+    return PsutilCollector(interval_s)
+
+
+class LocalTransport:
+    """One node, this machine. Blocking reads run in a thread so the UI never waits."""
+
+    def __init__(self, interval_s: float = 1.0, name: str = "localhost"):
+        self.interval_s = interval_s
+        self.names = [name]
+
+    async def run(self, sink: Sink) -> None:
+        name = self.names[0]
+        sink.on_status(name, st.CONNECTING)
+        collector = await asyncio.to_thread(make_collector, self.interval_s)
+        try:
+            facts = await asyncio.to_thread(collector.facts)
+            sink.on_hello(name, NodeFacts.from_dict(facts), self.interval_s)
+            sink.on_status(name, st.OK)
+            next_tick = time.monotonic()
+            while True:
+                raw = await asyncio.to_thread(collector.sample)
+                sink.on_sample(name, Sample.from_dict(raw))
+                for event in collector.events():
+                    sink.on_event(name, NodeEvent.from_dict(event))
+                for source, message in collector.problems.drain():
+                    sink.on_event(
+                        name, NodeEvent(time.time(), "probe-error", f"{source}: {message}", severity="warning")
+                    )
+                next_tick += self.interval_s
+                delay = next_tick - time.monotonic()
+                if delay < 0:
+                    next_tick, delay = time.monotonic(), 0
+                await asyncio.sleep(delay)
+        finally:
+            await asyncio.to_thread(collector.close)

@@ -1,0 +1,155 @@
+"""Reads the probe's JSON lines into models and hands them to a sink.
+
+Rebuilds only the records that changed in a line (see ``dltui.probe.wire``); unchanged disks,
+GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
+is counted and reported, never raised.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from dltui.core.models import (
+    CoreSample,
+    CpuSample,
+    DiskSample,
+    FilesystemSample,
+    GpuSample,
+    MemorySample,
+    NetworkSample,
+    NodeEvent,
+    NodeFacts,
+    PressureSample,
+    Sample,
+    TaskSample,
+)
+from dltui.probe.schema import PROTOCOL
+from dltui.probe.wire import DecodeError, Decoder
+
+from .base import Sink
+
+_BUILDERS = {
+    "core": lambda r: CoreSample(**r),
+    "memory": lambda r: MemorySample(**r),
+    "pressure": lambda r: PressureSample(**r),
+    "tasks": lambda r: TaskSample(**r),
+    "disk": lambda r: DiskSample(**r),
+    "filesystem": lambda r: FilesystemSample(**r),
+    "network": lambda r: NetworkSample(**r),
+    "gpu": GpuSample.from_dict,
+}
+_LISTS = {"disk": "disks", "filesystem": "filesystems", "network": "networks", "gpu": "gpus"}
+MALFORMED_REPORT_EVERY = 100  # the first, then every 100th: visible without flooding
+
+
+class ProtocolError(Exception):
+    """The probe speaks a protocol this dltui does not: a version mismatch, not a bad line."""
+
+
+class ProbeReader:
+    """One per connection: feed it lines, it calls the sink."""
+
+    def __init__(self, name: str, sink: Sink):
+        self.name = name
+        self.sink = sink
+        self.decoder = Decoder()
+        self.models: dict[str, Any] = {}
+        self.cpu: CpuSample | None = None
+        self.malformed = 0
+        self.samples = 0
+        self.hello_seen = False
+
+    def feed(self, line: str | bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            msg = json.loads(line)
+            kind = msg["type"]
+            if kind == "sample":
+                self._sample(msg)
+            elif kind == "hello":
+                self._hello(msg)
+            elif kind == "event":
+                self.sink.on_event(self.name, NodeEvent.from_dict(msg))
+            elif kind == "error":
+                self.sink.on_event(
+                    self.name,
+                    NodeEvent(
+                        time=msg.get("time") or time.time(),
+                        kind="probe-error",
+                        message=f"{msg.get('source', 'probe')}: {msg.get('message', '')}",
+                        severity="warning",
+                    ),
+                )
+            else:
+                raise ValueError(f"unknown line type {kind!r}")
+        except ProtocolError:
+            raise
+        except (ValueError, KeyError, TypeError, DecodeError) as exc:
+            self._malformed(line, exc)
+
+    def _hello(self, msg: dict[str, Any]) -> None:
+        if msg.get("protocol") != PROTOCOL:
+            raise ProtocolError(
+                f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
+            )
+        self.decoder = Decoder()
+        self.models.clear()
+        self.cpu = None
+        self.hello_seen = True
+        self.sink.on_hello(self.name, NodeFacts.from_dict(msg["facts"]), msg.get("interval_s"))
+
+    def _sample(self, msg: dict[str, Any]) -> None:
+        records, changed = self.decoder.apply(msg)
+        cores_changed = False
+        for key in changed:
+            kind = key.split("/", 1)[0]
+            rec = records.get(key)
+            if kind == "core":
+                cores_changed = True
+            if rec is None:
+                self.models.pop(key, None)
+            elif kind != "cpu":
+                self.models[key] = _BUILDERS[kind](rec)
+        if "cpu" in changed or cores_changed:
+            rec = records.get("cpu")
+            if rec is None:
+                self.cpu = None
+            else:
+                cores = [m for k, m in self.models.items() if k.startswith("core/")]
+                self.cpu = CpuSample(**rec, cores=sorted(cores, key=lambda c: c.index))
+        lists: dict[str, list] = {name: [] for name in _LISTS.values()}
+        for key, model in self.models.items():
+            kind = key.split("/", 1)[0]
+            if kind in _LISTS:
+                lists[_LISTS[kind]].append(model)
+        lists["gpus"].sort(key=lambda g: g.index)
+        sample = Sample(
+            time=msg["time"],
+            cpu=self.cpu,
+            memory=self.models.get("memory"),
+            pressure=self.models.get("pressure"),
+            tasks=self.models.get("tasks"),
+            **lists,
+        )
+        self.samples += 1
+        self.sink.on_sample(self.name, sample)
+
+    def _malformed(self, line: str | bytes, exc: Exception) -> None:
+        self.malformed += 1
+        if self.malformed == 1 or self.malformed % MALFORMED_REPORT_EVERY == 0:
+            text = line if isinstance(line, str) else line.decode("utf-8", "replace")
+            text = text.strip()
+            shown = text[:80] + ("…" if len(text) > 80 else "")
+            self.sink.on_event(
+                self.name,
+                NodeEvent(
+                    time=time.time(),
+                    kind="malformed-line",
+                    message=f"probe printed a malformed line ({self.malformed} so far): {shown!r} ({exc})",
+                    severity="warning",
+                    data={"count": self.malformed},
+                ),
+            )

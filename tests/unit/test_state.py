@@ -1,0 +1,57 @@
+"""Fleet state keeps bounded, time-aligned history and a timeline of what happened."""
+
+from dltui.core import status as st
+from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample
+from dltui.core.state import FleetState, NodeHistory, Ring
+
+
+def test_ring_keeps_the_newest_values_in_order_and_gaps_as_none():
+    ring = Ring(3)
+    assert ring.values() == [] and ring.last() is None
+    for v in (1.0, None, 3.0, 4.0):
+        ring.append(v)
+    assert len(ring) == 3
+    assert ring.values() == [None, 3.0, 4.0]
+    assert ring.values(2) == [3.0, 4.0]
+    assert ring.last() == 4.0
+
+
+def test_history_series_stay_aligned_when_a_gpu_appears_late_or_vanishes():
+    h = NodeHistory(capacity=10)
+    h.record(Sample(time=1.0))
+    h.record(Sample(time=2.0, gpus=[GpuSample(0, utilization_percent=50.0)]))
+    h.record(Sample(time=3.0))
+    assert h.time.values() == [1.0, 2.0, 3.0]
+    assert h.get("gpu.0.utilization_percent") == [None, 50.0, None]
+    assert h.get("no.such.series") == []
+
+
+def test_status_changes_go_to_the_timeline_with_their_reason():
+    now = [10.0]
+    fleet = FleetState(["gpu01"], clock=lambda: now[0])
+    node = fleet.nodes["gpu01"]
+    v0 = node.version
+    fleet.on_status("gpu01", st.OK)
+    fleet.on_status("gpu01", st.OK)  # no change, no entry
+    fleet.on_status("gpu01", st.UNREACHABLE, "connection refused")
+    assert node.version > v0
+    assert [(e.kind, e.message, e.severity) for e in node.timeline] == [
+        ("status", "ok", "info"),
+        ("status", "unreachable: connection refused", "critical"),
+    ]
+
+
+def test_a_driver_change_after_reconnect_is_a_timeline_entry():
+    fleet = FleetState(["gpu01"], clock=lambda: 5.0)
+    fleet.on_hello("gpu01", NodeFacts(driver_version="535.161.08", gpus=[GpuFacts(0), GpuFacts(1)]))
+    fleet.on_hello("gpu01", NodeFacts(driver_version="550.90.07", gpus=[GpuFacts(0)]))
+    messages = [e.message for e in fleet.nodes["gpu01"].timeline]
+    assert messages == ["driver changed: 535.161.08 -> 550.90.07", "GPU count changed: 2 -> 1"]
+
+
+def test_age_uses_the_operators_clock_not_the_nodes():
+    now = [1000.0]
+    fleet = FleetState(["n"], clock=lambda: now[0])
+    fleet.on_sample("n", Sample(time=5.0))  # node clock far behind
+    now[0] = 1002.5
+    assert fleet.nodes["n"].age(now[0]) == 2.5
