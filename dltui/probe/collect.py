@@ -50,5 +50,6 @@ class Collector:
         return events
 
     def close(self):
+        self.host.close()
         if self.gpu is not None:
             self.gpu.close()

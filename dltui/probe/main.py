@@ -6,6 +6,7 @@ Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.probe.ma
 
 import argparse
 import json
+import os
 import sys
 import threading
 import time
@@ -57,10 +58,14 @@ class StdinWatchdog:
         threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
 
     def _read(self):
-        stream = sys.stdin.buffer
+        # Raw reads on fd 0: a daemon thread blocked inside the buffered reader holds its lock,
+        # and the interpreter aborts at exit when it cannot take that lock.
         while True:
-            line = stream.readline()
-            if not line:
+            try:
+                chunk = os.read(0, 4096)
+            except OSError:
+                chunk = b""
+            if not chunk:
                 self.stop.set()
                 return
             self.last_input = time.monotonic()

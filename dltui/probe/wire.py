@@ -60,7 +60,10 @@ class Encoder:
             delta = {}
             for pos, name in enumerate(fields):
                 value = rec.get(name)
-                if old is None or old.get(name) != value:
+                if old is None:
+                    if value is not None:  # a new record starts all-null on the decoder
+                        delta[str(pos)] = value
+                elif old.get(name) != value:
                     delta[str(pos)] = value
             if delta or old is None:
                 out[key] = delta
