@@ -11,6 +11,7 @@ Runs on the operator's machine only; it is not itself shipped. Two forms:
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import importlib.util
 import json
 import shlex
@@ -51,6 +52,12 @@ def sources() -> dict[str, str]:
     spec = importlib.util.find_spec("pynvml")
     if spec is not None and spec.origin:
         mods["pynvml"] = Path(spec.origin).read_text(encoding="utf-8")
+        try:
+            version = importlib.metadata.version("nvidia-ml-py")
+        except importlib.metadata.PackageNotFoundError:
+            version = None
+        # The binding's field ids depend on its version; its metadata does not travel with it.
+        mods[f"{PACKAGE}.binding"] = f"NVML_BINDING_VERSION = {version!r}\n"
     return mods
 
 

@@ -1,0 +1,96 @@
+"""Which GPU source a node has, and the shapes of the GPU records every source returns.
+
+Preference: NVML (through the ``pynvml`` shipped with the probe), then one long-lived
+``nvidia-smi`` loop, then nothing. A node without an NVIDIA driver is a fact, not an error.
+"""
+
+import shutil
+
+from .schema import GPU_FIELDS
+
+NO_DRIVER = "no NVIDIA driver found"
+GPU_LOST = "GPU is lost (fell off the bus?)"
+GPU_NEEDS_RESET = "GPU needs a reset (NVML: GPU requires restart)"
+
+# Keys of one GPU in the facts dict; the same names as dltui.core.models.GpuFacts.
+GPU_FACT_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "bus_id",
+    "serial",
+    "vbios_version",
+    "memory_total_mib",
+    "pcie_max_gen",
+    "pcie_max_width",
+    "pcie_gpu_max_gen",
+    "pcie_host_max_gen",
+    "persistence_mode",
+    "ecc_enabled",
+    "mig_enabled",
+    "power_limit_w",
+    "power_limit_default_w",
+    "power_limit_min_w",
+    "power_limit_max_w",
+    "temperature_shutdown_c",
+    "temperature_slowdown_c",
+    "temperature_max_operating_c",
+    "memory_temperature_max_c",
+    "thresholds_are_margin_offsets",
+    "compute_capability",
+)
+
+THRESHOLD_FIELDS = (
+    "temperature_shutdown_c",
+    "temperature_slowdown_c",
+    "temperature_max_operating_c",
+    "memory_temperature_max_c",
+    "thresholds_are_margin_offsets",
+)
+
+
+def new_gpu_record(index):
+    """A GPU record with every field of GPU_FIELDS, nothing known yet."""
+    record = dict.fromkeys(GPU_FIELDS)
+    record["index"] = index
+    record["utilization_samples_percent"] = []
+    record["processes"] = []
+    return record
+
+
+def new_gpu_facts(index):
+    facts = dict.fromkeys(GPU_FACT_FIELDS)
+    facts["index"] = index
+    return facts
+
+
+def error_record(index, uuid, name, error):
+    """The record of a GPU that could not be read: who it is and why, no values."""
+    record = new_gpu_record(index)
+    record.update(uuid=uuid, name=name, error=error)
+    return record
+
+
+def open_gpu(problems, interval_s):
+    """-> (collector or None, source, note). ``source`` is "nvml", "nvidia-smi" or None.
+
+    Collectors are imported here, not at the top: NVML's module needs ``pynvml`` only when
+    it is tried, and both import this module for the record shapes.
+    """
+    from .nvml import NvmlCollector, NvmlUnavailable
+
+    try:
+        return NvmlCollector(problems, interval_s), "nvml", None
+    except NvmlUnavailable as exc:
+        unavailable = exc
+    binary = shutil.which("nvidia-smi")
+    if binary is not None:
+        from .smi import SmiCollector
+
+        note = "NVML not usable (%s): reading nvidia-smi instead" % unavailable
+        return SmiCollector(problems, interval_s, binary), "nvidia-smi", note
+    if unavailable.no_driver:
+        return None, None, NO_DRIVER
+    reason = "NVML: %s" % unavailable
+    problems.report("gpu", reason)
+    return None, None, reason

@@ -1,0 +1,101 @@
+"""The probe runs as a standalone program on a bare python3: no site-packages, no dltui."""
+
+import ast
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from dltui.core.state import FleetState
+from dltui.probe import bundle
+from dltui.transport.protocol import ProbeReader
+
+# The node's interpreter: the system one where present (what sshd would run), else ours.
+PYTHON3 = shutil.which("python3", path="/usr/bin:/bin") or sys.executable
+
+
+def run_lines(cmd, **kw):
+    out = subprocess.run(cmd, capture_output=True, timeout=60, check=True, **kw)
+    return [json.loads(line) for line in out.stdout.decode().splitlines() if line.strip()], out
+
+
+def test_standalone_copy_outside_the_package_runs_with_isolated_python(tmp_path):
+    script = tmp_path / "elsewhere" / "dltui-probe.py"
+    script.parent.mkdir()
+    script.write_text(bundle.standalone_script())
+    lines, _ = run_lines([PYTHON3, "-I", "-S", str(script), "--count", "2", "--interval", "0.2"], cwd=tmp_path)
+    assert [line["type"] for line in lines[:3]] == ["hello", "sample", "sample"]
+    fleet = FleetState(["n"])
+    reader = ProbeReader("n", fleet)
+    for line in lines:
+        reader.feed(json.dumps(line))
+    node = fleet.nodes["n"]
+    meminfo = Path("/proc/meminfo").read_text().split("\n")[0].split()
+    assert node.facts.memory_total_bytes == int(meminfo[1]) * 1024
+    assert node.facts.hostname == os.uname().nodename
+    assert node.facts.gpu_source is None and node.facts.gpu_note == "no NVIDIA driver found"
+    assert node.sample.gpus == []
+    assert node.sample.cpu.total_percent is not None  # second sample has rates
+    assert reader.malformed == 0
+
+
+def test_ssh_form_reads_sources_from_stdin_and_exits_when_stdin_closes():
+    cmd = bundle.ssh_command(interval_s=0.2, watchdog_s=30, python=PYTHON3)
+    proc = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(bundle.payload())
+    proc.stdin.flush()
+    first = json.loads(proc.stdout.readline())
+    second = json.loads(proc.stdout.readline())
+    assert first["type"] == "hello" and second["type"] == "sample"
+    proc.stdin.close()  # the operator went away
+    assert proc.wait(timeout=10) == 0
+    proc.stdout.close()
+    proc.stderr.close()
+
+
+def test_ssh_form_exits_when_the_operator_stops_pinging():
+    cmd = bundle.ssh_command(interval_s=0.1, watchdog_s=0.5, python=PYTHON3)
+    proc = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write(bundle.payload())
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["type"] == "hello"
+    # stdin stays open but silent: the watchdog must end the probe on its own
+    assert proc.wait(timeout=20) == 0
+    proc.stdin.close()
+    proc.stdout.close()
+    proc.stderr.close()
+
+
+@pytest.mark.parametrize("name", sorted(n for n in bundle.sources() if n != "pynvml"))
+def test_every_shipped_module_is_python_3_8_syntax(name):
+    ast.parse(bundle.sources()[name], feature_version=(3, 8))
+
+
+def test_shipped_modules_import_nothing_outside_the_standard_library():
+    stdlib = set(sys.stdlib_module_names)
+    for name, src in bundle.sources().items():
+        if name == "pynvml":
+            continue
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.Import):
+                roots = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            for root in roots:
+                assert root in stdlib or root == "pynvml", f"{name} imports {root}"
+
+
+def test_payload_is_small_enough_to_send_on_every_connect():
+    assert len(bundle.payload()) < 200_000
+
+
+def test_the_shipped_binding_knows_its_version_without_package_metadata():
+    from importlib.metadata import version
+
+    assert bundle.sources()["dltui_probe.binding"] == f"NVML_BINDING_VERSION = {version('nvidia-ml-py')!r}\n"
