@@ -10,7 +10,7 @@ from dltui import __version__
 from dltui.config import Config, ConfigError, load
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo")
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; none or 'localhost' = this machine"
@@ -33,6 +33,9 @@ def _common(parser: argparse.ArgumentParser) -> None:
     gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
     gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
     gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
+    gen.add_argument(
+        "--record", metavar="FILE", help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,6 +68,13 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--gpus", type=int, default=8, help="GPUs per node (default 8)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     _common(demo)
+
+    rep = sub.add_parser(
+        "replay", help="dashboard on a recording made with --record", description="Play a recording made with --record."
+    )
+    rep.add_argument("file", metavar="FILE", help="the recording")
+    rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
+    _common(rep)
     return parser
 
 
@@ -106,35 +116,68 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
+    try:
+        return _run(args, cfg, ssh)
+    except ConfigError as exc:  # e.g. an unknown rule or parameter in [rules.*]
+        print(f"dltui: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
     if args.command == "snapshot":
         return _snapshot(args, cfg, ssh)
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
         transports = [DemoTransport(nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s)]
-        return _dashboard(transports, cfg)
+        return _dashboard(transports, cfg, args.record)
+    if args.command == "replay":
+        from dltui.transport.replay import ReplayError, ReplayTransport
+
+        try:
+            replay = ReplayTransport(args.file, args.speed)
+        except (ReplayError, ValueError) as exc:
+            print(f"dltui: {exc}", file=sys.stderr)
+            return 2
+        # The recorded clock: ages, timeline times and rule durations come out as recorded.
+        return _dashboard([replay], cfg, args.record, clock=replay.clock)
     from dltui.transport.factory import build_transports
 
-    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg)
+    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record)
 
 
 def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
     from dltui import report_text, snapshot
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
+    from dltui.record import Recorder, RecordError
     from dltui.transport.factory import build_transports, node_names
 
     transports = build_transports(args.hosts, cfg.interval_s, ssh)
-    fleet = FleetState(node_names(transports), engine=build_engine(cfg, snapshot_window_s=args.seconds))
+    names = node_names(transports)
+    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds))
     try:
-        asyncio.run(snapshot.watch(fleet, transports, args.seconds))
+        recorder = Recorder.create(fleet, args.record, names) if args.record else None
+    except RecordError as exc:
+        print(f"dltui: {exc}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(snapshot.watch(fleet, transports, args.seconds, sink=recorder))
     except KeyboardInterrupt:
         return snapshot.EXIT_UNKNOWN
+    finally:
+        if recorder is not None:
+            recorder.close()
     print(snapshot.to_json(fleet) if args.json else report_text.render(fleet), end="" if not args.json else "\n")
     return snapshot.exit_code(fleet)
 
 
-def _dashboard(transports: list, cfg: Config) -> int:
+def _dashboard(transports: list, cfg: Config, record: str | None, clock=None) -> int:
+    from dltui.record import RecordError
     from dltui.ui.app import run_dashboard
 
-    return run_dashboard(transports, cfg)
+    try:
+        return run_dashboard(transports, cfg, record=record, clock=clock)
+    except RecordError as exc:
+        print(f"dltui: {exc}", file=sys.stderr)
+        return 2

@@ -5,6 +5,7 @@ The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/co
     interval = 1.0
     theme = "dltui-dark"
     read_only = false
+    bell = false                 # terminal bell when a critical alert opens
 
     [ssh]
     known_hosts = "~/.ssh/known_hosts"
@@ -39,6 +40,7 @@ class Config:
     interval_s: float = 1.0
     theme: str = "dltui-dark"
     read_only: bool = False
+    bell: bool = False  # ring the terminal bell when a critical alert opens
     record: str | None = None
     ssh: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -70,6 +72,7 @@ def load(path: str | None = None) -> Config:
         cfg.interval_s = float(data.get("interval", cfg.interval_s))
         cfg.theme = str(data.get("theme", cfg.theme))
         cfg.read_only = bool(data.get("read_only", cfg.read_only))
+        cfg.bell = bool(data.get("bell", cfg.bell))
         cfg.ssh = dict(data.get("ssh", {}))
         cfg.rules = {k: dict(v) for k, v in data.get("rules", {}).items()}
         cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}

@@ -20,9 +20,9 @@ TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
-async def watch(fleet: FleetState, transports: list, seconds: float) -> None:
-    """Run the transports for ``seconds`` (or until every node has two samples and that long)."""
-    tasks = [asyncio.create_task(t.run(fleet)) for t in transports]
+async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) -> None:
+    """Run the transports for ``seconds``; ``sink`` wraps the fleet (e.g. a Recorder)."""
+    tasks = [asyncio.create_task(t.run(sink or fleet)) for t in transports]
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds

@@ -53,3 +53,12 @@ def duration(seconds: float | None) -> str:
     if s < 86400:
         return f"{s // 3600}h{s % 3600 // 60:02d}m"
     return f"{s // 86400}d{s % 86400 // 3600}h"
+
+
+def age(seconds: float | None) -> str:
+    """Whole seconds under a minute (0s, 42s), then as ``duration``: steady on a 1 Hz screen."""
+    if seconds is None:
+        return NA
+    if seconds < 60:
+        return f"{int(seconds)}s"
+    return duration(seconds)

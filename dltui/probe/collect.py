@@ -4,8 +4,9 @@ import sys
 import time
 
 from . import __version__
-from .gpu import open_gpu
+from .gpu import NO_DRIVER, open_gpu
 from .host import HostCollector
+from .kernel_log import KernelLog
 from .problems import Problems
 
 
@@ -17,6 +18,8 @@ class Collector:
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
+        # XIDs are NVIDIA driver messages: no driver, nothing to read (and no note about it).
+        self.kernel_log = KernelLog(self.problems) if self.gpu_note != NO_DRIVER else None
 
     def facts(self):
         facts = {}
@@ -30,6 +33,8 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu facts"):
                 facts.update(self.gpu.facts())
+        if self.kernel_log is not None:
+            self.kernel_log.set_gpus(facts["gpus"])
         return facts
 
     def sample(self):
@@ -47,9 +52,13 @@ class Collector:
         if self.gpu is not None and hasattr(self.gpu, "events"):
             with self.problems.guard("gpu events"):
                 events.extend(self.gpu.events())
+        if self.kernel_log is not None:
+            events.extend(self.kernel_log.events())
         return events
 
     def close(self):
+        if self.kernel_log is not None:
+            self.kernel_log.close()
         self.host.close()
         if self.gpu is not None:
             self.gpu.close()

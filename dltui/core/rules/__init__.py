@@ -1,0 +1,24 @@
+"""Anomaly rules: from a node's history to alerts and timeline entries (notes/anomalies.md).
+
+``build_engine(cfg)`` gives the engine ``FleetState`` runs; ``RULES`` lists every rule with
+its defaults (configurable under ``[rules.<id>]`` and ``[groups.<g>.rules.<id>]``).
+"""
+
+from __future__ import annotations
+
+from dltui.config import Config
+
+from . import capacity, connectivity, fleet, hardware, pipeline, thermal
+from .engine import Engine
+from .settings import RuleSettings
+
+RULES = thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES
+
+
+def build_engine(cfg: Config | None = None, snapshot_window_s: float | None = None) -> Engine:
+    """The engine for a dashboard (``snapshot_window_s`` None) or for a ``dltui snapshot``
+    that judges what it saw in its window. Raises ``ConfigError`` for a bad rules config."""
+    return Engine(RuleSettings(RULES, cfg), snapshot_window_s)
+
+
+__all__ = ["Engine", "RULES", "build_engine"]

@@ -1,0 +1,78 @@
+"""What a rule is and what it may answer.
+
+A rule's check is a pure function of what the engine hands it (a GPU reading with its
+remembered context, a node's sample, a node's status, the fleet's facts) and the rule's
+parameters. It answers one of:
+
+- ``None``: the signal is not reported here (N/A). N/A never raises and never clears.
+- ``CLEAR``: the condition is false and past the hysteresis band: counts toward clearing.
+- ``HOLD``: inside the hysteresis band: neither raising nor clearing.
+- a ``Finding``: the condition holds at ``level``, with the words for the alert.
+
+Rules never decide *when* an alert opens or closes: the shared ``Condition`` tracker does,
+from the rule's timing parameters (``for_s``, ``critical_for_s``, ``for_samples``,
+``clear_s``, ``warmup_s``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple
+
+# Where a rule looks, which decides when the engine calls it and with what. "Every sample"
+# means every few seconds for a slow rule (``Rule.slow``).
+GPU = "gpu"  # check(gpu_sample, gpu_memory, params) for every GPU of every sample
+GPUS = "gpus"  # check(sample, node_memory, params) -> {gpu_index: answer}, every sample
+NODE = "node"  # check(sample, node_memory, params) -> answer for the node, every sample
+FACTS = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
+STATUS = "status"  # check(node_state, node_memory, now, params) on every redraw tick
+FLEET = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
+EVENT = "event"  # check(history, params) when an XID event arrives (engine.observe_event)
+
+
+class Verdict:
+    """A finding-less answer; compare with ``is``."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+CLEAR = Verdict("CLEAR")
+HOLD = Verdict("HOLD")
+
+
+class Finding(NamedTuple):
+    """The condition holds. The alert's message is built from these parts as
+    ``what[ for 40s][; detail][ (snapshot note)][ — action]``."""
+
+    level: str  # "info", "warning" or "critical"
+    what: str  # the condition with its numbers: "core 87 °C ≥ 85 °C"
+    action: str = ""  # the next step: "check airflow and fans"
+    detail: str = ""  # more evidence in words
+    evidence: dict[str, Any] = {}  # numbers behind the words, for --json (never mutated)
+    lasting: bool = True  # False for events (an XID): no "for 40s"
+    immediate: bool = False  # counter evidence (a rise in an integral): skip the minimum duration
+
+
+def delta(now: int | float | None, before: int | float | None) -> int | float | None:
+    """Rise of a cumulative counter; None when unknown or reset (a reset is not a rise)."""
+    if now is None or before is None or now < before:
+        return None
+    return now - before
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    id: str
+    scope: str
+    check: Callable[..., Any]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    doc: str = ""
+    # Judged every few seconds rather than every sample: rules whose minimum duration is tens
+    # of seconds, or whose inputs the probe refreshes slowly (ECC, remaps, replays).
+    slow: bool = False

@@ -1,0 +1,137 @@
+"""Capacity rules (notes/anomalies.md §4): GPU memory, host memory, file systems."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from .. import format as fmt
+from ..models import GpuSample, Sample
+from .base import CLEAR, GPU, HOLD, NODE, Finding, Rule
+from .memory import GpuMemory, NodeMemory
+
+_RATE_EVERY_S = 30.0  # how often a file system's free space is noted for its write rate
+
+
+def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    used = g.memory_used_percent
+    if used is None:
+        return None
+    if used < p["threshold"]:
+        return CLEAR if used < p["clear_below"] else HOLD
+    return Finding(
+        "info",
+        f"GPU memory {used:.0f} % used ({g.memory_used_mib:.0f} of {g.memory_total_mib:.0f} MiB)",
+        "caching allocators hold memory on purpose: act only on out-of-memory errors",
+        evidence={"memory_used_percent": round(used, 1)},
+    )
+
+
+def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
+    m, pr = sample.memory, sample.pressure
+    stall = pr.memory_full_avg10_percent if pr is not None else None
+    if m is None or m.available_bytes is None or not m.total_bytes:
+        if stall is None:
+            return None
+        available = None
+    else:
+        available = 100.0 * m.available_bytes / m.total_bytes
+    stalling = stall is not None and stall >= p["psi_full"]
+    low = available is not None and available < p["available_below"]
+    if not stalling and not low:
+        clean = (available is None or available > p["clear_above"]) and not stalling
+        return CLEAR if clean else HOLD
+    parts = []
+    if available is not None:
+        parts.append(f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})")
+    if stall is not None:
+        parts.append(f"memory pressure full avg10 {stall:.0f} %")
+    if m is not None and m.swap_used_bytes:
+        parts.append(f"swap {fmt.size(m.swap_used_bytes)} used")
+    return Finding(
+        "critical" if stalling else "warning",
+        ", ".join(parts),
+        "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM",
+        evidence={"available_percent": None if available is None else round(available, 1), "memory_full_avg10_percent": stall},
+    )
+
+
+def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
+    """The worst file system of the node: percent used (blocks or inodes), or the time left
+    at its write rate over the last ``rate_window_s``."""
+    if not sample.filesystems:
+        return None
+    rates = _write_rates(sample, node, p)
+    worst, level, clean, words = 0, -1, True, []
+    for fs in sample.filesystems:
+        used = max((x for x in (fs.used_percent, fs.inodes_used_percent) if x is not None), default=None)
+        if used is None:
+            continue
+        fs_level = 2 if used >= p["critical"] else 1 if used >= p["warning"] else -1
+        what = f"{fs.mountpoint} {used:.0f} % used"
+        if fs.inodes_used_percent is not None and fs.inodes_used_percent == used and (fs.used_percent or 0) < used:
+            what = f"{fs.mountpoint} {used:.0f} % of inodes used"
+        rate = rates.get(fs.mountpoint)
+        if rate and fs.available_bytes is not None and fs.available_bytes / rate < p["full_within_s"]:
+            fs_level = 2
+            what += f", full in ~{fmt.duration(fs.available_bytes / rate)} at {fmt.rate(rate)}"
+        if fs_level >= 1:
+            words.append(what)
+            level = max(level, fs_level)
+        if used >= p["warning"] - p["hysteresis"]:
+            clean = False
+        worst = max(worst, used)
+    if level < 1:
+        return CLEAR if clean else HOLD
+    shm = any(w.startswith("/dev/shm ") for w in words)
+    action = "free space or grow the file system"
+    if shm:
+        action = "DataLoader workers pass batches through /dev/shm and die with a bus error when it fills: raise the container's --shm-size or use fewer workers; " + action
+    return Finding("critical" if level == 2 else "warning", "; ".join(words), action, evidence={"worst_used_percent": worst})
+
+
+def _write_rates(sample: Sample, node: NodeMemory, p: dict) -> dict[str, float]:
+    """Bytes per second each file system is filling at, over up to ``rate_window_s``."""
+    state = node.rule_state
+    points: dict[str, deque] = state.setdefault("fs_free", {})
+    note = node.now >= state.get("fs_note", 0.0)
+    if note:
+        state["fs_note"] = node.now + _RATE_EVERY_S
+    rates = {}
+    for fs in sample.filesystems:
+        if fs.available_bytes is None:
+            continue
+        series = points.get(fs.mountpoint)
+        if series is None:
+            series = points[fs.mountpoint] = deque()
+        if note:
+            series.append((node.now, fs.available_bytes))
+            while node.now - series[0][0] > p["rate_window_s"]:
+                series.popleft()
+        then, free_then = series[0] if series else (node.now, fs.available_bytes)
+        span = node.now - then
+        # The rate over (nearly) the whole window: one checkpoint burst is not a trend.
+        if span >= p["rate_window_s"] - _RATE_EVERY_S and free_then > fs.available_bytes:
+            rates[fs.mountpoint] = (free_then - fs.available_bytes) / span
+    return rates
+
+
+RULES = (
+    Rule(
+        "gpu_memory_full", GPU, gpu_memory_full,
+        {"threshold": 97, "clear_below": 95, "for_s": 60},
+        "GPU memory used % (info)",
+        slow=True,
+    ),
+    Rule(
+        "host_memory_low", NODE, host_memory_low,
+        {"available_below": 5, "clear_above": 8, "psi_full": 5, "for_s": 30, "clear_s": 60},
+        "MemAvailable below available_below % (warning) or PSI memory full avg10 ≥ psi_full (critical)",
+        slow=True,
+    ),
+    Rule(
+        "filesystem_full", NODE, filesystem_full,
+        {"warning": 90, "critical": 95, "hysteresis": 2, "full_within_s": 3600, "rate_window_s": 600, "for_s": 60, "clear_s": 300},
+        "file system blocks or inodes used %, or full within full_within_s at the recent write rate",
+        slow=True,
+    ),
+)

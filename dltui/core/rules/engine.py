@@ -1,0 +1,255 @@
+"""The anomaly engine: runs the rules on what ``FleetState`` sees, keeps alerts and timeline.
+
+``FleetState`` calls ``observe_sample`` for every sample, ``observe_event`` for every event
+and ``tick`` on every redraw. The engine answers by mutating the node: ``node.alerts`` (one
+``Alert`` per (rule, GPU)) and ``node.timeline`` (alert opened / changed / closed). Work per
+sample is a few comparisons per rule and GPU; a rule's words are built only when it fires.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from dltui.probe.kernel_log import pci_key
+
+from .. import format as fmt
+from ..models import GpuSample, NodeEvent, Sample
+from ..timeline import Alert, TimelineEntry
+from .base import CLEAR, EVENT, FACTS, FLEET, GPU, GPUS, HOLD, NODE, STATUS, Finding, Rule
+from .condition import CHANGE, CLOSE, DROP, OPEN, RANK, Condition, Timing, advance
+from .memory import Bound, GpuMemory, NodeMemory
+from .settings import RuleSettings
+
+if TYPE_CHECKING:
+    from ..state import FleetState, NodeState
+
+_SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
+SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
+_XIDS_REMEMBERED = 1000  # per node, to drop the XIDs a reconnecting probe reads again
+_NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
+
+
+class Engine:
+    def __init__(self, settings: RuleSettings, snapshot_window_s: float | None = None):
+        self.settings = settings
+        self.window_s = snapshot_window_s
+        self.nodes: dict[str, NodeMemory] = {}
+        self._fleet_dirty = False
+
+    # -- the Engine protocol of FleetState ---------------------------------------------------
+
+    def observe_sample(self, node: NodeState, sample: Sample, now: float) -> None:
+        nm = self._memory(node)
+        nm.now, nm.sample, nm.interval_s = now, sample, node.interval_s
+        if nm.first_seen is None:
+            nm.first_seen = now
+        if node.facts is not nm.facts:
+            self._facts_arrived(node, nm, now)
+        # A snapshot judges every rule on every sample: its window is only seconds long.
+        slow = nm.window or now >= nm.next_slow
+        if slow:
+            nm.next_slow = now + SLOW_EVERY_S
+        for g in sample.gpus:
+            gm = nm.gpus.get(g.index) or nm.gpu(g.index)
+            gm.now = now
+            if g.error is None:  # an unreadable GPU is gpu_missing's, its values are all None
+                self._gpu_pass(node, nm, gm, g, nm.rules[GPU], gm.prev, now)
+                if slow:
+                    self._gpu_pass(node, nm, gm, g, nm.slow_rules[GPU], gm.slow_prev, now)
+                    gm.slow_prev = g
+            gm.prev = g
+        for rules in (nm.rules, nm.slow_rules) if slow else (nm.rules,):
+            for check, _, p, timing, rule in rules[GPUS]:
+                for gpu, answer in (check(sample, nm, p) or {}).items():
+                    self._judge(node, nm, rule, timing, gpu, answer, now)
+            for check, _, p, timing, rule in rules[NODE]:
+                self._judge(node, nm, rule, timing, None, check(sample, nm, p), now)
+
+    def _gpu_pass(self, node: NodeState, nm: NodeMemory, gm: GpuMemory, g: GpuSample, rules: list[Bound], prev, now: float) -> None:
+        """One GPU through a list of rules: the hot loop, kept free of anything a quiet rule
+        does not need (most answers are CLEAR on a GPU with no condition open)."""
+        gm.prev = prev  # what these rules saw last time they ran, for counter rises
+        conditions, window = gm.conditions, nm.window
+        for check, rule_id, p, timing, rule in rules:
+            answer = check(g, gm, p)
+            if answer is None:
+                continue
+            if answer is CLEAR or answer is HOLD:
+                cond = conditions.get(rule_id) if conditions else None
+                if cond is None:
+                    if not window:
+                        continue
+                    cond = conditions[rule_id] = Condition()  # a snapshot remembers what broke
+            else:
+                cond = conditions.get(rule_id)
+                if cond is None:
+                    cond = conditions[rule_id] = Condition()
+            self._advance(node, nm, rule, timing, g.index, cond, answer, now)
+
+    def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None:
+        code = event.data.get("xid") if event.kind == "xid" else None
+        if not isinstance(code, int):
+            return
+        nm = self._memory(node)
+        bound = next(iter(nm.rules[EVENT]), None)
+        if bound is None:
+            return
+        if node.facts is not nm.facts:  # facts map PCI ids to GPUs; they may be newer than any sample
+            self._facts_arrived(node, nm, now)
+        seen = nm.rule_state.setdefault("xids_seen", {})  # insertion-ordered set
+        once = (round(event.time, 3), code, event.data.get("pci"))
+        if once in seen:
+            return
+        seen[once] = None
+        if len(seen) > _XIDS_REMEMBERED:
+            del seen[next(iter(seen))]
+        gpu = event.gpu if event.gpu is not None else self._gpu_by_pci(nm, event.data.get("pci"))
+        history = nm.rule_state.setdefault("xid_history", {}).setdefault(gpu, [])
+        history.append((event.time, code))
+        check, rule_id, p, timing, rule = bound
+        conditions = nm.conditions_of(gpu)
+        cond = conditions.get(rule_id)
+        if cond is None:
+            cond = conditions[rule_id] = Condition()
+        if cond.started is None or event.time < cond.started:
+            cond.started = event.time  # the alert dates from the first XID, not its arrival
+        self._advance(node, nm, rule, timing, gpu, cond, check(history, p), now)
+
+    def tick(self, fleet: FleetState, now: float) -> None:
+        for node in fleet:
+            nm = self._memory(node)
+            if node.facts is not nm.facts:
+                self._facts_arrived(node, nm, now)
+            for check, _, p, timing, rule in nm.rules[STATUS]:
+                self._judge(node, nm, rule, timing, None, check(node, nm, now, p), now)
+        if self._fleet_dirty:
+            self._fleet_dirty = False
+            self._judge_fleet(fleet, now)
+
+    # -- operator actions --------------------------------------------------------------------
+
+    def acknowledge(self, node: NodeState, rule_id: str, gpu: int | None, now: float) -> None:
+        """Close an alert by hand (how an XID or an uncorrectable-ECC alert is retired).
+        A condition that still holds raises it again after its usual minimum duration."""
+        nm = self._memory(node)
+        if rule_id == "xid":
+            nm.rule_state.get("xid_history", {}).pop(gpu, None)
+        self._close(node, nm, rule_id, gpu, now, "acknowledged")
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _memory(self, node: NodeState) -> NodeMemory:
+        nm = self.nodes.get(node.name)
+        if nm is None:
+            groups = self.settings.groups_of(node.name)
+            params = self.settings.params(groups)
+            fast: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
+            slow: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
+            for rule in self.settings.rules.values():
+                p = params[rule.id]
+                if p["enabled"]:
+                    (slow if rule.slow else fast)[rule.scope].append((rule.check, rule.id, p, Timing.from_params(p), rule))
+            nm = self.nodes[node.name] = NodeMemory(node.name, groups, fast, slow, self.window_s is not None)
+            nm.history = node.history
+        return nm
+
+    def _facts_arrived(self, node: NodeState, nm: NodeMemory, now: float) -> None:
+        old, new = nm.facts, node.facts
+        nm.facts = new
+        nm.gpu_facts = {f.index: f for f in new.gpus} if new is not None else {}
+        for index, gm in nm.gpus.items():
+            gm.facts = nm.gpu_facts.get(index)
+        if old is not None and new is not None and old.boot_time and new.boot_time:
+            if abs(old.boot_time - new.boot_time) > _NEW_BOOT_S:
+                self._new_boot(node, nm, now)
+        for check, _, p, timing, rule in nm.rules[FACTS]:
+            for f in nm.gpu_facts.values():
+                self._judge(node, nm, rule, timing, f.index, check(f, p), now)
+        self._fleet_dirty = True
+
+    def _new_boot(self, node: NodeState, nm: NodeMemory, now: float) -> None:
+        for gpu in [None, *nm.gpus]:
+            if "xid" in nm.conditions_of(gpu):
+                self._close(node, nm, "xid", gpu, now, "new boot")
+        nm.rule_state.pop("xid_history", None)
+
+    def _judge_fleet(self, fleet: FleetState, now: float) -> None:
+        groups: dict[str | None, list] = {}
+        for node in fleet:
+            if node.facts is not None:
+                for group in self._memory(node).groups or (None,):
+                    groups.setdefault(group, []).append((node.name, node.facts))
+        params = self.settings.params()
+        for rule in self.settings.rules.values():
+            if rule.scope != FLEET:
+                continue
+            for name, answer in rule.check(groups, params[rule.id]).items():
+                nm = self.nodes[name]
+                bound = next((b for b in nm.rules[FLEET] if b[4] is rule), None)  # enabled here?
+                if bound is not None:
+                    self._judge(fleet.nodes[name], nm, rule, bound[3], None, answer, now)
+
+    def _judge(self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, answer: Any, now: float) -> None:
+        if answer is None:
+            return
+        conditions = nm.conditions_of(gpu)
+        cond = conditions.get(rule.id)
+        if cond is None:
+            if (answer is CLEAR or answer is HOLD) and not nm.window:
+                return
+            cond = conditions[rule.id] = Condition()
+        self._advance(node, nm, rule, timing, gpu, cond, answer, now)
+
+    def _advance(
+        self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, cond: Condition, answer: Any, now: float
+    ) -> None:
+        first_seen = nm.first_seen if nm.first_seen is not None else now
+        step = advance(cond, answer, now, timing, first_seen, nm.window)
+        if step is None:
+            return
+        if step is DROP:
+            del nm.conditions_of(gpu)[rule.id]
+            return
+        if step is CLOSE:
+            self._close(node, nm, rule.id, gpu, now, "cleared")
+            return
+        key = (rule.id, gpu)
+        alert = node.alerts.get(key)
+        since = cond.started if alert is None else alert.since
+        message = self._message(answer, cond, timing, since, now)
+        if step is OPEN:
+            node.alerts[key] = Alert(rule.id, cond.severity, message, since, gpu, dict(answer.evidence))
+            node.add(TimelineEntry(now, "alert-opened", message, cond.severity, gpu, rule.id))
+            return
+        if step is CHANGE:
+            node.add(TimelineEntry(now, "alert-changed", f"{alert.severity} → {cond.severity}: {message}", cond.severity, gpu, rule.id))
+            alert.severity = cond.severity
+        alert.message = message
+        alert.evidence = dict(answer.evidence)
+
+    def _message(self, f: Finding, cond: Condition, timing: Timing, since: float, now: float) -> str:
+        text = f.what
+        if f.lasting and now - since >= 1:
+            text += f" for {fmt.duration(now - since)}"
+        if f.detail:
+            text += f"; {f.detail}"
+        if cond.provisional:
+            text += f" (seen throughout the {self.window_s:g} s snapshot; the rule normally needs {timing.needs(RANK[cond.severity])})"
+        if f.action:
+            text += f" — {f.action}"
+        return text
+
+    def _close(self, node: NodeState, nm: NodeMemory, rule_id: str, gpu: int | None, now: float, reason: str) -> None:
+        nm.conditions_of(gpu).pop(rule_id, None)
+        alert = node.alerts.pop((rule_id, gpu), None)
+        if alert is not None:
+            node.add(
+                TimelineEntry(now, "alert-closed", f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}", "info", gpu, rule_id)
+            )
+
+    @staticmethod
+    def _gpu_by_pci(nm: NodeMemory, pci: str | None) -> int | None:
+        wanted = pci_key(pci) if pci else None
+        if wanted is None:
+            return None
+        return next((f.index for f in nm.gpu_facts.values() if pci_key(f.bus_id) == wanted), None)

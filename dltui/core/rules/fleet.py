@@ -1,0 +1,78 @@
+"""Fleet rules: nodes that should match but do not ("lock your versions").
+
+Versions are compared within each configured group, and among the nodes in no group; GPU
+models only within configured groups (an unconfigured fleet may mix node types on purpose).
+The alert lands on every node that differs from the most common value.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+from ..models import NodeFacts
+from .base import CLEAR, FLEET, Finding, Rule
+
+# group name (None: the nodes in no group) -> [(node name, its facts)]
+Groups = dict[str | None, list[tuple[str, NodeFacts]]]
+
+
+def _where(group: str | None) -> str:
+    return "the fleet's" if group is None else f"group {group}'s"
+
+
+def _version_drift(label: str, read: Callable[[NodeFacts], str | None]):
+    def check(groups: Groups, p: dict) -> dict:
+        out: dict = {}
+        for group, members in groups.items():
+            known = {name: read(facts) for name, facts in members if read(facts)}
+            counts = Counter(known.values())
+            reference, count = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=(None, 0))
+            for name, value in known.items():
+                if value == reference:
+                    out.setdefault(name, CLEAR)  # a node in two groups keeps any finding
+                    continue
+                out[name] = Finding(
+                    "warning",
+                    f"{label} {value} differs from {_where(group)} {reference} (on {count} of {len(known)} nodes)",
+                    "lock versions across nodes that run the same jobs; a reboot may have picked up an upgrade",
+                    evidence={"value": value, "reference": reference},
+                    lasting=False,
+                    immediate=True,
+                )
+        return out
+
+    return check
+
+
+def gpu_model_mixed(groups: Groups, p: dict) -> dict:
+    out: dict = {}
+    for group, members in groups.items():
+        if group is None:
+            continue
+        models = {name: {g.name for g in facts.gpus if g.name} for name, facts in members}
+        models = {name: found for name, found in models.items() if found}
+        counts = Counter(model for found in models.values() for model in found)
+        reference, count = max(counts.items(), key=lambda kv: (kv[1], kv[0]), default=(None, 0))
+        for name, found in models.items():
+            odd = sorted(found - {reference})
+            if not odd:
+                out.setdefault(name, CLEAR)
+                continue
+            out[name] = Finding(
+                "warning",
+                f"GPU model {', '.join(odd)} differs from {_where(group)} {reference} (on {count} of {len(models)} nodes)",
+                "jobs sized for one model will run unevenly: move the node to its own group or swap the card",
+                evidence={"models": sorted(found), "reference": reference},
+                lasting=False,
+                immediate=True,
+            )
+    return out
+
+
+RULES = (
+    Rule("driver_version_drift", FLEET, _version_drift("driver", lambda f: f.driver_version), {}, "NVIDIA driver differs within a group"),
+    Rule("cuda_version_drift", FLEET, _version_drift("CUDA", lambda f: f.cuda_version), {}, "CUDA version differs within a group"),
+    Rule("kernel_version_drift", FLEET, _version_drift("kernel", lambda f: f.kernel), {}, "Linux kernel differs within a group"),
+    Rule("gpu_model_mixed", FLEET, gpu_model_mixed, {}, "GPU models differ within a configured group"),
+)

@@ -1,0 +1,251 @@
+"""Hardware health rules (notes/anomalies.md §3): XIDs, ECC, row remapping, PCIe, lost GPUs.
+
+Counters alert on their rise between readings, never on lifetime values (a GPU with three
+corrected errors from 2019 is not failing today); lifetime counts are shown as info.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from dltui.probe.xid import describe
+
+from ..models import GpuFacts, GpuSample, Sample
+from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, delta
+from .condition import RANK
+from .memory import GpuMemory, NodeMemory
+
+_RESEAT = "power-cycle the node; check riser, seating and PSU; look for XID 79 in the timeline"
+
+
+def xid(history: list[tuple[float, int]], p: dict) -> Finding:
+    """The alert for the XIDs of one GPU since the alert opened: the worst one rates it."""
+    latest = history[-1][1]
+    worst = max((code for _, code in history), key=lambda code: RANK[describe(code).severity])
+    what = f"XID {latest}: {describe(latest).meaning}"
+    if len(history) > 1:
+        codes = ", ".join(str(code) for _, code in history[-8:])
+        what += f" ({len(history)} XIDs so far: {codes})"
+    return Finding(
+        describe(worst).severity,
+        what,
+        describe(worst).action,
+        evidence={"xids": [code for _, code in history]},
+        lasting=False,
+        immediate=True,
+    )
+
+
+def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    now = g.ecc_uncorrected_volatile
+    if now is None:
+        return None
+    if now == 0:
+        return CLEAR  # volatile counts restart at 0 after a GPU reset or driver reload
+    prev = mem.prev
+    rise = delta(now, prev.ecc_uncorrected_volatile) if prev is not None else None
+    if not rise:
+        return HOLD
+    return Finding(
+        "critical",
+        f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime {g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
+        "drain the node, reset the GPU and run diagnostics (dcgmi diag -r 3)",
+        evidence={"rise": rise, "ecc_uncorrected_volatile": now},
+        lasting=False,
+        immediate=True,
+    )
+
+
+def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    now = g.ecc_corrected_volatile
+    if now is None:
+        return None
+    prev = mem.prev
+    rise = delta(now, prev.ecc_corrected_volatile) if prev is not None else None
+    state = mem.rule_state
+    window = state.get("ecc_rises")
+    if rise:
+        if window is None:
+            window = state["ecc_rises"] = deque()
+        window.append((mem.now, rise))
+    if not window:
+        return CLEAR
+    while window and mem.now - window[0][0] > 3600:
+        window.popleft()
+    total = sum(r for _, r in window)
+    if total <= p["per_hour"]:
+        return CLEAR
+    return Finding(
+        "warning",
+        f"{total} corrected ECC errors in the last hour (more than {p['per_hour']:g})",
+        "watch for row remaps and uncorrectable errors; plan diagnostics",
+        evidence={"corrected_last_hour": total},
+    )
+
+
+def ecc_lifetime(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    corrected, uncorrected = g.ecc_corrected_aggregate, g.ecc_uncorrected_aggregate
+    if corrected is None and uncorrected is None:
+        return None
+    if not corrected and not uncorrected:
+        return CLEAR
+    counts = f"{corrected if corrected is not None else 'n/a'} corrected, {uncorrected if uncorrected is not None else 'n/a'} uncorrected"
+    return Finding(
+        "info",
+        f"lifetime ECC counts: {counts} (aggregate, kept across resets)",
+        "history, not a current fault: alerts follow new errors",
+        evidence={"ecc_corrected_aggregate": corrected, "ecc_uncorrected_aggregate": uncorrected},
+    )
+
+
+def row_remap_pending(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    remap, retire = g.remapped_rows_pending, g.retired_pages_pending
+    if remap is None and retire is None:
+        return None
+    if not remap and not retire:
+        return CLEAR
+    what = "row remap pending" if remap else "page retirement pending"
+    return Finding("warning", what, "reset the GPU to apply it (drain the node first)", evidence={"remap": remap, "retire": retire})
+
+
+def row_remap_failure(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    failed = g.remapped_rows_failure
+    if failed is None:
+        return None
+    if not failed:
+        return HOLD  # never clears by itself: a failed remap stays a fact about this card
+    return Finding(
+        "critical",
+        "row remapping failed: no spare rows left for a bad memory row",
+        "RMA candidate: drain the node and open a case with the vendor",
+        lasting=False,
+        immediate=True,
+    )
+
+
+def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    f = mem.facts
+    gen, width, util = g.pcie_gen, g.pcie_width, g.utilization_percent
+    top_gen = g.pcie_max_gen or (f.pcie_max_gen if f else None)
+    top_width = g.pcie_max_width or (f.pcie_max_width if f else None)
+    if None in (gen, width, util, top_gen, top_width):
+        return None
+    if util < p["busy_util"]:
+        return HOLD  # links train down at idle: judge under load only
+    if gen >= top_gen and width >= top_width:
+        return CLEAR
+    return Finding(
+        "warning",
+        f"PCIe link at gen {gen} x{width}, below the gen {top_gen} x{top_width} this slot allows, at {util:.0f} % load",
+        "reseat the card or riser; check the slot's BIOS link settings",
+        evidence={"pcie_gen": gen, "pcie_width": width, "pcie_max_gen": top_gen, "pcie_max_width": top_width},
+    )
+
+
+def pcie_replays(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+    now = g.pcie_replay_count
+    if now is None:
+        return None
+    prev = mem.prev
+    rise = delta(now, prev.pcie_replay_count) if prev is not None else None
+    if not rise:
+        return CLEAR
+    return Finding(
+        "warning",
+        f"PCIe replays +{rise} ({now} since reset)",
+        "link errors being retried: reseat the card or riser, check the slot",
+        evidence={"rise": rise, "pcie_replay_count": now},
+        immediate=True,
+    )
+
+
+def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
+    """Every GPU the facts listed or we have seen must stay readable."""
+    state = node.rule_state
+    readable = [g.index for g in sample.gpus if g.error is None]
+    if readable == state.get("gpu_missing_readable") and state.get("gpu_missing_all_there"):
+        return None  # the same GPUs as last time, and they were all there: nothing to judge
+    state["gpu_missing_readable"] = readable
+    seen: set[int] = state.setdefault("gpus_seen", set())
+    seen.update(readable)
+    by_index = {g.index: g for g in sample.gpus}
+    by_uuid = {g.uuid: g for g in sample.gpus if g.uuid}
+    out: dict = {}
+    for index in sorted(seen | set(node.gpu_facts)):
+        f = node.gpu_facts.get(index)
+        g = by_uuid.get(f.uuid) if f is not None and f.uuid and by_uuid else by_index.get(index)
+        if g is not None and not g.error:
+            out[index] = CLEAR
+            continue
+        who = ", ".join(x for x in ((f.name, f.bus_id) if f else ()) if x)
+        what = f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
+        out[index] = Finding("critical", what + (f" ({who})" if who else ""), _RESEAT, evidence={"error": g.error if g else None})
+    expected = p["expected_gpus"]
+    if expected:
+        healthy = sum(1 for g in sample.gpus if not g.error)
+        out[None] = CLEAR if healthy >= expected else Finding(
+            "critical", f"{healthy} of the {expected} expected GPUs are readable", _RESEAT, evidence={"readable": healthy, "expected": expected}
+        )
+    state["gpu_missing_all_there"] = all(answer is CLEAR for answer in out.values())
+    return out
+
+
+def pcie_host_limited(f: GpuFacts, p: dict) -> object:
+    host, gpu = f.pcie_host_max_gen, f.pcie_gpu_max_gen
+    if host is None or gpu is None:
+        return None
+    if host >= gpu:
+        return CLEAR
+    return Finding(
+        "info",
+        f"the slot allows PCIe gen {host}, the GPU could run gen {gpu}",
+        "a slot or BIOS limit, not a fault",
+        evidence={"pcie_host_max_gen": host, "pcie_gpu_max_gen": gpu},
+        lasting=False,
+    )
+
+
+def persistence_off(f: GpuFacts, p: dict) -> object:
+    if f.persistence_mode is None:
+        return None
+    if f.persistence_mode:
+        return CLEAR
+    return Finding(
+        "warning",
+        "persistence mode is off: each nvidia-smi start re-initialises the GPU (~1.5 s at P0)",
+        "enable nvidia-persistenced",
+        lasting=False,
+    )
+
+
+RULES = (
+    Rule("xid", EVENT, xid, {}, "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot"),
+    Rule(
+        "ecc_uncorrectable", GPU, ecc_uncorrectable, {},
+        "a rise in uncorrected volatile ECC errors; clears when volatile is 0 again",
+        slow=True,
+    ),
+    Rule(
+        "ecc_correctable_burst", GPU, ecc_correctable_burst,
+        {"per_hour": 100, "clear_s": 3600},
+        "corrected ECC errors per sliding hour",
+        slow=True,
+    ),
+    Rule("ecc_lifetime", GPU, ecc_lifetime, {}, "non-zero lifetime (aggregate) ECC counts, as info", slow=True),
+    Rule("row_remap_pending", GPU, row_remap_pending, {}, "a row remap or page retirement waits for a GPU reset", slow=True),
+    Rule("row_remap_failure", GPU, row_remap_failure, {}, "row remapping failed (never clears by itself)", slow=True),
+    Rule(
+        "pcie_degraded", GPU, pcie_degraded,
+        {"busy_util": 50, "for_s": 10, "clear_s": 60},
+        "PCIe link below the slot's gen/width under load",
+        slow=True,
+    ),
+    Rule("pcie_host_limited", FACTS, pcie_host_limited, {}, "the slot allows a lower PCIe gen than the GPU (info)"),
+    Rule("pcie_replays", GPU, pcie_replays, {"clear_s": 600}, "a rise in the PCIe replay counter", slow=True),
+    Rule(
+        "gpu_missing", GPUS, gpu_missing,
+        {"expected_gpus": 0, "for_samples": 2},
+        "fewer readable GPUs than listed, seen or expected_gpus (0 = not set)",
+    ),
+    Rule("persistence_off", FACTS, persistence_off, {}, "persistence mode disabled"),
+)

@@ -1,0 +1,99 @@
+"""Rule parameters: each rule's defaults, overridden by the config globally and per node group.
+
+    [rules.gpu_temp_high]               # every node
+    warning = 83
+
+    [groups.training]
+    hosts = ["gpu0*", "gpu1?"]          # fnmatch globs on the node name as given
+    [groups.training.rules.gpu_temp_high]
+    warning = 80
+    [groups.training.rules.persistence_off]
+    enabled = false
+
+A node takes the defaults, then ``[rules.*]``, then every group whose ``hosts`` match its
+name, in the order the groups appear in the file. An unknown rule or parameter, or a value
+of the wrong type, is a config error: a typo must never silently keep a default.
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+from typing import Any, Iterable
+
+from dltui.config import Config, ConfigError
+
+from .base import Rule
+
+ENABLED = "enabled"  # every rule has it
+
+
+class RuleSettings:
+    def __init__(self, rules: Iterable[Rule], cfg: Config | None):
+        self.rules = {r.id: r for r in rules}
+        self._source = (cfg.source if cfg else None) or "config"
+        self.overrides = self._checked_rules((cfg.rules if cfg else {}), "[rules]")
+        self.groups: list[tuple[str, tuple[str, ...], dict[str, dict[str, Any]]]] = []
+        for name, group in (cfg.groups if cfg else {}).items():
+            self.groups.append(self._checked_group(name, group))
+        self._cache: dict[tuple[str, ...], dict[str, dict[str, Any]]] = {}
+
+    def groups_of(self, node: str) -> tuple[str, ...]:
+        low = node.lower()
+        return tuple(name for name, hosts, _ in self.groups if any(fnmatchcase(low, h.lower()) for h in hosts))
+
+    def params(self, groups: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+        """Rule id -> parameters for a node in ``groups`` (shared, do not mutate)."""
+        cached = self._cache.get(groups)
+        if cached is None:
+            cached = {}
+            by_name = {name: rules for name, _, rules in self.groups}
+            for rule_id, rule in self.rules.items():
+                p = {ENABLED: True, **rule.defaults, **self.overrides.get(rule_id, {})}
+                for group in groups:
+                    p.update(by_name[group].get(rule_id, {}))
+                cached[rule_id] = p
+            self._cache[groups] = cached
+        return cached
+
+    def _checked_group(self, name: str, group: Any) -> tuple[str, tuple[str, ...], dict[str, dict[str, Any]]]:
+        where = f"[groups.{name}]"
+        if not isinstance(group, dict):
+            raise ConfigError(f"{self._source}: {where} must be a table")
+        unknown = set(group) - {"hosts", "rules"}
+        if unknown:
+            raise ConfigError(f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: hosts, rules)")
+        hosts = group.get("hosts")
+        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
+            raise ConfigError(f'{self._source}: {where} needs hosts = ["glob", ...]')
+        return name, tuple(hosts), self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]")
+
+    def _checked_rules(self, table: Any, where: str) -> dict[str, dict[str, Any]]:
+        if not isinstance(table, dict):
+            raise ConfigError(f"{self._source}: {where} must be a table")
+        out = {}
+        for rule_id, params in table.items():
+            rule = self.rules.get(rule_id)
+            if rule is None:
+                raise ConfigError(f"{self._source}: {where}: unknown rule {rule_id!r} (known: {', '.join(sorted(self.rules))})")
+            if not isinstance(params, dict):
+                raise ConfigError(f"{self._source}: {where}.{rule_id} must be a table")
+            allowed = {ENABLED: True, **rule.defaults}
+            for key, value in params.items():
+                if key not in allowed:
+                    raise ConfigError(
+                        f"{self._source}: {where}.{rule_id}: unknown parameter {key!r} (known: {', '.join(sorted(allowed))})"
+                    )
+                if not _same_kind(value, allowed[key]):
+                    raise ConfigError(
+                        f"{self._source}: {where}.{rule_id}.{key} = {value!r}: expected {type(allowed[key]).__name__}"
+                    )
+            out[rule_id] = dict(params)
+        return out
+
+
+def _same_kind(value: Any, default: Any) -> bool:
+    if isinstance(default, bool) or isinstance(value, bool):
+        return isinstance(value, bool) and isinstance(default, bool)
+    if isinstance(default, (int, float)):
+        return isinstance(value, (int, float))
+    return isinstance(value, type(default))

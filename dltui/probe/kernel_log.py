@@ -1,0 +1,274 @@
+"""NVIDIA XID lines from the kernel log, read incrementally in a background thread.
+
+Sources, the first that works:
+
+1. the journal: ``journalctl -k -o json --grep 'NVRM: …'``, first over this boot, then only
+   ``--after-cursor`` the last entry seen. Needs root or group systemd-journal/adm/wheel;
+   without them journalctl quietly shows no kernel messages, which is how we notice.
+2. ``/dev/kmsg``, the kernel ring buffer ``dmesg`` prints (readable by root where
+   ``kernel.dmesg_restrict=1``). The open file keeps its position, so each poll reads only
+   the records added since the last one.
+
+Neither readable: one plain note, then silence. Polling runs in a thread every few seconds,
+so a slow journal never delays a sample.
+"""
+
+import collections
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+
+from .problems import describe as describe_error
+from .xid import describe
+
+POLL_S = 5.0
+SOURCE = "kernel log"  # the Problems source name of the one note
+
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+),?\s*(.*)")
+# "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." carries no XID number; it is XID 79.
+_FELL_OFF = re.compile(r"NVRM: GPU (?:at PCI:)?([0-9a-fA-F:.]+): GPU has fallen off the bus")
+_JOURNAL_PATTERN = "NVRM: (Xid|GPU .*fallen off the bus)"
+_PERMISSION_HINT = "not seeing messages from other users and the system"
+
+
+def parse_line(text):
+    """-> (pci, xid, detail) for an XID (or fallen-off-the-bus) line, else None."""
+    match = _XID.search(text)
+    if match:
+        return match.group(1), int(match.group(2)), match.group(3).strip()
+    match = _FELL_OFF.search(text)
+    if match:
+        return match.group(1), 79, "GPU has fallen off the bus"
+    return None
+
+
+def pci_key(text):
+    """``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
+
+    XID lines omit the PCI function, NVML's bus ids carry an 8-digit domain: compare keys.
+    """
+    parts = (text or "").split(".")[0].split(":")
+    if len(parts) == 2:
+        parts = ["0"] + parts
+    if len(parts) != 3:
+        return None
+    try:
+        return tuple(int(p, 16) for p in parts)
+    except ValueError:
+        return None
+
+
+def xid_event(when, pci, xid, detail, gpu):
+    """An event dict shaped like ``NodeEvent``."""
+    info = describe(xid)
+    where = "GPU %d" % gpu if gpu is not None else "PCI %s" % pci
+    return {
+        "time": round(when, 3),
+        "kind": "xid",
+        "message": "XID %d on %s: %s — %s" % (xid, where, info.meaning, info.action),
+        "gpu": gpu,
+        "severity": info.severity,
+        "data": {"xid": xid, "pci": pci, "detail": detail},
+    }
+
+
+class JournalSource:
+    """The kernel messages in the systemd journal, after a remembered cursor."""
+
+    name = "journal"
+
+    def __init__(self, run):
+        self.run = run
+        self.cursor = None
+        self.backfilled = False
+        self.grep = True  # journalctl without PCRE2 (or older than v237) has no --grep
+
+    def open(self):
+        """-> None when usable, else the reason in plain words."""
+        try:
+            entries, stderr = self._journalctl(["-b", "-n", "1"], grep=False)
+        except OSError as exc:
+            return "journalctl: %s" % (exc.strerror or exc)
+        except RuntimeError as exc:
+            return str(exc)
+        if not entries:
+            if _PERMISSION_HINT in stderr:
+                return "journalctl: no permission to read the system journal"
+            return "journalctl: the journal holds no kernel messages for this boot"
+        self.cursor = entries[-1].get("__CURSOR")
+        return None
+
+    def read(self):
+        """New kernel lines as (time, text): the whole boot once, then after the cursor."""
+        where = ["--after-cursor", self.cursor] if self.backfilled and self.cursor else ["-b"]
+        entries, _ = self._journalctl(where, grep=self.grep)
+        self.backfilled = True
+        if entries and entries[-1].get("__CURSOR"):
+            self.cursor = entries[-1]["__CURSOR"]
+        lines = []
+        for entry in entries:
+            text = entry.get("MESSAGE")
+            if isinstance(text, list):  # journald stores non-UTF-8 text as a byte array
+                text = bytes(text).decode("utf-8", "replace")
+            if not isinstance(text, str):
+                continue
+            usec = entry.get("__REALTIME_TIMESTAMP")
+            when = int(usec) / 1e6 if usec else time.time()
+            lines.append((when, text))
+        return lines
+
+    def _journalctl(self, where, grep):
+        argv = ["journalctl", "-k", "-o", "json", "--no-pager"] + where
+        if grep:
+            argv += ["--grep", _JOURNAL_PATTERN]
+        done = self.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            universal_newlines=True,
+            timeout=20,
+            env=dict(os.environ, LC_ALL="C"),
+        )
+        stderr = done.stderr or ""
+        # With --grep, "nothing matched" is exit status 1 with nothing on stderr.
+        if done.returncode not in (0, 1) or (done.returncode == 1 and stderr.strip()):
+            if grep and ("grep" in stderr or "pattern" in stderr):
+                self.grep = False
+                return self._journalctl(where, grep=False)
+            raise RuntimeError("journalctl failed: %s" % (stderr.strip().splitlines() or ["exit %d" % done.returncode])[0])
+        entries = []
+        for line in (done.stdout or "").splitlines():
+            if line.strip():
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    continue
+        return entries, stderr
+
+
+class KmsgSource:
+    """``/dev/kmsg``: one record per read; the open file remembers where we are."""
+
+    name = "dmesg"
+
+    def __init__(self, path="/dev/kmsg"):
+        self.path = path
+        self.fd = None
+
+    def open(self):
+        try:
+            self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            return "%s: %s" % (self.path, exc.strerror or exc)
+        return None
+
+    def read(self):
+        lines = []
+        wall, mono = time.time(), time.monotonic()
+        while True:
+            try:
+                record = os.read(self.fd, 8192)
+            except BlockingIOError:
+                break
+            except BrokenPipeError:  # records were overwritten before we got to them
+                continue
+            if not record:
+                break
+            parsed = parse_kmsg_record(record)
+            if parsed is not None:
+                since_boot_s, text = parsed
+                lines.append((wall - (mono - since_boot_s), text))
+        return lines
+
+    def close(self):
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+
+def parse_kmsg_record(record):
+    """``b"4,812,93112233,-;NVRM: Xid …\\n SUBSYSTEM=pci"`` -> (93.112233, "NVRM: Xid …")."""
+    head, sep, body = record.partition(b";")
+    fields = head.split(b",")
+    if not sep or len(fields) < 3:
+        return None
+    try:
+        since_boot_s = int(fields[2]) / 1e6
+    except ValueError:
+        return None
+    return since_boot_s, body.split(b"\n", 1)[0].decode("utf-8", "replace")
+
+
+class KernelLog:
+    """XID events for the probe: ``events()`` returns those found since the last call.
+
+    The thread starts on the first ``events()`` call; ``set_gpus`` maps PCI ids to indexes.
+    """
+
+    def __init__(self, problems, run=subprocess.run, kmsg_path="/dev/kmsg", poll_s=POLL_S):
+        self.problems = problems
+        self.run = run
+        self.kmsg_path = kmsg_path
+        self.poll_s = poll_s
+        self._found = collections.deque()  # (time, pci, xid, detail), appended by the thread
+        self._note = None
+        self._gpu_by_pci = {}
+        self._stop = threading.Event()
+        self._thread = None
+        self.first_poll = threading.Event()  # set once the first poll is done (or failed)
+
+    def set_gpus(self, gpus):
+        """``gpus``: the facts' GPU dicts (``index``, ``bus_id``)."""
+        self._gpu_by_pci = {pci_key(g.get("bus_id")): g.get("index") for g in gpus if g.get("bus_id")}
+
+    def events(self):
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._poll, name="kernel-log", daemon=True)
+            self._thread.start()
+        note, self._note = self._note, None
+        if note:
+            self.problems.report(SOURCE, note)
+        events = []
+        while self._found:
+            when, pci, xid, detail = self._found.popleft()
+            events.append(xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci))))
+        return events
+
+    def close(self):
+        self._stop.set()
+
+    def _poll(self):
+        source = self._open_source()
+        if source is None:
+            self.first_poll.set()
+            return
+        try:
+            while True:
+                try:
+                    lines = source.read()
+                except Exception as exc:  # noqa: BLE001 - a broken journal must not kill the probe
+                    self._note = "XIDs from the %s: %s" % (source.name, describe_error(exc))
+                    lines = []
+                for when, text in lines:
+                    parsed = parse_line(text)
+                    if parsed is not None:
+                        self._found.append((when,) + parsed)
+                self.first_poll.set()
+                if self._stop.wait(self.poll_s):
+                    return
+        finally:
+            if hasattr(source, "close"):
+                source.close()
+
+    def _open_source(self):
+        reasons = []
+        for source in (JournalSource(self.run), KmsgSource(self.kmsg_path)):
+            reason = source.open()
+            if reason is None:
+                return source
+            reasons.append(reason)
+        self._note = "XIDs are not read from the kernel log (%s): run as root or add the user to group systemd-journal or adm" % "; ".join(reasons)
+        return None

@@ -1,0 +1,177 @@
+"""``dltui replay FILE``: a recording (see ``dltui/record.py``) played back as a transport.
+
+Every recorded call is made again on the sink, spaced as it was recorded (divided by
+``speed``; ``speed=0`` plays as fast as the loop allows). Afterwards the transport idles, so the
+dashboard holds the last state until the operator quits. ``clock`` is the recording's own wall
+clock at the current point of the playback: a ``FleetState`` built with it shows ages, timeline
+times and rule durations as they were, not as the replay happens to run.
+
+A line that cannot be read (cut off, or garbage) is counted and reported as an event to every
+node, like a probe's malformed line; the rest plays on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import math
+import time
+import zlib
+from pathlib import Path
+from typing import Any, BinaryIO, Iterator
+
+from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.record import FORMAT
+
+from .base import Sink
+from .protocol import MALFORMED_REPORT_EVERY
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_HEADER_MAX_BYTES = 65536  # a wrong file (an image, a tarball) is refused without reading it whole
+
+
+class ReplayError(Exception):
+    """The file cannot be replayed at all: missing, unreadable, or not a recording."""
+
+
+class ReplayTransport:
+    def __init__(self, path: str | Path, speed: float = 1.0):
+        if speed < 0:
+            raise ValueError("speed must be 0 (as fast as possible) or positive")
+        self.path = Path(path)
+        self.speed = speed
+        header = _read_header(self.path)
+        self.names: list[str] = header["nodes"]
+        self.started: float = header["started"]
+        self.malformed = 0
+        self.finished = asyncio.Event()  # set once every line has been played
+        self._now = self.started
+        self._playing_since = 0.0  # monotonic time the playback started
+        self._due: float | None = None  # the recorded time of the line being waited for
+
+    def clock(self) -> float:
+        """The recording's wall time at this point of the playback; frozen once it has all played.
+
+        While a line is delivered it is that line's ``t``; while waiting for the next one it
+        runs on at ``speed``, up to that line's ``t``.
+        """
+        if self._due is None:
+            return self._now
+        elapsed = (time.monotonic() - self._playing_since) * self.speed
+        return min(max(self._now, self.started + elapsed), self._due)
+
+    async def run(self, sink: Sink) -> None:
+        self._playing_since = time.monotonic()
+        played = 0
+        for lineno, line in self._lines():
+            if line is None:
+                self._malformed(sink, lineno, b"", "the file ends in the middle of a compressed block")
+                continue
+            try:
+                t, call, args = _parse(line)
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
+                self._malformed(sink, lineno, line, exc)
+                continue
+            await self._wait_until(t)
+            self._now = t  # the sink reads the clock during the call: it must say when it was recorded
+            getattr(sink, call)(*args)
+            played += 1
+        note = f", {self.malformed} unreadable" if self.malformed else ""
+        for name in self.names:
+            sink.on_event(name, NodeEvent(self._now, "replay", f"end of recording ({played} lines{note})"))
+        self.finished.set()
+        await asyncio.get_running_loop().create_future()  # hold the last state until cancelled
+
+    async def _wait_until(self, t: float) -> None:
+        if not self.speed:
+            await asyncio.sleep(0)  # let the dashboard draw between lines
+            return
+        self._due = t
+        try:
+            await asyncio.sleep(max(0.0, self._playing_since + (t - self.started) / self.speed - time.monotonic()))
+        finally:
+            self._due = None
+
+    def _lines(self) -> Iterator[tuple[int, bytes | None]]:
+        """(line number, line) after the header; ``None`` where a gzip file is cut off."""
+        with _open(self.path) as file:
+            file.readline()
+            lineno = 1
+            try:
+                for lineno, line in enumerate(file, start=2):
+                    if line.strip():
+                        yield lineno, line
+            except (EOFError, zlib.error, gzip.BadGzipFile):  # a dashboard killed mid-write
+                yield lineno + 1, None
+
+    def _malformed(self, sink: Sink, lineno: int, line: bytes, why: object) -> None:
+        self.malformed += 1
+        if self.malformed == 1 or self.malformed % MALFORMED_REPORT_EVERY == 0:
+            text = line.decode("utf-8", "replace").strip()
+            shown = text[:80] + ("…" if len(text) > 80 else "")
+            event = NodeEvent(
+                self._now,
+                "replay-error",
+                f"recording line {lineno} is unreadable ({self.malformed} so far): {shown!r} ({why})",
+                severity="warning",
+                data={"count": self.malformed, "line": lineno},
+            )
+            for name in self.names:
+                sink.on_event(name, event)
+
+
+def _parse(line: bytes) -> tuple[float, str, tuple]:
+    """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable."""
+    record = json.loads(line)
+    t, name, kind = float(record["t"]), record["node"], record["kind"]
+    if not math.isfinite(t) or not isinstance(name, str):
+        raise ValueError("no time or node")
+    if kind == "sample":
+        return t, "on_sample", (name, Sample.from_dict(record["sample"]))
+    if kind == "status":
+        return t, "on_status", (name, record["status"], record.get("reason"))
+    if kind == "hello":
+        return t, "on_hello", (name, NodeFacts.from_dict(record["facts"]), record.get("interval_s"))
+    if kind == "event":
+        return t, "on_event", (name, NodeEvent.from_dict(record["event"]))
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def _open(path: Path) -> BinaryIO:
+    """Plain or gzip, told by the first bytes rather than the name."""
+    file = open(path, "rb")
+    if file.read(2) == _GZIP_MAGIC:
+        file.close()
+        return gzip.open(path, "rb")
+    file.seek(0)
+    return file
+
+
+def _read_header(path: Path) -> dict[str, Any]:
+    try:
+        with _open(path) as file:
+            first = file.readline(_HEADER_MAX_BYTES)
+    except FileNotFoundError:
+        raise ReplayError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ReplayError(f"{path}: is a directory, not a recording") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        raise ReplayError(f"{path}: not a dltui recording (a broken gzip file)") from None
+    except OSError as exc:
+        raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        header = json.loads(first)
+    except ValueError:
+        header = None
+    if not isinstance(header, dict) or "dltui_recording" not in header:
+        raise ReplayError(f"{path}: not a dltui recording (no header line)")
+    if header["dltui_recording"] != FORMAT:
+        raise ReplayError(
+            f"{path}: recording format {header['dltui_recording']!r}; this dltui reads format {FORMAT}"
+        )
+    nodes, started = header.get("nodes"), header.get("started")
+    names_ok = isinstance(nodes, list) and all(isinstance(n, str) for n in nodes)
+    if not names_ok or not isinstance(started, (int, float)):
+        raise ReplayError(f"{path}: not a dltui recording (the header line lacks nodes or start time)")
+    return header

@@ -1,0 +1,193 @@
+"""The engine's shared mechanics: minimum duration, hysteresis, severity changes, N/A, the
+snapshot window, and thresholds from the config (globally and per node group)."""
+
+import pytest
+
+from dltui import snapshot
+from dltui.config import Config, ConfigError
+from dltui.core.models import NodeFacts
+from dltui.core.rules import RULES, build_engine
+from dltui.core.rules.base import CLEAR, HOLD, Finding
+from dltui.core.rules.condition import CHANGE, CLOSE, DROP, OPEN, UPDATE, Condition, Timing, advance
+from tests.unit.rules_support import H100_THROTTLED, Rig, busy_gpu, capture
+
+
+def hot(t, temp):
+    """A loaded GPU without a T.Limit margin (core temperature is its only signal)."""
+    return [busy_gpu(0, temperature_c=temp, temperature_margin_c=None)]
+
+
+def test_every_rule_id_is_unique_and_documented():
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids)) == 32
+    assert all(r.doc for r in RULES)
+
+
+def test_the_tracker_opens_after_the_minimum_duration_and_closes_after_the_clear_time():
+    timing = Timing((0.0, 30.0, 30.0), clear_s=60.0)
+    cond, warn = Condition(), Finding("warning", "w")
+    assert advance(cond, warn, 0.0, timing, 0.0, False) is None
+    assert advance(cond, warn, 29.0, timing, 0.0, False) is None
+    assert advance(cond, warn, 30.0, timing, 0.0, False) == OPEN and cond.severity == "warning"
+    assert advance(cond, warn, 31.0, timing, 0.0, False) == UPDATE
+    assert advance(cond, CLEAR, 40.0, timing, 0.0, False) is None
+    assert advance(cond, HOLD, 70.0, timing, 0.0, False) is None  # the band restarts the clear time
+    assert advance(cond, CLEAR, 80.0, timing, 0.0, False) is None
+    assert advance(cond, CLEAR, 140.0, timing, 0.0, False) == CLOSE
+    assert advance(Condition(), CLEAR, 0.0, timing, 0.0, False) == DROP
+
+
+def test_severity_rises_at_once_and_falls_only_after_the_clear_time():
+    timing = Timing((0.0, 0.0, 0.0), clear_s=60.0)
+    cond = Condition()
+    assert advance(cond, Finding("warning", "w"), 0.0, timing, 0.0, False) == OPEN
+    assert advance(cond, Finding("critical", "c"), 1.0, timing, 0.0, False) == CHANGE and cond.severity == "critical"
+    assert advance(cond, Finding("warning", "w"), 2.0, timing, 0.0, False) == UPDATE and cond.severity == "critical"
+    assert advance(cond, Finding("warning", "w"), 62.0, timing, 0.0, False) == CHANGE and cond.severity == "warning"
+
+
+def test_a_temperature_hovering_at_the_threshold_does_not_flap():
+    """84 ↔ 86 °C every 10 s never holds 30 s: no alert. Once open, dips into the hysteresis
+    band (83–85 °C) do not close it: one alert, opened once, never closed."""
+    rig = Rig()
+    rig.run(300, lambda t: hot(t, 86 if int(t) // 10 % 2 else 84))
+    assert rig.alert("gpu_temp_high") is None
+    rig.run(40, lambda t: hot(t, 87))
+    rig.run(300, lambda t: hot(t, 87 if int(t) // 10 % 2 else 83))
+    assert rig.alert("gpu_temp_high").severity == "warning"
+    assert rig.timeline("gpu_temp_high") == [("alert-opened", "warning")]
+    rig.run(70, lambda t: hot(t, 70))
+    assert rig.alert("gpu_temp_high") is None
+    assert rig.timeline("gpu_temp_high") == [("alert-opened", "warning"), ("alert-closed", "info")]
+
+
+def test_not_reported_never_raises_and_never_clears():
+    rig = Rig()
+    rig.run(60, lambda t: hot(t, None))
+    assert rig.alerts() == {}
+    rig.run(40, lambda t: hot(t, 88))
+    assert rig.alert("gpu_temp_high").severity == "warning"
+    rig.run(600, lambda t: hot(t, None))  # the sensor stopped answering: we know nothing new
+    assert rig.alert("gpu_temp_high").severity == "warning"
+
+
+def test_the_alert_text_says_what_since_when_the_evidence_and_the_next_step():
+    rig = Rig()
+    rig.run(36, lambda t: hot(t, 91))
+    alert = rig.alert("gpu_temp_high")
+    assert alert.severity == "critical"
+    assert alert.since == rig.clock.t - 36
+    assert alert.message == (
+        "core 91 °C ≥ 90 °C for 35s; this GPU reports no T.Limit margin, so core temperature is the only"
+        " thermal signal — check airflow, fans and inlet temperature"
+    )
+    assert alert.evidence == {"temperature_c": 91, "threshold_c": 90, "temperature_margin_c": None}
+
+
+def test_a_snapshot_reports_a_condition_held_for_its_whole_window_and_says_so():
+    """The 8×H100 capture with HW slowdown and power brake active: a 3 s snapshot raises both
+    on every GPU although hw_slowdown normally needs 3 s of samples, and exits 2."""
+    facts, gpus = capture(H100_THROTTLED)
+    rig = Rig(window_s=3, facts=facts)
+    rig.run(3, gpus)
+    alerts = rig.alerts()
+    assert sorted(alerts) == sorted((rule, gpu) for gpu in range(8) for rule in ("hw_slowdown", "power_brake"))
+    assert {a.severity for a in alerts.values()} == {"critical"}
+    assert alerts[("hw_slowdown", 5)].message.startswith(
+        "HW slowdown active (0x88: hw_slowdown, hw_power_brake_slowdown) for 2.0s; SM 86 of 1980 MHz, core 32 °C,"
+    )
+    assert "(seen throughout the 3 s snapshot; the rule normally needs 3 s) — external power brake: check PSU" in alerts[("hw_slowdown", 5)].message
+    opened = next(e.message for e in rig.node().timeline if e.rule == "power_brake")
+    assert "(seen throughout the 3 s snapshot; the rule normally needs 2 samples)" in opened
+    assert "snapshot" not in alerts[("power_brake", 0)].message  # by the 2nd sample it was due anyway
+    assert snapshot.exit_code(rig.fleet) == 2
+
+
+def test_a_dashboard_engine_waits_for_the_minimum_duration_on_the_same_samples():
+    facts, gpus = capture(H100_THROTTLED)
+    rig = Rig(facts=facts)
+    rig.run(3, gpus)  # samples at 0, 1, 2 s: power brake (2 samples) yes, HW slowdown (3 s) not yet
+    assert {rule for rule, _ in rig.alerts()} == {"power_brake"}
+    rig.run(1, gpus)
+    assert {rule for rule, _ in rig.alerts()} == {"power_brake", "hw_slowdown"}
+
+
+def test_a_snapshot_does_not_report_what_did_not_last_its_whole_window():
+    rig = Rig(window_s=3)
+    rig.run(3, lambda t: hot(t, 91 if t < 2 else 70))
+    assert rig.alerts() == {}
+    assert rig.timeline("gpu_temp_high") == [("alert-opened", "critical"), ("alert-closed", "info")]
+    late = Rig(window_s=3)
+    late.run(3, lambda t: hot(t, 91 if t >= 1 else 70))
+    assert late.alerts() == {}
+
+
+def test_a_snapshot_reports_a_hot_gpu_with_the_rules_usual_duration():
+    rig = Rig(window_s=3)
+    rig.run(3, lambda t: hot(t, 87))
+    alert = rig.alert("gpu_temp_high")
+    assert alert.severity == "warning"
+    assert "(seen throughout the 3 s snapshot; the rule normally needs 30 s)" in alert.message
+    assert snapshot.exit_code(rig.fleet) == 1
+
+
+def test_thresholds_from_the_config_globally_and_per_group():
+    cfg = Config(
+        rules={"gpu_temp_high": {"warning": 80}},
+        groups={
+            "hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "for_s": 10}}},
+            "quiet": {"hosts": ["gpu2*"], "rules": {"gpu_temp_high": {"enabled": False}}},
+        },
+    )
+    rig = Rig(names=("gpu01", "gpu11", "gpu21"), cfg=cfg)
+    for name in ("gpu01", "gpu11", "gpu21"):
+        rig.clock.t = 1_000_000.0
+        rig.run(15, lambda t: [busy_gpu(0, temperature_c=82)], name=name)
+    assert rig.alert("gpu_temp_high", name="gpu01") is None  # 80 °C after 30 s: not yet
+    assert rig.alert("gpu_temp_high", name="gpu11").message.startswith("core 82 °C ≥ 75 °C for 10s")
+    assert rig.alert("gpu_temp_high", name="gpu21") is None
+    rig.clock.t = 1_000_015.0
+    rig.run(20, lambda t: [busy_gpu(0, temperature_c=82)], name="gpu01")
+    assert rig.alert("gpu_temp_high", name="gpu01").message.startswith("core 82 °C ≥ 80 °C for 30s")
+
+
+@pytest.mark.parametrize(
+    "cfg, words",
+    [
+        (Config(rules={"gpu_tmp_high": {"warning": 80}}), "unknown rule 'gpu_tmp_high'"),
+        (Config(rules={"gpu_temp_high": {"warn": 80}}), "unknown parameter 'warn'"),
+        (Config(rules={"gpu_temp_high": {"warning": "80"}}), "[rules].gpu_temp_high.warning = '80': expected int"),
+        (Config(rules={"gpu_temp_high": {"enabled": 1}}), "expected bool"),
+        (Config(groups={"a": {"rules": {}}}), '[groups.a] needs hosts = ["glob", ...]'),
+        (Config(groups={"a": {"hosts": ["x"], "rule": {}}}), "[groups.a] has unknown keys ['rule']"),
+        (Config(groups={"a": {"hosts": ["x"], "rules": {"nope": {}}}}), "[groups.a.rules]: unknown rule 'nope'"),
+    ],
+)
+def test_a_config_typo_is_an_error_naming_it(cfg, words):
+    with pytest.raises(ConfigError) as err:
+        build_engine(cfg)
+    assert words in str(err.value)
+
+
+def test_a_float_threshold_may_replace_an_integer_default():
+    rig = Rig(cfg=Config(rules={"gpu_temp_high": {"warning": 80.5}}))
+    rig.run(35, lambda t: [busy_gpu(0, temperature_c=81)])
+    assert rig.alert("gpu_temp_high").message.startswith("core 81 °C ≥ 80.5 °C")
+
+
+def test_severity_falls_from_critical_only_after_the_clear_time():
+    rig = Rig()
+    rig.run(15, lambda t: [busy_gpu(0, temperature_margin_c=2)])
+    assert rig.alert("thermal_margin_low").severity == "critical"  # critical needs 10 s
+    rig.run(55, lambda t: [busy_gpu(0, temperature_margin_c=8)])
+    assert rig.alert("thermal_margin_low").severity == "critical"
+    rig.run(10, lambda t: [busy_gpu(0, temperature_margin_c=8)])
+    assert rig.alert("thermal_margin_low").severity == "warning"
+    assert rig.timeline("thermal_margin_low") == [("alert-opened", "critical"), ("alert-changed", "warning")]
+
+
+def test_facts_arriving_later_are_judged_without_a_sample():
+    rig = Rig()
+    rig.hello("gpu01", NodeFacts(hostname="gpu01", gpus=[]))
+    rig.fleet.tick()
+    assert rig.alerts() == {}
