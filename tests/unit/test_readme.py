@@ -23,3 +23,11 @@ def test_every_fact_field_is_documented():
 def test_quick_start_is_the_two_commands():
     quick = README.split("## Quick start", 1)[1].split("##", 1)[0]
     assert "make run" in quick and "make test" in quick
+
+
+def test_every_rule_and_its_parameters_are_documented():
+    from dltui.core.rules import RULES
+
+    missing = [r.id for r in RULES if f"`{r.id}`" not in README]
+    missing += [f"{r.id}.{p}" for r in RULES for p in r.defaults if f"`{p}`" not in README]
+    assert missing == []
