@@ -196,7 +196,9 @@ class FleetState:
         was = node.status
         node.status, node.reason = status, reason
         node.version += 1
-        if status != st.CONNECTING and (was != status or reason):
+        # The timeline gets the change of word; a new reason under the same word (the next
+        # retry time, say) only updates the status line.
+        if status != st.CONNECTING and was != status:
             severity = "critical" if status in st.DOWN else "info"
             text = status if not reason else f"{status}: {reason}"
             node.add(TimelineEntry(self.clock(), "status", text, severity))

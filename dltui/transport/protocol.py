@@ -41,7 +41,7 @@ _BUILDERS = {
     "gpu": GpuSample.from_dict,
 }
 _LISTS = {"disk": "disks", "filesystem": "filesystems", "network": "networks", "gpu": "gpus"}
-MALFORMED_REPORT_EVERY = 100  # the first, then every 100th: visible without flooding
+MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
 class ProtocolError(Exception):
@@ -58,6 +58,7 @@ class ProbeReader:
         self.models: dict[str, Any] = {}
         self.cpu: CpuSample | None = None
         self.malformed = 0
+        self._malformed_reported = 0.0
         self.samples = 0
         self.hello_seen = False
 
@@ -139,7 +140,9 @@ class ProbeReader:
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:
         self.malformed += 1
-        if self.malformed == 1 or self.malformed % MALFORMED_REPORT_EVERY == 0:
+        now = time.monotonic()
+        if self.malformed == 1 or now - self._malformed_reported >= MALFORMED_REPORT_EVERY_S:
+            self._malformed_reported = now
             text = line if isinstance(line, str) else line.decode("utf-8", "replace")
             text = text.strip()
             shown = text[:80] + ("…" if len(text) > 80 else "")

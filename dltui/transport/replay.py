@@ -25,10 +25,11 @@ from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.record import FORMAT
 
 from .base import Sink
-from .protocol import MALFORMED_REPORT_EVERY
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_MAX_BYTES = 65536  # a wrong file (an image, a tarball) is refused without reading it whole
+
+MALFORMED_REPORT_EVERY = 100  # the first, then every 100th: a replay has no clock of its own to pace by
 
 
 class ReplayError(Exception):

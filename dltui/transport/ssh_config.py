@@ -1,0 +1,135 @@
+"""What the SSH config says about a destination, read the way ssh(1) reads it.
+
+asyncssh applies the config itself on every connect; dltui also reads it here because it opens
+jump hosts itself (to share one connection per jump) and checks host keys itself (to tell an
+unknown key from a changed one). The parser is asyncssh's, so both always agree.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from asyncssh.config import SSHClientConfig
+
+from .hostspec import Destination, parse_jumps
+from .ssh_options import SshOptions
+
+DEFAULT_PORT = 22
+MAX_JUMP_DEPTH = 8  # a ProxyJump loop in the config stops here instead of recursing forever
+
+
+class SshConfigError(Exception):
+    """The SSH config cannot be used (unreadable, unparsable, a ProxyJump loop)."""
+
+
+@dataclass(frozen=True)
+class HostSettings:
+    dest: Destination
+    hostname: str
+    port: int
+    user: str
+    proxy_jump: str | None
+    known_hosts_files: tuple[str, ...] | None  # None: checking disabled (UserKnownHostsFile none)
+    identity_files: tuple[str, ...]
+    ciphers: str | None  # the config's Ciphers, when it sets them
+    connect_timeout_s: float
+    keepalive_interval_s: float
+    keepalive_count: int
+
+    @property
+    def address(self) -> str:
+        """``host:port`` for messages."""
+        host = f"[{self.hostname}]" if ":" in self.hostname else self.hostname
+        return f"{host}:{self.port}"
+
+
+class SshConfig:
+    """The SSH config (``-F FILE``, else ``~/.ssh/config``) as ssh(1) reads it.
+
+    Each destination is parsed once and again only when the file changes: the parse walks the
+    whole file, and a fleet of N nodes in one config would otherwise cost N x N line reads on
+    every reconnect wave. (A change in a file pulled in by ``Include`` alone is not noticed.)
+    """
+
+    def __init__(self, options: SshOptions):
+        self.options = options
+        self._parsed: dict[Destination, tuple[tuple, HostSettings]] = {}
+
+    def paths(self) -> list[str]:
+        if self.options.ssh_config:
+            path = os.path.expanduser(self.options.ssh_config)
+            if not os.access(path, os.R_OK):
+                raise SshConfigError(f"cannot read SSH config {self.options.ssh_config}")
+            return [path]
+        default = Path("~", ".ssh", "config").expanduser()
+        return [str(default)] if os.access(default, os.R_OK) else []
+
+    def settings(self, dest: Destination) -> HostSettings:
+        paths = self.paths()
+        stamp = _stamp(paths)
+        cached = self._parsed.get(dest)
+        if cached is None or cached[0] != stamp:
+            cached = self._parsed[dest] = (stamp, self._parse(paths, dest))
+        return cached[1]
+
+    def route(self, dest: Destination) -> tuple[Destination, ...]:
+        """The jump hosts in front of ``dest``, first hop first, as ssh(1) would chain them.
+
+        ``-J`` replaces the destination's own ProxyJump. The first hop is itself reached
+        through *its* ProxyJump, as ``ssh -W`` would; later hops go through the one before.
+        """
+        hops: tuple[Destination, ...] = ()
+        jump = self.options.jump
+        for _ in range(MAX_JUMP_DEPTH):
+            spec = jump if jump is not None else self.settings(dest).proxy_jump
+            if not spec:
+                return hops
+            chain = parse_jumps(spec)
+            hops = chain + hops
+            dest, jump = chain[0], None
+        raise SshConfigError(f"ProxyJump chain longer than {MAX_JUMP_DEPTH} hops (a loop in the SSH config?)")
+
+    def _parse(self, paths: list[str], dest: Destination) -> HostSettings:
+        options = self.options
+        try:
+            cfg = SSHClientConfig.load(
+                None, paths, False, False, False, getpass.getuser(), dest.user or (), dest.host, dest.port or ()
+            )
+        except (OSError, KeyError, ValueError) as exc:  # ConfigParseError is a ValueError
+            raise SshConfigError(f"SSH config: {exc}") from exc
+        user_files = cfg.get("UserKnownHostsFile")
+        if options.known_hosts:
+            known: tuple[str, ...] | None = (options.known_hosts,)
+        elif user_files == []:
+            known = None
+        else:
+            known = tuple(user_files or (str(Path("~", ".ssh", "known_hosts")),))
+            known += tuple(cfg.get("GlobalKnownHostsFile") or ())
+        return HostSettings(
+            dest=dest,
+            hostname=cfg.get("Hostname", dest.host),
+            port=cfg.get("Port", DEFAULT_PORT),
+            user=cfg.get("User") or getpass.getuser(),
+            proxy_jump=cfg.get("ProxyJump"),
+            known_hosts_files=None if known is None else tuple(os.path.expanduser(f) for f in known),
+            identity_files=tuple(os.path.expanduser(f) for f in cfg.get("IdentityFile") or ()),
+            ciphers=cfg.get("Ciphers"),
+            connect_timeout_s=float(cfg.get("ConnectTimeout", options.connect_timeout_s)),
+            keepalive_interval_s=float(cfg.get("ServerAliveInterval", options.keepalive_interval_s)),
+            keepalive_count=int(cfg.get("ServerAliveCountMax", options.keepalive_count)),
+        )
+
+
+def _stamp(paths: list[str]) -> tuple:
+    """What tells a changed config file from the one parsed before."""
+    stamp = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise SshConfigError(f"cannot read SSH config: {exc}") from exc
+        stamp.append((path, st.st_mtime_ns, st.st_size))
+    return tuple(stamp)

@@ -1,0 +1,77 @@
+"""Fixtures for tests against real sshd servers (see ``sshd.py``).
+
+Shared servers are session-scoped and sync; a test that kills a server builds its own lab.
+Every test gets its own client ``$HOME`` (``~/.ssh``) and no SSH agent, so the product's real
+default paths are exercised and no test can change another's known_hosts.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from .sshd import SSHD, SYSTEM_PATH, SshLab
+
+
+def require(condition: bool, what: str) -> None:
+    """CI must have what these tests need: there a gap fails; on a workstation it skips."""
+    if condition:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(what)
+    pytest.skip(what)
+
+
+def build_lab(base: Path, extra_nodes: tuple[str, ...] = ()) -> SshLab:
+    require(os.path.exists(SSHD), f"{SSHD} is missing: install openssh-server")
+    require(os.geteuid() == 0, "real-sshd tests run as root (sshd must switch users and use /run/sshd)")
+    lab = SshLab(base)
+    lab.add_node("jump", jump=True, fake_smi=False)
+    for name in ("gpu01", "gpu02", *extra_nodes):
+        lab.add_node(name)
+    return lab
+
+
+@pytest.fixture(scope="session")
+def shared_lab(tmp_path_factory):
+    """jump + gpu01 + gpu02 (+ nodes with a broken python3) for tests that do not kill servers."""
+    lab = build_lab(tmp_path_factory.mktemp("sshlab"), extra_nodes=("nopython", "garbage"))
+    lab.nodes["nopython"].path = str(lab.nodes["nopython"].bin)  # a PATH with no python3 on it
+    garbage = lab.nodes["garbage"].bin / "python3"
+    garbage.write_text(
+        "#!/bin/sh\n"
+        "# a node whose python3 prints junk before running the real one\n"
+        "echo 'Welcome to gpu-garbage!'\n"
+        "echo '{\"type\": \"sample\", \"time\": 1'\n"
+        "echo '[1, 2, 3]'\n"
+        f"PATH={SYSTEM_PATH} exec python3 \"$@\"\n"
+    )
+    garbage.chmod(0o755)
+    try:
+        yield lab.start()
+    finally:
+        lab.close()
+
+
+@pytest.fixture
+def private_lab(tmp_path):
+    """jump + gpu01 + gpu02 of this test's own: it may kill and restart them."""
+    lab = build_lab(tmp_path / "lab")
+    try:
+        yield lab.start()
+    finally:
+        lab.close()
+
+
+@pytest.fixture
+def use_home(monkeypatch):
+    """Point ``$HOME`` at a client home made by ``SshLab.make_home`` and drop the SSH agent."""
+
+    def use(home: Path) -> Path:
+        monkeypatch.setenv("HOME", str(home))
+        monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+        return home
+
+    return use
