@@ -39,7 +39,7 @@ system-deps:
 	fi
 
 test: $(VENV)/.test-installed system-deps
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 
 screenshots: $(VENV)/.installed
 	$(PY) scripts/screenshots.py

@@ -1,0 +1,214 @@
+"""Dashboard CPU, frame time and memory on the demo fleet, and against glances in the same run.
+
+    python bench/ui_cpu.py [--seconds 10] [--sizes 8,64,256,512]
+
+1. ``dltui demo --nodes N`` (8 GPUs a node, 1 Hz) in tmux at 160x48: the process's CPU per
+   second (utime+stime from /proc before and after the window), CPU per node-sample, and frame
+   time (from ``DLTUI_FRAME_STATS``). Target: 512 nodes under 50 % of one core.
+2. ``dltui`` on this machine and ``glances -t 1`` side by side, both in tmux at 160x48 over the
+   same window. Target: at most 1.0x glances' CPU.
+3. RSS with 2 hours of 1 Hz history for 64 nodes x 8 GPUs (the fleet state filled with 7200 demo
+   samples per node, rules engine and UI modules loaded). Target: at most 300 MB.
+
+Needs tmux. Installs glances from PyPI into bench/results/glances-venv the first time. Prints
+figures and ratios; asserts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+TICKS = os.sysconf("SC_CLK_TCK")
+HISTORY_S = 7200
+RSS_NODES = 64
+
+
+class Terminal:
+    """One 160x48 tmux window on a private server; ``pid`` is the program's own process."""
+
+    def __init__(self, sock: Path, name: str, command: str, env: dict[str, str]):
+        self.base = ["tmux", "-S", str(sock), "-f", "/dev/null"]
+        self.name = name
+        self.env = env
+        self.tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "48", f"exec {command}")
+        self.pid = int(self.tmux("display", "-p", "-t", name, "#{pane_pid}"))
+
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(
+            [*self.base, *args], check=True, capture_output=True, text=True, env=self.env
+        ).stdout.strip()
+
+    def wait_for(self, text: str, limit_s: float = 60.0) -> None:
+        deadline = time.monotonic() + limit_s
+        while text not in self.tmux("capture-pane", "-p", "-t", self.name):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{self.name}: {text!r} never showed")
+            time.sleep(0.1)
+
+    def cpu_s(self) -> float:
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+    def quit(self, keys: str = "q") -> None:
+        self.tmux("send-keys", "-t", self.name, keys)
+        deadline = time.monotonic() + 20
+        while Path(f"/proc/{self.pid}").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+
+def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+    env.update(PYTHONPATH=str(REPO), XDG_CONFIG_HOME=str(tmp), TERM="xterm-256color", **extra)
+    return env
+
+
+def measure(terminals: list[Terminal], seconds: float) -> list[float]:
+    """CPU share of one core for each terminal's process over the same window."""
+    before = [t.cpu_s() for t in terminals]
+    start = time.monotonic()
+    time.sleep(seconds)
+    wall = time.monotonic() - start
+    return [(t.cpu_s() - b) / wall for t, b in zip(terminals, before)]
+
+
+def fleet_sizes(sizes: list[int], seconds: float, tmp: Path) -> None:
+    print(f"1. dltui demo --nodes N (8 GPUs, 1 Hz) in tmux 160x48, {seconds:.0f} s windows")
+    print(
+        f"   {'nodes':>5} {'CPU of one core':>16} {'per node-sample':>16} {'vs 8 nodes':>11}"
+        f" {'frame p50':>10} {'p95':>8} {'max':>8}"
+    )
+    per_sample_8 = None
+    for n in sizes:
+        stats = tmp / f"frames-{n}.json"
+        env = clean_env(tmp, DLTUI_FRAME_STATS=str(stats))
+        t = Terminal(tmp / "sock", f"demo{n}", f"{sys.executable} -m dltui demo --nodes {n}", env)
+        t.wait_for(f"{n} nodes")
+        time.sleep(3)  # past start-up: every node streaming, first frames drawn
+        (share,) = measure([t], seconds)
+        t.quit()
+        frames = json.loads(stats.read_text())
+        per_sample = share / n  # CPU seconds per second / node-samples per second
+        per_sample_8 = per_sample_8 or per_sample
+        print(
+            f"   {n:>5} {share * 100:>15.1f}% {per_sample * 1e6:>13.0f} µs {per_sample / per_sample_8:>10.2f}x"
+            f" {frames.get('p50_ms', 0):>7.1f} ms {frames.get('p95_ms', 0):>5.1f} ms {frames.get('max_ms', 0):>5.1f} ms"
+        )
+        if n == 512:
+            print(
+                f"   512 nodes: {share * 100:.1f} % of one core (target < 50 %: {'met' if share < 0.5 else 'NOT met'})"
+            )
+
+
+def glances_command() -> str:
+    found = shutil.which("glances")
+    if found:
+        return found
+    venv = RESULTS / "glances-venv"
+    if not (venv / "bin" / "glances").exists():
+        print("   installing glances from PyPI into", venv)
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "--quiet", "glances"], check=True)
+    return str(venv / "bin" / "glances")
+
+
+def against_glances(seconds: float, tmp: Path) -> None:
+    glances = glances_command()
+    version = subprocess.run([glances, "--version"], capture_output=True, text=True).stdout.split("\n")[0]
+    print(f"2. this machine: dltui vs {version.strip()} -t 1, both in tmux 160x48 over the same {seconds:.0f} s")
+    env = clean_env(tmp)
+    dltui = Terminal(tmp / "sock", "local", f"{sys.executable} -m dltui", env)
+    other = Terminal(tmp / "sock", "glances", f"{glances} -t 1", env)
+    dltui.wait_for("Memory")
+    other.wait_for("MEM")
+    time.sleep(3)
+    ours, theirs = measure([dltui, other], seconds)
+    dltui.quit()
+    other.quit()
+    ratio = ours / theirs if theirs else float("inf")
+    print(
+        f"   dltui {ours * 100:.1f} % of one core, glances {theirs * 100:.1f} %: ratio {ratio:.2f}x"
+        f" (target <= 1.0x: {'met' if ratio <= 1.0 else 'NOT met'})"
+    )
+
+
+def history_rss() -> None:
+    print(f"3. RSS with {HISTORY_S // 3600} h of 1 Hz history, {RSS_NODES} nodes x 8 GPUs (filling takes a while)")
+    out = subprocess.run(
+        [sys.executable, __file__, "--rss-child"],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    ).stdout
+    r = json.loads(out)
+    print(
+        f"   RSS {r['empty_mb']:.0f} MB with the modules loaded, {r['full_mb']:.0f} MB full"
+        f" (peak {r['peak_mb']:.0f} MB; {r['fill_s']:.0f} s to fill): {r['full_mb'] / 300:.2f}x the 300 MB target"
+        f" ({'met' if r['full_mb'] <= 300 else 'NOT met'})"
+    )
+
+
+def rss_child() -> None:
+    """Runs in its own process so the RSS is the dashboard's alone."""
+    import dltui.ui.app  # noqa: F401  (the UI's modules count: the dashboard loads them)
+    from dltui.config import Config
+    from dltui.core.state import FleetState
+    from dltui.transport.demo import DemoTransport
+
+    def mb(field: str) -> float:
+        line = next(ln for ln in Path("/proc/self/status").read_text().splitlines() if ln.startswith(field))
+        return int(line.split()[1]) / 1024
+
+    demo = DemoTransport(nodes=RSS_NODES, gpus=8, seed=7)
+    fleet = FleetState(demo.names, engine=dltui.ui.app.engine_for(Config()), clock=demo.clock)
+    empty = mb("VmRSS:")
+    start = time.monotonic()
+    demo.step_into(fleet, HISTORY_S)
+    fleet.tick()
+    assert len(fleet.nodes["gpu01"].history.time) == HISTORY_S
+    print(
+        json.dumps(
+            {"empty_mb": empty, "full_mb": mb("VmRSS:"), "peak_mb": mb("VmHWM:"), "fill_s": time.monotonic() - start}
+        )
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="measurement window")
+    parser.add_argument("--sizes", default="8,64,256,512", help="fleet sizes for part 1")
+    parser.add_argument("--rss-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        rss_child()
+        return 0
+    if not shutil.which("tmux"):
+        print("tmux not found: apt-get install tmux")
+        return 2
+    print(
+        f"host: {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, load average {os.getloadavg()[0]:.2f}"
+        " (frame times are wall clock: other load on the machine shows in p95 and max)"
+    )
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            fleet_sizes([int(s) for s in args.sizes.split(",")], args.seconds, Path(tmp))
+            against_glances(3 * args.seconds, Path(tmp))  # a few % of a core: a longer window for resolution
+        finally:
+            subprocess.run(["tmux", "-S", str(Path(tmp) / "sock"), "kill-server"], capture_output=True)
+    history_rss()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The Textual dashboard: ``build_app`` / ``run_dashboard`` in ``app``."""

@@ -1,0 +1,225 @@
+"""The dashboard: transports fill the fleet state; a fixed tick redraws the screen from it.
+
+``build_app`` is the one factory for the command line, the tests and the screenshot script.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.worker import WorkerState
+
+from dltui.config import Config
+from dltui.core.state import FleetState
+from dltui.record import Recorder
+from dltui.transport.base import Sink
+
+from . import commands, levels
+from .fleet_query import SORT_KEYS, FilterError
+from .frame_stats import FrameStats
+from .screens import FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
+
+TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
+
+
+class DltuiApp(App[int]):
+    CSS_PATH = "dltui.tcss"
+    TITLE = "dltui"
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("colon", "command_line", "Command"),
+        Binding("t", "cycle_theme", "Theme"),
+    ]
+
+    def __init__(self, fleet: FleetState, transports: list, cfg: Config, theme_dirs: list[Path]) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
+        self.transports = transports
+        self.cfg = cfg
+        self.thresholds = levels.Thresholds.from_rules(cfg.rules)
+        self.frame_stats = FrameStats.from_env()
+        self._critical: set[tuple] = set()
+        self._fleet_screen: FleetScreen | None = None
+        themes, self.problems = load_themes(theme_dirs)
+        for theme in themes:
+            self.register_theme(theme)
+        self.theme_names = [t.name for t in themes]
+        if cfg.theme in self.available_themes:
+            self.theme = cfg.theme
+        else:
+            self.problems.append(f"theme {cfg.theme!r} not found; using {DEFAULT_THEME}")
+            if DEFAULT_THEME in self.available_themes:
+                self.theme = DEFAULT_THEME
+
+    def on_mount(self) -> None:
+        for problem in self.problems:
+            self.notify(problem, title="Theme", severity="warning", timeout=20)
+        for transport in self.transports:
+            self.run_worker(
+                transport.run(self.sink), name=type(transport).__name__, group="transports", exit_on_error=False
+            )
+        if len(self.fleet) == 1:
+            self.push_screen(NodeScreen(self.fleet, next(iter(self.fleet)).name, self.thresholds, root=True))
+        else:
+            self._fleet_screen = FleetScreen(self.fleet, self.thresholds)
+            self.push_screen(self._fleet_screen)
+        self.set_interval(TICK_S, self.tick)
+
+    def tick(self) -> None:
+        """Redraw the visible data screen from the fleet state; nothing else runs here."""
+        started = time.perf_counter()
+        self.fleet.tick()
+        view = self.data_screen
+        if view is not None:
+            view.update_view(self.fleet.clock())
+        if self.cfg.bell:
+            self._ring_for_new_critical()
+        if self.frame_stats is not None:
+            self.call_after_refresh(self.frame_stats.frame_done, started)
+
+    @property
+    def data_screen(self) -> FleetScreen | NodeScreen | None:
+        """The fleet or node screen on top, or under a prompt or the help."""
+        for screen in reversed(self.screen_stack):
+            if isinstance(screen, (FleetScreen, NodeScreen)):
+                return screen
+        return None
+
+    def _ring_for_new_critical(self) -> None:
+        critical = {(n.name, a.key) for n in self.fleet for a in n.alerts.values() if a.severity == "critical"}
+        if critical - self._critical:
+            self.bell()
+        self._critical = critical
+
+    def on_worker_state_changed(self, event) -> None:
+        if event.state == WorkerState.ERROR:  # a transport bug, not a node's trouble: say it, keep the rest
+            self.notify(
+                f"{event.worker.name} stopped: {event.worker.error}",
+                title="Transport failed",
+                severity="error",
+                timeout=60,
+            )
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def open_node(self, name: str) -> None:
+        self.push_screen(NodeScreen(self.fleet, name, self.thresholds))
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_cycle_theme(self) -> None:
+        names = self.theme_names or [self.theme]
+        current = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(current + 1) % len(names)]
+
+    def action_command_line(self) -> None:
+        self.push_screen(
+            PromptScreen(":", placeholder="sort temp · filter util<5 · theme dltui-light · q"),
+            lambda line: self.execute(line) if line else None,
+        )
+
+    def execute(self, line: str) -> None:
+        """Run a ``:`` command; a mistake is told in a notification, never raised."""
+        try:
+            verb, arg = commands.parse(line)
+            self._execute(verb, arg)
+        except (commands.CommandError, FilterError, ValueError) as exc:
+            self.notify(str(exc), title=f":{line.strip()}", severity="error")
+
+    def _execute(self, verb: str, arg: str) -> None:
+        if verb == "quit":
+            self.exit(0)
+        elif verb == "help":
+            self.action_help()
+        elif verb == "theme":
+            if arg not in self.available_themes:
+                raise ValueError(f"themes: {', '.join(self.theme_names or self.available_themes)}")
+            self.theme = arg
+        elif verb == "node":
+            if arg not in self.fleet.nodes:
+                raise ValueError(f"no node named {arg!r}")
+            self.open_node(arg)
+        else:
+            fleet = self._fleet_screen
+            if fleet is None:
+                raise ValueError(f":{verb} needs the fleet screen (more than one node)")
+            if self.screen is not fleet and isinstance(self.screen, NodeScreen):
+                self.pop_screen()
+            if verb == "sort":
+                fleet.set_sort(arg)
+            elif verb == "filter":
+                fleet.set_filter(arg)
+            else:
+                fleet.action_toggle_compact()
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        yield SystemCommand("Help", "Every key, the filter syntax and the commands", self.action_help)
+        yield SystemCommand("Next theme", "Cycle through the dltui themes", self.action_cycle_theme)
+        if self._fleet_screen is not None:
+            fleet = self._fleet_screen
+            for key in SORT_KEYS:
+                yield SystemCommand(
+                    f"Sort by {key}", f"Order the fleet by {key}", lambda k=key: self._execute("sort", k)
+                )
+            yield SystemCommand("Filter the fleet", "Show only nodes that match (e.g. temp>80)", fleet.action_filter)
+            yield SystemCommand("Clear the filter", "Show every node", lambda: self._execute("filter", ""))
+            yield SystemCommand("Compact view", "Rows or one character per GPU", lambda: self._execute("compact", ""))
+        for node in self.fleet:
+            yield SystemCommand(f"Open {node.name}", "Show this node", lambda n=node.name: self.open_node(n))
+
+
+def engine_for(cfg: Config):
+    try:
+        from dltui.core.rules import build_engine
+    except ImportError:  # no anomaly engine yet: show alerts and timeline as the state holds them
+        return None
+    return build_engine(cfg)
+
+
+def build_app(
+    transports: list,
+    cfg: Config,
+    *,
+    fleet: FleetState | None = None,
+    theme_dirs: list[Path] | None = None,
+    clock: Callable[[], float] | None = None,
+) -> DltuiApp:
+    """The app for the command line (transports), tests and screenshots (a prepared ``fleet``).
+
+    ``clock`` is the fleet's time (a replay's recorded clock); the wall clock by default.
+    """
+    if fleet is None:
+        fleet = FleetState(
+            [name for t in transports for name in t.names], engine=engine_for(cfg), clock=clock or time.time
+        )
+    return DltuiApp(fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()])
+
+
+def run_dashboard(
+    transports: list, cfg: Config, record: str | None = None, clock: Callable[[], float] | None = None
+) -> int:
+    """The dashboard until the operator quits; ``record`` also appends everything to that file
+    (raises ``RecordError`` before the screen opens when it cannot be created)."""
+    app = build_app(transports, cfg, clock=clock)
+    recorder = Recorder.create(app.fleet, record, list(app.fleet.nodes)) if record else None
+    if recorder is not None:
+        app.sink = recorder
+    try:
+        code = app.run()
+    finally:
+        if recorder is not None:
+            recorder.close()
+    if app.frame_stats is not None:
+        app.frame_stats.write()
+    return code or 0

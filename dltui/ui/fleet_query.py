@@ -1,0 +1,154 @@
+"""Which nodes the fleet screen lists, and in which order: the ``/`` filter and the sort keys.
+
+A filter is space-separated terms that must all hold. A term is either ``KEY OP VALUE``
+(``temp>80``, ``util<5``, ``status!=ok``) or plain text matched against the node's name,
+status and reason. A GPU key holds when *any* GPU of the node satisfies it; a value the
+hardware does not report (``n/a``) never matches.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from dltui.core.state import NodeState
+from dltui.core.timeline import severity_rank
+
+from . import levels
+
+Getter = Callable[[NodeState, float], list]
+
+
+def _gpus(attr: str) -> Getter:
+    def get(node: NodeState, now: float) -> list:
+        return [getattr(g, attr) for g in node.sample.gpus] if node.sample else []
+
+    return get
+
+
+def _host(read: Callable) -> Getter:
+    def get(node: NodeState, now: float) -> list:
+        return [read(node.sample)] if node.sample else []
+
+    return get
+
+
+def _memory_used_percent(sample) -> float | None:
+    m = sample.memory
+    if m is None or m.used_bytes is None or not m.total_bytes:
+        return None
+    return 100.0 * m.used_bytes / m.total_bytes
+
+
+KEYS: dict[str, tuple[str, Getter]] = {
+    "name": ("node name", lambda n, now: [n.name]),
+    "status": ("status word: ok, stale, unreachable, …", lambda n, now: [n.status]),
+    "temp": ("GPU core temperature °C", _gpus("temperature_c")),
+    "hbm": ("GPU memory (HBM) temperature °C", _gpus("memory_temperature_c")),
+    "margin": ("GPU T.Limit margin °C", _gpus("temperature_margin_c")),
+    "util": ("GPU utilisation %", _gpus("utilization_percent")),
+    "power": ("GPU power W", _gpus("power_w")),
+    "gpumem": ("GPU memory used %", _gpus("memory_used_percent")),
+    "cpu": ("host CPU %", _host(lambda s: s.cpu.total_percent if s.cpu else None)),
+    "mem": ("host memory used %", _host(_memory_used_percent)),
+    "io": (
+        "I/O pressure (PSI some avg10) %",
+        _host(lambda s: s.pressure.io_some_avg10_percent if s.pressure else None),
+    ),
+    "alerts": ("open alerts", lambda n, now: [len(n.alerts)]),
+    "age": ("seconds since the newest sample", lambda n, now: [n.age(now)]),
+}
+TEXT_KEYS = {"name", "status"}
+_OPS = {">=": operator.ge, "<=": operator.le, "!=": operator.ne, "=": operator.eq, ">": operator.gt, "<": operator.lt}
+_TERM = re.compile(r"^([a-z]+)(>=|<=|!=|==|=|>|<)(.+)$")
+_SPACED_OP = re.compile(r"\s*(>=|<=|!=|==|=|>|<)\s*")
+
+
+class FilterError(ValueError):
+    """A filter that cannot be understood; the message says why and what would work."""
+
+
+@dataclass(frozen=True)
+class Filter:
+    text: str
+    tests: tuple[Callable[[NodeState, float], bool], ...]
+
+    def __call__(self, node: NodeState, now: float) -> bool:
+        return all(test(node, now) for test in self.tests)
+
+
+def parse_filter(text: str) -> Filter:
+    tests = tuple(_term(t) for t in _SPACED_OP.sub(r"\1", text.strip()).split())
+    return Filter(text.strip(), tests)
+
+
+def _term(term: str) -> Callable[[NodeState, float], bool]:
+    m = _TERM.match(term.lower())
+    if not m:
+        needle = term.lower()
+        return lambda node, now: needle in f"{node.name} {node.status} {node.reason or ''}".lower()
+    key, op_text, raw = m.groups()
+    if key not in KEYS:
+        raise FilterError(f"unknown key {key!r}; keys: {', '.join(KEYS)}")
+    op = _OPS["=" if op_text == "==" else op_text]
+    get = KEYS[key][1]
+    if key in TEXT_KEYS:
+        if op not in (operator.eq, operator.ne):
+            raise FilterError(f"{key} takes = or !=, not {op_text}")
+        return lambda node, now: any(op(v.lower(), raw) for v in get(node, now))
+    try:
+        value = float(raw)
+    except ValueError:
+        raise FilterError(f"{key}{op_text}{raw}: {raw!r} is not a number") from None
+    return lambda node, now: any(v is not None and op(v, value) for v in get(node, now))
+
+
+# -- sorting ----------------------------------------------------------------------------------
+
+SORT_KEYS = ("name", "status", "temp", "util", "alerts")
+"""name; status (down first); temp (hottest GPU first); util (least busy GPU first); alerts."""
+
+_LAST = float("inf")
+
+
+def _status_rank(node: NodeState) -> int:
+    return {levels.HOT: 0, levels.WARM: 1}.get(levels.status(node.status), 2)
+
+
+def _max_temp(node: NodeState) -> float:
+    temps = [g.temperature_c for g in node.sample.gpus if g.temperature_c is not None] if node.sample else []
+    return -max(temps) if temps else _LAST
+
+
+def _min_util(node: NodeState) -> float:
+    utils = (
+        [g.utilization_percent for g in node.sample.gpus if g.utilization_percent is not None] if node.sample else []
+    )
+    return min(utils) if utils else _LAST
+
+
+def _alerts(node: NodeState) -> tuple:
+    worst = node.worst_severity()
+    return (-(severity_rank(worst) + 1) if worst else 0, -len(node.alerts))
+
+
+def _natural(name: str) -> tuple:
+    """gpu2 before gpu10."""
+    return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))
+
+
+_SORTS: dict[str, Callable[[NodeState], object]] = {
+    "name": lambda n: (),
+    "status": lambda n: _status_rank(n),
+    "temp": _max_temp,
+    "util": _min_util,
+    "alerts": _alerts,
+}
+
+
+def sort_nodes(nodes: Iterable[NodeState], key: str) -> list[NodeState]:
+    """Sorted by ``key``, ties by name (stable: the transports' order for equal names)."""
+    by = _SORTS[key]
+    return sorted(nodes, key=lambda n: (by(n), _natural(n.name)))

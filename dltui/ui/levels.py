@@ -1,0 +1,105 @@
+"""How alarming a value is: the words every widget maps to a theme colour.
+
+Levels are ``na`` (not reported), ``idle``, ``ok``, ``warm`` and ``hot``; ``STYLE`` maps them
+to theme variables, so every theme colours them. Temperature thresholds
+are the anomaly rules' defaults (notes/anomalies.md), overridden by ``[rules.gpu_temp_high]``
+and ``[rules.thermal_margin_low]`` in the config, so a cell turns red when the rule would fire.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dltui.core import status as st
+
+NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    temp_warning_c: float = 85.0
+    temp_critical_c: float = 90.0
+    margin_warning_c: float = 10.0
+    margin_critical_c: float = 3.0
+    util_idle_percent: float = 5.0
+
+    @classmethod
+    def from_rules(cls, rules: dict[str, dict]) -> "Thresholds":
+        temp = rules.get("gpu_temp_high", {})
+        margin = rules.get("thermal_margin_low", {})
+        d = cls()
+        return cls(
+            temp_warning_c=float(temp.get("warning", d.temp_warning_c)),
+            temp_critical_c=float(temp.get("critical", d.temp_critical_c)),
+            margin_warning_c=float(margin.get("warning", d.margin_warning_c)),
+            margin_critical_c=float(margin.get("critical", d.margin_critical_c)),
+        )
+
+
+DEFAULT = Thresholds()
+
+
+def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DEFAULT) -> str:
+    """The T.Limit margin decides where reported; the core temperature alone never says ``hot``
+    on a GPU with a margin (the rules' model, notes/gpu-telemetry.md §4)."""
+    if core_c is None and margin_c is None:
+        return NA
+    level = OK
+    if core_c is not None and core_c >= t.temp_warning_c:
+        level = HOT if core_c >= t.temp_critical_c and margin_c is None else WARM
+    if margin_c is not None:
+        if margin_c <= t.margin_critical_c:
+            return HOT
+        if margin_c <= t.margin_warning_c:
+            level = WARM
+    return level
+
+
+def utilization(percent: float | None, t: Thresholds = DEFAULT) -> str:
+    if percent is None:
+        return NA
+    return IDLE if percent < t.util_idle_percent else OK
+
+
+def used(percent: float | None, warning: float = 90.0, critical: float = 95.0) -> str:
+    """Fullness of memory, a file system, a disk's busy time."""
+    if percent is None:
+        return NA
+    return HOT if percent >= critical else WARM if percent >= warning else OK
+
+
+def pressure(percent: float | None) -> str:
+    """PSI ``some avg10``: 20 % is where the loader-starvation rule calls I/O the cause."""
+    if percent is None:
+        return NA
+    return HOT if percent >= 40 else WARM if percent >= 20 else OK
+
+
+def status(word: str) -> str:
+    if word == st.OK:
+        return OK
+    if word in st.DOWN:
+        return HOT
+    return WARM
+
+
+def severity(word: str | None) -> str:
+    return {"critical": HOT, "warning": WARM, "info": OK}.get(word or "", NA)
+
+
+STATUS_GLYPH = {OK: "●", WARM: "◐", HOT: "✖"}
+"""A node's status as a shape too (colour-blind safe): ok, stale or reconnecting, down."""
+ALERT_GLYPH = {HOT: "▲", WARM: "△", OK: "i"}
+"""An alert's severity as a shape: critical, warning, info."""
+
+STYLE = {
+    NA: "$foreground-disabled",
+    IDLE: "$foreground-muted",
+    OK: "$text-success",
+    WARM: "$text-warning",
+    HOT: "bold $text-error",
+}
+"""Content style for each level: theme variables only, so every theme colours them."""
+
+UTIL_STYLE = {NA: "$foreground-disabled", IDLE: "$text-primary", OK: ""}
+"""Utilisation: busy is normal and plain; an idle GPU stands out (in blue) without alarming."""

@@ -1,0 +1,130 @@
+"""The node screen: a pane per GPU, the host panes, GPU processes, alerts and the timeline."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer
+
+from dltui.core.state import FleetState, NodeState
+
+from .. import levels
+from ..widgets import (
+    AlertsPane,
+    CpuPane,
+    DiskPane,
+    GpuPane,
+    MemoryPane,
+    NetworkPane,
+    NodeHeader,
+    NoGpuPane,
+    Pane,
+    PressurePane,
+    ProcessesPane,
+    TimelinePane,
+)
+
+NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
+GPU_PANE_MIN_W = 46
+
+
+class NodeScreen(Screen):
+    AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
+    BINDINGS = [
+        Binding("escape", "back", "Fleet"),
+        Binding("down,j", "scroll(1)", "Scroll down", show=False),
+        Binding("up,k", "scroll(-1)", "Scroll up", show=False),
+        Binding("pagedown", "scroll(20)", "Page down", show=False),
+        Binding("pageup", "scroll(-20)", "Page up", show=False),
+    ]
+    DEFAULT_CSS = """
+    NodeScreen #node-panes { height: auto; }
+    NodeScreen #gpus { width: 1fr; height: auto; }
+    NodeScreen #host { width: 62; height: auto; }
+    NodeScreen #node-bottom { height: auto; }
+    NodeScreen #node-bottom > Pane { width: 1fr; }
+    NodeScreen.-narrow #node-panes { layout: vertical; }
+    NodeScreen.-narrow #host { width: 1fr; }
+    NodeScreen.-narrow #node-bottom { layout: vertical; }
+    NodeScreen.-no-gpus #node-panes { layout: vertical; }
+    NodeScreen.-no-gpus #host { width: 1fr; layout: grid; grid-size: 2; grid-rows: auto; }
+    NodeScreen.-narrow.-no-gpus #host { grid-size: 1; }
+    """
+
+    def __init__(self, fleet: FleetState, name: str, thresholds: levels.Thresholds, *, root: bool = False) -> None:
+        super().__init__()
+        self.fleet = fleet
+        self.node_name = name
+        self.thresholds = thresholds
+        self.root = root  # the only node: there is no fleet to go back to
+        self._version = -1
+        self._gpu_indexes: list[int] | None = None
+        self._ready = False
+
+    def compose(self) -> ComposeResult:
+        yield NodeHeader()
+        with VerticalScroll(id="node-body", can_focus=False):
+            yield AlertsPane()
+            with Horizontal(id="node-panes"):
+                yield ItemGrid(id="gpus", min_column_width=GPU_PANE_MIN_W)
+                with Vertical(id="host"):
+                    yield CpuPane()
+                    yield MemoryPane()
+                    yield PressurePane()
+                    yield DiskPane()
+                    yield NetworkPane()
+            with Horizontal(id="node-bottom"):
+                yield ProcessesPane()
+                yield TimelinePane()
+        yield Footer()
+
+    @property
+    def node(self) -> NodeState:
+        return self.fleet.node(self.node_name)
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.update_view(self.fleet.clock())
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < NARROW_BELOW, "-narrow")
+
+    def update_view(self, now: float) -> None:
+        if not self._ready:  # pushed, not composed yet: on_mount draws it
+            return
+        node = self.node
+        self.query_one(NodeHeader).show(node, now)
+        if node.version == self._version:
+            return
+        self._version = node.version
+        self._sync_gpu_panes(node)
+        for pane in self.query(Pane):
+            pane.show(node, now)
+
+    def _sync_gpu_panes(self, node: NodeState) -> None:
+        """One pane per GPU the node reports (a note where it has none)."""
+        if node.sample is not None:
+            indexes = [g.index for g in node.sample.gpus]
+        elif node.facts is not None:
+            indexes = [g.index for g in node.facts.gpus]
+        else:
+            indexes = []
+        if indexes == self._gpu_indexes:
+            return
+        self._gpu_indexes = indexes
+        grid = self.query_one("#gpus", ItemGrid)
+        grid.remove_children()
+        panes = [GpuPane(i, thresholds=self.thresholds) for i in indexes] or [NoGpuPane()]
+        grid.mount_all(panes)
+        self.set_class(not indexes, "-no-gpus")  # the host panes take the room
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        return not (action == "back" and self.root)  # the only node: no fleet to go back to
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
+
+    def action_scroll(self, lines: int) -> None:
+        self.query_one("#node-body", VerticalScroll).scroll_relative(y=lines, animate=False)

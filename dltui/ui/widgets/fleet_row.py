@@ -1,0 +1,248 @@
+"""One node as a line of the fleet table (or a tile of the compact view), as styled Content.
+
+The layout is chosen from the width: every column when it fits, then shorter GPU cells, then
+fewer host columns, so 80 columns still show every node and every GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.content import Content
+
+from dltui.core import format as fmt
+from dltui.core import status as st
+from dltui.core.models import GpuSample, Sample
+from dltui.core.state import NodeState
+from dltui.core.timeline import severity_rank
+
+from .. import levels
+from ..spark import bar
+
+STALE_STYLE = "$foreground-disabled"  # values of a node that is not sending: shown, but greyed
+HEADER_STYLE = "bold $foreground-muted"
+GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
+STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
+NOTE_MIN_W = 16
+
+
+@dataclass(frozen=True)
+class Layout:
+    name_w: int
+    gpus: int
+    gpu_cell: str  # "full", "short" or "tiny"
+    host: bool  # CPU and memory columns
+    io: bool  # disk and network columns
+    note_w: int  # 0: no note column
+
+    @property
+    def width(self) -> int:
+        w = 1 + self.name_w + 1 + STATUS_W + 1 + AGE_W + 2 + self._gpu_w() + 1 + ALERT_W
+        if self.host:
+            w += 2 * (PCT_W + 1)
+        if self.io:
+            w += 2 * (RATE_W + 1)
+        return w + (self.note_w + 1 if self.note_w else 0)
+
+    def _gpu_w(self) -> int:
+        cell = GPU_CELL[self.gpu_cell]
+        return self.gpus * (cell + (cell > 1)) if self.gpus else 6
+
+
+def choose_layout(width: int, name_w: int, gpus: int) -> Layout:
+    # GPU temperatures go last: host columns are dropped before GPU cells shrink to one character.
+    for cell, host, io in (
+        ("full", True, True),
+        ("short", True, True),
+        ("short", True, False),
+        ("short", False, False),
+        ("tiny", True, True),
+        ("tiny", True, False),
+        ("tiny", False, False),
+    ):
+        layout = Layout(name_w, gpus, cell, host, io, 0)
+        if layout.width <= width:
+            spare = width - layout.width - 1
+            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0)
+    return Layout(name_w, gpus, "tiny", False, False, 0)
+
+
+def header(layout: Layout) -> Content:
+    cell = GPU_CELL[layout.gpu_cell]
+    if layout.gpus and cell == 7:
+        gpus = "".join(f"{'GPU' + str(i):>7} " for i in range(layout.gpus))
+    elif layout.gpus and cell == 4:
+        gpus = "".join(f"{i:>4} " for i in range(layout.gpus))
+    else:
+        gpus = "GPUs".ljust(layout._gpu_w() + 1)
+    parts = [" ", "NODE".ljust(layout.name_w + 1), "STATUS".ljust(STATUS_W + 1), "AGE".rjust(AGE_W), "  ", gpus]
+    if layout.host:
+        parts += ["CPU".rjust(PCT_W), " ", "MEM".rjust(PCT_W), " "]
+    if layout.io:
+        parts += ["DISK r/w".rjust(RATE_W), " ", "NET rx/tx".rjust(RATE_W), " "]
+    parts.append("ALRT")
+    if layout.note_w:
+        parts += [" ", "NOTE"]
+    return Content.styled("".join(parts), HEADER_STYLE)
+
+
+def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> Content:
+    s = node.sample
+    live = node.status == st.OK
+    status_level = levels.status(node.status)
+    status = f"{levels.STATUS_GLYPH[status_level]} {node.status}"
+    if len(status) > STATUS_W:
+        status = status[: STATUS_W - 1] + "…"
+    parts: list = [
+        " ",
+        (node.name.ljust(layout.name_w + 1), "bold"),
+        (status.ljust(STATUS_W + 1), levels.STYLE[status_level]),
+        (fmt.age(node.age(now)).rjust(AGE_W), "" if live else STALE_STYLE),
+        "  ",
+    ]
+    parts += _gpu_cells(s, layout, th, live)
+    parts.append(" ")
+    if layout.host:
+        parts += _host(s, live)
+    if layout.io:
+        parts += _io(s, live)
+    parts.append(_alerts(node))
+    if layout.note_w:
+        parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
+    return Content.assemble(*parts)
+
+
+def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
+    """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``: a node in one short cell, one character per GPU."""
+    live = node.status == st.OK
+    level = levels.status(node.status)
+    parts: list = [
+        (node.name.ljust(name_w + 1), "bold"),
+        (levels.STATUS_GLYPH[level] + " ", levels.STYLE[level]),
+    ]
+    cells = node.sample.gpus if node.sample else []
+    for g in cells[:gpus]:
+        parts.append(_tiny(g, th, live))
+    parts.append(" " * (gpus - len(cells[:gpus])) + " ")
+    parts.append(_alerts(node))
+    return Content.assemble(*parts)
+
+
+def tile_width(name_w: int, gpus: int) -> int:
+    return name_w + 1 + 2 + gpus + 1 + ALERT_W
+
+
+# -- cells ------------------------------------------------------------------------------------
+
+
+def _gpu_cells(s: Sample | None, layout: Layout, th: levels.Thresholds, live: bool) -> list:
+    width = layout._gpu_w()
+    if s is None:
+        return [("no data".ljust(width), STALE_STYLE)]
+    if not s.gpus:
+        return [("no GPU".ljust(width), "$foreground-muted")]
+    draw = {"full": _full, "short": _short, "tiny": _tiny}[layout.gpu_cell]
+    sep = " " if layout.gpu_cell != "tiny" else ""
+    parts: list = []
+    for g in s.gpus[: layout.gpus]:
+        parts += [draw(g, th, live), sep]
+    missing = layout.gpus - min(len(s.gpus), layout.gpus)
+    parts.append(" " * (missing * (GPU_CELL[layout.gpu_cell] + len(sep))))
+    return parts
+
+
+def _temp_style(g: GpuSample, th: levels.Thresholds, live: bool, cell: bool = False) -> str:
+    if not live:
+        return STALE_STYLE
+    level = levels.temperature(g.temperature_c, g.temperature_margin_c, th)
+    if level == levels.HOT:
+        return "bold reverse $text-error"  # reversed: hot must not be told by colour alone
+    return levels.STYLE[level] if level != levels.OK or cell else ""
+
+
+def _util_style(g: GpuSample, th: levels.Thresholds, live: bool) -> str:
+    if not live:
+        return STALE_STYLE
+    return levels.UTIL_STYLE[levels.utilization(g.utilization_percent, th)]
+
+
+def _full(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
+    if g.error:
+        return Content.styled("err".rjust(7), "bold reverse $text-error")
+    util = fmt.num(g.utilization_percent).rjust(3)
+    temp = fmt.num(g.temperature_c, 0, "°").rjust(4) if g.temperature_c is not None else " n/a"
+    return Content.assemble((util, _util_style(g, th, live)), (temp, _temp_style(g, th, live)))
+
+
+def _short(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
+    if g.error:
+        return Content.styled(" err", "bold reverse $text-error")
+    temp = fmt.num(g.temperature_c, 0, "°").rjust(3) if g.temperature_c is not None else "n/a"
+    return Content.assemble(
+        (bar(g.utilization_percent) if g.utilization_percent is not None else "?", _util_style(g, th, live)),
+        (temp, _temp_style(g, th, live)),
+    )
+
+
+def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
+    if g.error:
+        return Content.styled("!", "bold reverse $text-error")
+    if live and levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT:
+        return Content.styled("!", "bold reverse $text-error")  # a shape, not only a colour
+    char = bar(g.utilization_percent) if g.utilization_percent is not None else "?"
+    return Content.styled(char, _temp_style(g, th, live, cell=True))
+
+
+def _host(s: Sample | None, live: bool) -> list:
+    cpu = s.cpu.total_percent if s and s.cpu else None
+    mem = None
+    if s and s.memory and s.memory.used_bytes is not None and s.memory.total_bytes:
+        mem = 100.0 * s.memory.used_bytes / s.memory.total_bytes
+    if not live:
+        return [(fmt.pct(cpu).rjust(PCT_W), STALE_STYLE), " ", (fmt.pct(mem).rjust(PCT_W), STALE_STYLE), " "]
+    return [fmt.pct(cpu).rjust(PCT_W), " ", (fmt.pct(mem).rjust(PCT_W), _alarm(levels.used(mem))), " "]
+
+
+def _io(s: Sample | None, live: bool) -> list:
+    style = "" if live else STALE_STYLE
+    if s is None:
+        return [(fmt.NA.rjust(RATE_W), style), " ", (fmt.NA.rjust(RATE_W), style), " "]
+    busy = max((d.busy_percent for d in s.disks if d.busy_percent is not None), default=None)
+    disk = _pair(_total(d.read_bytes_per_s for d in s.disks), _total(d.write_bytes_per_s for d in s.disks))
+    net = _pair(_total(n.rx_bytes_per_s for n in s.networks), _total(n.tx_bytes_per_s for n in s.networks))
+    disk_style = _alarm(levels.used(busy)) if live else STALE_STYLE
+    return [(disk.rjust(RATE_W), disk_style), " ", (net.rjust(RATE_W), style), " "]
+
+
+def _alarm(level: str) -> str:
+    """Colour only what needs a look, so a healthy fleet reads calm."""
+    return levels.STYLE[level] if level in (levels.WARM, levels.HOT) else ""
+
+
+def _total(values) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def _pair(a: float | None, b: float | None) -> str:
+    return f"{fmt.size(a)}/{fmt.size(b)}"
+
+
+def _alerts(node: NodeState) -> Content:
+    """Warnings and criticals: info alerts are shown on the node screen, never as a badge."""
+    counted = [a for a in node.alerts.values() if a.severity in ("warning", "critical")]
+    if not counted:
+        return Content(" " * ALERT_W)
+    level = levels.severity(max((a.severity for a in counted), key=severity_rank))
+    return Content.styled(f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
+
+
+def _note(node: NodeState) -> str:
+    """Why the node needs a look: the transport's reason, else its worst alert."""
+    if node.status != st.OK and node.reason:
+        return node.reason
+    if any(a.severity != "info" for a in node.alerts.values()):
+        worst = max(node.alerts.values(), key=lambda a: severity_rank(a.severity))
+        where = f"GPU{worst.gpu}: " if worst.gpu is not None and "GPU" not in worst.message else ""
+        return where + worst.message
+    return ""

@@ -1,0 +1,256 @@
+"""The fleet: one line per node, or tiles (one character per GPU) in the compact view.
+
+A Line-API widget: only the lines on screen are drawn, each from a cache keyed by the node's
+``version`` and shown age, so a tick with nothing new repaints nothing. Line 0 is the column
+header and stays put while the rows scroll under it.
+"""
+
+from __future__ import annotations
+
+from textual import events
+from textual.binding import Binding
+from textual.content import Content
+from textual.geometry import Region, Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.visual import Visual
+
+from dltui.core import format as fmt
+from dltui.core.state import NodeState
+
+from .. import levels
+from . import fleet_row
+
+COMPACT_LEGEND = (
+    "one character per GPU: height = utilisation, colour = temperature, reversed = hot"
+    " · ● ok ◐ stale ✖ down · ▲ critical △ warning"
+)
+
+
+class FleetTable(ScrollView, can_focus=True):
+    """Nodes in the order the screen gives; Enter (or a double click) opens one."""
+
+    DEFAULT_CSS = """
+    FleetTable {
+        height: 1fr;
+        background: $surface;
+        scrollbar-gutter: stable;
+    }
+    FleetTable > .fleet-table--cursor {
+        background: $primary 30%;
+    }
+    """
+    COMPONENT_CLASSES = {"fleet-table--cursor"}
+    BINDINGS = [
+        Binding("down,j", "move(1)", "Down", show=False),
+        Binding("up,k", "move(-1)", "Up", show=False),
+        Binding("right,l", "move_across(1)", "Right", show=False),
+        Binding("left,h", "move_across(-1)", "Left", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("home,g", "jump(0)", "First", show=False),
+        Binding("end,G", "jump(-1)", "Last", show=False),
+        Binding("enter", "open", "Open node"),
+    ]
+
+    compact: reactive[bool] = reactive(False)
+    """Tiles instead of rows: for fleets taller than the screen."""
+
+    class Opened(Message):
+        """The operator asked to see one node."""
+
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.name = name
+
+    def __init__(self, thresholds: levels.Thresholds, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.thresholds = thresholds
+        self.nodes: list[NodeState] = []
+        self.cursor = 0
+        self.now = 0.0
+        self._name_w = 4
+        self._gpus = 0
+        self._layout: fleet_row.Layout | None = None
+        self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
+        self._strips: dict[tuple, Strip] = {}
+        self._cells: dict[str, tuple[tuple, Content]] = {}
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
+
+    # -- data in ------------------------------------------------------------------------------
+
+    def show(self, nodes: list[NodeState], now: float) -> None:
+        """Called on every tick with the nodes to list: repaints only the lines that changed."""
+        self.now = now
+        selected = self.selected
+        if [n.name for n in nodes] != [n.name for n in self.nodes]:
+            self.nodes = nodes
+            self._name_w = max((len(n.name) for n in nodes), default=4)
+            self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
+            names = [n.name for n in nodes]
+            self.cursor = (
+                names.index(selected.name)
+                if selected and selected.name in names
+                else min(self.cursor, max(0, len(nodes) - 1))
+            )
+            self._relayout()
+            return
+        gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
+        if gpus != self._gpus:
+            self._gpus = gpus
+            self._relayout()
+            return
+        self.nodes = nodes
+        height = self.scrollable_content_region.height
+        for y in range(1, height):
+            if self._keys.get(y) != self._line_key(y):
+                self.refresh(Region(0, y, self.scrollable_content_region.width, 1))
+
+    @property
+    def selected(self) -> NodeState | None:
+        return self.nodes[self.cursor] if 0 <= self.cursor < len(self.nodes) else None
+
+    @property
+    def per_line(self) -> int:
+        if not self.compact:
+            return 1
+        tile = fleet_row.tile_width(self._name_w, self._gpus) + 2
+        return max(1, self.scrollable_content_region.width // tile)
+
+    def watch_compact(self) -> None:
+        self._relayout()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._relayout()
+
+    def _relayout(self) -> None:
+        width = self.scrollable_content_region.width
+        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus)
+        lines = -(-len(self.nodes) // self.per_line)
+        self.virtual_size = Size(width, lines + 1)
+        self._redraw_all()
+        self._scroll_cursor_into_view()
+
+    def _redraw_all(self) -> None:
+        self._strips.clear()
+        self._cells.clear()
+        self._keys.clear()
+        self.refresh()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def _line_nodes(self, y: int) -> list[NodeState]:
+        first = (int(self.scroll_y) + y - 1) * self.per_line
+        return self.nodes[first : first + self.per_line] if first >= 0 else []
+
+    def _line_key(self, y: int) -> tuple:
+        nodes = self._line_nodes(y)
+        cursor = self.selected
+        return tuple((n.name, n.version, fmt.age(n.age(self.now)), n is cursor and self.has_focus) for n in nodes)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        if y == 0:
+            self._keys[y] = ("header", self.compact, width)
+            content = (
+                Content.styled(COMPACT_LEGEND, fleet_row.HEADER_STYLE)
+                if self.compact
+                else fleet_row.header(self._layout)
+            )
+        else:
+            self._keys[y] = self._line_key(y)
+            content = self._content(y)
+        # Keyed by what is drawn, not by node version: a new sample that changes no character
+        # (a GPU busy at 100 % stays █) costs no rendering.
+        strip = self._strips.get((content, width))
+        if strip is None:
+            strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
+            if len(self._strips) > 4096:  # bounded: old frames are never drawn again
+                self._strips.clear()
+            self._strips[(content, width)] = strip
+        return strip
+
+    def _content(self, y: int) -> Content:
+        nodes = self._line_nodes(y)
+        cursor = self.selected
+        parts = []
+        for n in nodes:
+            cell = self._cell(n)
+            if n is cursor:
+                highlight = self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
+                if not self.compact:
+                    cell = cell.pad_right(max(0, self.scrollable_content_region.width - cell.cell_length))
+                cell = cell.stylize_before(highlight)
+            parts.append(cell)
+        return Content.assemble(*parts).simplify()
+
+    def _cell(self, node: NodeState) -> Content:
+        """A node's row or tile, rebuilt only when the node or its shown age changed."""
+        key = (node.version, fmt.age(node.age(self.now)), self.compact, self._layout, self._name_w, self._gpus)
+        cached = self._cells.get(node.name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        if self.compact:
+            cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds).pad_right(2)
+        else:
+            cell = fleet_row.row(node, self.now, self._layout, self.thresholds)
+        self._cells[node.name] = (key, cell)
+        return cell
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def _move_to(self, index: int) -> None:
+        if not self.nodes:
+            return
+        self.cursor = max(0, min(len(self.nodes) - 1, index))
+        self._scroll_cursor_into_view()
+        self.refresh()
+
+    def _scroll_cursor_into_view(self) -> None:
+        line = self.cursor // self.per_line
+        rows = max(1, self.scrollable_content_region.height - 1)
+        if line < self.scroll_y:
+            self.scroll_to(y=line, animate=False)
+        elif line >= self.scroll_y + rows:
+            self.scroll_to(y=line - rows + 1, animate=False)
+
+    def action_move(self, lines: int) -> None:
+        self._move_to(self.cursor + lines * self.per_line)
+
+    def action_move_across(self, step: int) -> None:
+        if self.compact:
+            self._move_to(self.cursor + step)
+
+    def action_page(self, pages: int) -> None:
+        rows = max(1, self.scrollable_content_region.height - 2)
+        self._move_to(self.cursor + pages * rows * self.per_line)
+
+    def action_jump(self, index: int) -> None:
+        self._move_to(index if index >= 0 else len(self.nodes) - 1)
+
+    def action_open(self) -> None:
+        if self.selected is not None:
+            self.post_message(self.Opened(self.selected.name))
+
+    def on_click(self, event: events.Click) -> None:
+        line = int(self.scroll_y) + event.y - 1
+        if event.y < 1 or line < 0:
+            return
+        column = event.x // (fleet_row.tile_width(self._name_w, self._gpus) + 2) if self.compact else 0
+        if column >= self.per_line:
+            return
+        index = line * self.per_line + column
+        if index < len(self.nodes):
+            self._move_to(index)
+            if event.chain >= 2:
+                self.action_open()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()

@@ -1,0 +1,183 @@
+"""One GPU: utilisation, memory, temperature and power with sparklines, then the details an
+operator checks when something is off (clocks, PCIe link, clock-event reasons, ECC)."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from dltui.core import format as fmt
+from dltui.core.models import GpuFacts, GpuSample
+from dltui.core.state import NodeState
+
+from .. import levels
+from .pane import Pane, metric_line, waiting
+
+# Clock-event ("throttle") reasons in plain words, with how much they matter (notes/gpu-telemetry.md §3).
+EVENT_WORDS = {
+    "gpu_idle": ("idle", levels.IDLE),
+    "applications_clocks_setting": ("app clocks", levels.IDLE),
+    "sw_power_cap": ("power cap", levels.OK),
+    "hw_slowdown": ("HW slowdown", levels.HOT),
+    "sync_boost": ("sync boost", levels.IDLE),
+    "sw_thermal_slowdown": ("SW thermal", levels.HOT),
+    "hw_thermal_slowdown": ("HW thermal", levels.HOT),
+    "hw_power_brake_slowdown": ("power brake", levels.HOT),
+    "display_clock_setting": ("display clocks", levels.IDLE),
+    "board_limit": ("board limit", levels.WARM),
+    "reliability": ("reliability", levels.WARM),
+}
+
+
+class GpuPane(Pane):
+    DEFAULT_CSS = """
+    GpuPane {
+        min-width: 44;
+    }
+    """
+
+    def __init__(self, index: int, *, thresholds: levels.Thresholds) -> None:
+        super().__init__(f"GPU{index}", id=f"gpu-{index}", classes="gpu-pane")
+        self.index = index
+        self.thresholds = thresholds
+
+    def draw(self, node: NodeState, now: float) -> Content:
+        g = next((g for g in node.sample.gpus if g.index == self.index), None) if node.sample else None
+        facts = next((f for f in node.facts.gpus if f.index == self.index), None) if node.facts else None
+        name = (g.name if g else None) or (facts.name if facts else None) or ""
+        self.border_title = f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}"
+        if g is None:
+            return waiting(node)
+        if g.error:
+            return Content.styled(g.error, "bold $text-error")
+        width = self.inner_width - 14
+        self.border_subtitle = self.span_label(node, width)
+        return Content("\n").join([*self._metrics(node, g, facts, width), *self._details(g, facts)])
+
+    def _metrics(self, node: NodeState, g: GpuSample, facts: GpuFacts | None, width: int) -> list[Content]:
+        th = self.thresholds
+        key = f"gpu.{self.index}."
+        mem = g.memory_used_percent
+        # The power sparkline's top: the enforced limit, else the board's maximum, else the highest seen.
+        power_high = g.power_limit_w or (facts.power_limit_max_w if facts else None)
+        if not power_high:
+            power_high = max((v for v in node.history.get(key + "power_w") if v is not None), default=1.0)
+        return [
+            metric_line(
+                "util",
+                fmt.pct(g.utilization_percent),
+                levels.utilization(g.utilization_percent, th),
+                self.spark(node, key + "utilization_percent", width, 0, 100, pick=min),
+            ),
+            metric_line(
+                "memory",
+                fmt.pct(mem),
+                levels.OK,  # a full GPU memory is normal: caching allocators hold it on purpose
+                self.spark(node, key + "memory_used_percent", width, 0, 100),
+            ),
+            metric_line(
+                "temp",
+                fmt.num(g.temperature_c, 0, "°C"),
+                levels.temperature(g.temperature_c, g.temperature_margin_c, th),
+                self.spark(node, key + "temperature_c", width, 20, 95),
+            ),
+            metric_line(
+                "power", fmt.num(g.power_w, 0, "W"), levels.OK, self.spark(node, key + "power_w", width, 0, power_high)
+            ),
+        ]
+
+    def _details(self, g: GpuSample, facts: GpuFacts | None) -> list[Content]:
+        th = self.thresholds
+        margin_level = levels.temperature(None, g.temperature_margin_c, th)
+        return [
+            Content.assemble(
+                ("mem ", "$foreground-muted"),
+                f"{fmt.mib(g.memory_used_mib)}/{fmt.mib(g.memory_total_mib)}",
+                ("  HBM ", "$foreground-muted"),
+                fmt.num(g.memory_temperature_c, 0, "°C"),
+                ("  margin ", "$foreground-muted"),
+                (fmt.num(g.temperature_margin_c, 0, "°C"), _alarm(margin_level)),
+            ),
+            Content.assemble(
+                ("SM ", "$foreground-muted"),
+                (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _sag(g)),
+                ("  mem ", "$foreground-muted"),
+                _of(g.memory_clock_mhz, g.memory_clock_max_mhz, "MHz"),
+                ("  P", "$foreground-muted"),
+                fmt.num(g.pstate),
+            ),
+            Content.assemble(
+                ("PCIe ", "$foreground-muted"),
+                (_link(g.pcie_gen, g.pcie_width), _pcie_style(g)),
+                (" (max ", "$foreground-muted"),
+                _link(g.pcie_max_gen, g.pcie_max_width),
+                (")", "$foreground-muted"),
+                ("  fan ", "$foreground-muted"),
+                fmt.pct(g.fan_percent),
+            ),
+            _ecc(g),
+            _events(g),
+        ]
+
+
+def _alarm(level: str) -> str:
+    return levels.STYLE[level] if level in (levels.WARM, levels.HOT) else ""
+
+
+def _of(value: float | None, high: float | None, unit: str) -> str:
+    if value is None:
+        return fmt.NA
+    return f"{fmt.num(value)}/{fmt.num(high)} {unit}"
+
+
+def _sag(g: GpuSample) -> str:
+    """SM clock well under its maximum while busy (the clock_sag rule's 0.85)."""
+    if g.sm_clock_mhz and g.sm_clock_max_mhz and (g.utilization_percent or 0) > 90:
+        if g.sm_clock_mhz < 0.85 * g.sm_clock_max_mhz:
+            return levels.STYLE[levels.WARM]
+    return ""
+
+
+def _link(gen: int | None, width: int | None) -> str:
+    if gen is None and width is None:
+        return fmt.NA
+    return f"gen{fmt.num(gen)} x{fmt.num(width)}"
+
+
+def _pcie_style(g: GpuSample) -> str:
+    """Below the maximum link under load (at idle links drop speed to save power)."""
+    degraded = (g.pcie_gen is not None and g.pcie_max_gen is not None and g.pcie_gen < g.pcie_max_gen) or (
+        g.pcie_width is not None and g.pcie_max_width is not None and g.pcie_width < g.pcie_max_width
+    )
+    return levels.STYLE[levels.WARM] if degraded and (g.utilization_percent or 0) >= 50 else ""
+
+
+def _ecc(g: GpuSample) -> Content:
+    """Volatile counts (since the last reset), lifetime counts, remapped rows."""
+    unc = (g.ecc_uncorrected_volatile or 0) + (g.remapped_rows_uncorrectable or 0)
+    parts: list = [
+        ("ECC corr ", "$foreground-muted"),
+        fmt.num(g.ecc_corrected_volatile),
+        (" unc ", "$foreground-muted"),
+        (fmt.num(g.ecc_uncorrected_volatile), levels.STYLE[levels.HOT] if unc else ""),
+        (" · life ", "$foreground-muted"),
+        f"{fmt.num(g.ecc_corrected_aggregate)}/{fmt.num(g.ecc_uncorrected_aggregate)}",
+        (" · remap ", "$foreground-muted"),
+        f"{fmt.num(g.remapped_rows_correctable)}/{fmt.num(g.remapped_rows_uncorrectable)}",
+    ]
+    if g.remapped_rows_pending or g.retired_pages_pending:
+        parts.append((" reset pending", levels.STYLE[levels.WARM]))
+    if g.remapped_rows_failure:
+        parts.append((" remap FAILED", levels.STYLE[levels.HOT]))
+    return Content.assemble(*parts)
+
+
+def _events(g: GpuSample) -> Content:
+    if g.clock_event_reasons is None:
+        return Content.assemble(("clocks held by ", "$foreground-muted"), fmt.NA)
+    if not g.clock_event_reasons:
+        return Content.assemble(("clocks held by ", "$foreground-muted"), ("nothing", "$text-success"))
+    parts: list = [("clocks held by ", "$foreground-muted")]
+    for i, name in enumerate(g.clock_event_reasons):
+        word, level = EVENT_WORDS.get(name, (name, levels.WARM))
+        parts += [", " if i else "", (word, levels.STYLE[level])]
+    return Content.assemble(*parts)

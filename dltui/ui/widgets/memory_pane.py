@@ -1,0 +1,51 @@
+"""Host memory: used with a sparkline, what the kernel holds for caches, and swap."""
+
+from __future__ import annotations
+
+from textual.content import Content
+
+from dltui.core import format as fmt
+from dltui.core.state import NodeState
+
+from .. import levels
+from .pane import Pane, metric_line, waiting
+
+
+class MemoryPane(Pane):
+    def __init__(self) -> None:
+        super().__init__("Memory", id="memory")
+
+    def draw(self, node: NodeState, now: float) -> Content:
+        m = node.sample.memory if node.sample else None
+        if m is None:
+            return waiting(node)
+        width = self.inner_width - 14
+        self.border_subtitle = self.span_label(node, width)
+        used = 100.0 * m.used_bytes / m.total_bytes if m.used_bytes is not None and m.total_bytes else None
+        if not m.swap_total_bytes:
+            swap = Content.styled("no swap" if m.swap_total_bytes == 0 else "swap n/a", "$foreground-muted")
+        else:
+            swap = Content.assemble(
+                ("swap ", "$foreground-muted"), f"{fmt.size(m.swap_used_bytes)}/{fmt.size(m.swap_total_bytes)}"
+            )
+        return Content("\n").join(
+            [
+                metric_line(
+                    "used", fmt.pct(used), levels.used(used), self.spark(node, "memory.used_percent", width, 0, 100)
+                ),
+                Content.assemble(
+                    f"{fmt.size(m.used_bytes)}/{fmt.size(m.total_bytes)}",
+                    ("  available ", "$foreground-muted"),
+                    fmt.size(m.available_bytes),
+                ),
+                Content.assemble(
+                    ("cache ", "$foreground-muted"),
+                    fmt.size(m.cached_bytes),
+                    ("  buffers ", "$foreground-muted"),
+                    fmt.size(m.buffers_bytes),
+                    ("  shm ", "$foreground-muted"),
+                    fmt.size(m.shmem_bytes),
+                ),
+                swap,
+            ]
+        )

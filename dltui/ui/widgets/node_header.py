@@ -1,0 +1,74 @@
+"""The node screen's top line: which node, its status and reason, sample age, and its facts."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.widgets import Static
+
+from dltui.core import format as fmt
+from dltui.core.state import NodeState
+
+from .. import levels
+
+
+class NodeHeader(Static):
+    DEFAULT_CSS = """
+    NodeHeader {
+        height: auto;
+        max-height: 3;
+        padding: 0 1;
+        background: $panel;
+    }
+    """
+
+    _drawn: Content | None = None
+
+    def show(self, node: NodeState, now: float) -> None:
+        level = levels.status(node.status)
+        status: list = [(f"{levels.STATUS_GLYPH[level]} {node.status}", levels.STYLE[level])]
+        if node.reason:
+            status.append((f": {node.reason}", levels.STYLE[level]))
+        line1 = Content.assemble(
+            (node.name, "bold $text-primary"),
+            "  ",
+            *status,
+            ("  · sample ", "$foreground-muted"),
+            fmt.age(node.age(now)),
+            (" ago", "$foreground-muted"),
+            ("  · every ", "$foreground-muted"),
+            fmt.duration(node.interval_s),
+        )
+        content = Content("\n").join([line1, _facts(node)])
+        if content != self._drawn:  # called on every tick; the age changes once a second
+            self._drawn = content
+            self.update(content)
+
+
+def _facts(node: NodeState) -> Content:
+    f = node.facts
+    if f is None:
+        return Content.styled("facts not known yet", "$foreground-muted")
+    models: dict[str, int] = {}
+    for g in f.gpus:
+        models[g.name or "unknown GPU"] = models.get(g.name or "unknown GPU", 0) + 1
+    gpus = ", ".join(f"{n}× {name.removeprefix('NVIDIA ')}" for name, n in models.items())
+    parts: list = [
+        (f.os or "OS n/a", ""),
+        ("  kernel ", "$foreground-muted"),
+        f.kernel or fmt.NA,
+        ("  · ", "$foreground-muted"),
+        f"{fmt.num(f.cpu_count)} CPUs",
+        ("  · ", "$foreground-muted"),
+        f"{fmt.size(f.memory_total_bytes)} RAM",
+    ]
+    if f.gpu_source:
+        parts += [
+            ("  · driver ", "$foreground-muted"),
+            f.driver_version or fmt.NA,
+            ("  CUDA ", "$foreground-muted"),
+            f.cuda_version or fmt.NA,
+        ]
+        parts += [("  · ", "$foreground-muted"), gpus or "no GPUs"]
+    else:
+        parts += [("  · ", "$foreground-muted"), (f.gpu_note or "no GPUs", "$text-warning")]
+    return Content.assemble(*parts)

@@ -1,0 +1,58 @@
+"""Regenerate ``screenshots/*.svg`` from the seeded demo fleet (``make screenshots``).
+
+Every picture is the demo fleet three simulated minutes in, with the clock frozen, so the files
+change only when the dashboard's look does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from dltui.config import Config
+from dltui.core.state import FleetState
+from dltui.transport.demo import DemoTransport
+from dltui.ui.app import build_app, engine_for
+from dltui.ui.themes import PACKAGED_DIR
+
+OUT = Path(__file__).resolve().parents[1] / "screenshots"
+STEPS = 180
+# name, nodes, theme, terminal size, keys pressed
+SHOTS = (
+    ("fleet", 12, "dltui-dark", (160, 48), ()),
+    ("node-hot-gpu", 12, "dltui-dark", (160, 48), ("j", "enter")),
+    ("node-starved-loader", 12, "dltui-dark", (160, 48), ("j", "j", "enter")),
+    ("fleet-compact-256", 256, "dltui-dark", (160, 48), ()),
+    ("help", 12, "dltui-dark", (160, 48), ("question_mark",)),
+    ("fleet-light", 12, "dltui-light", (160, 48), ()),
+    ("node-high-contrast", 12, "dltui-high-contrast", (160, 48), ("j", "enter")),
+    ("fleet-80x24", 12, "dltui-dark", (80, 24), ()),
+    ("node-200x60", 12, "dltui-dark", (200, 60), ("j", "enter")),
+)
+
+
+async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: tuple[str, ...]) -> Path:
+    cfg = Config(theme=theme)
+    demo = DemoTransport(nodes=nodes, seed=7)
+    fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
+    app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
+    async with app.run_test(size=size) as pilot:
+        demo.step_into(fleet, STEPS)
+        app.tick()
+        await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        path = OUT / f"{name}.svg"
+        path.write_text(app.export_screenshot(title=f"dltui — {name}", simplify=True), encoding="utf-8")
+    return path
+
+
+async def main() -> None:
+    OUT.mkdir(exist_ok=True)
+    for shot in SHOTS:
+        print(await shoot(*shot))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,78 @@
+"""The demo fleet: seeded, stepped by hand, and showing the troubles it promises."""
+
+from dltui.core import status as st
+from dltui.core.state import FleetState
+from dltui.transport.demo import EPOCH, DemoTransport
+
+
+def stepped(steps, nodes=12, seed=7):
+    demo = DemoTransport(nodes=nodes, seed=seed)
+    fleet = FleetState(demo.names, clock=demo.clock)
+    demo.step_into(fleet, steps)
+    return demo, fleet
+
+
+def test_the_same_seed_gives_the_same_fleet_and_times():
+    _, a = stepped(30)
+    _, b = stepped(30)
+    assert a.nodes["gpu02"].sample == b.nodes["gpu02"].sample
+    assert a.nodes["gpu02"].sample.time == EPOCH + 30
+    _, c = stepped(30, seed=8)
+    assert c.nodes["gpu02"].sample != a.nodes["gpu02"].sample
+
+
+def test_a_node_keeps_its_values_when_the_fleet_grows():
+    _, small = stepped(10, nodes=4)
+    _, large = stepped(10, nodes=64)
+    assert small.nodes["gpu03"].sample == large.nodes["gpu03"].sample
+
+
+def test_one_gpu_runs_hot_and_throttles():
+    _, fleet = stepped(180)
+    gpus = fleet.nodes["gpu02"].sample.gpus
+    hot = gpus[3]
+    assert hot.temperature_c == 90.0 and hot.temperature_margin_c == 1.0
+    assert hot.clock_event_reasons == ["hw_slowdown", "sw_thermal_slowdown"]
+    assert hot.sm_clock_mhz == 990.0 and hot.clock_event_sw_thermal_us > 0
+    assert all(
+        g.temperature_c < 80 and not {"sw_thermal_slowdown", "hw_slowdown"} & set(g.clock_event_reasons)
+        for g in gpus
+        if g.index != 3
+    )
+
+
+def test_the_starved_loader_drops_to_zero_every_four_seconds_while_its_disk_is_saturated():
+    demo, fleet = stepped(3)
+    node = fleet.nodes["gpu03"]
+    samples = []
+    for _ in range(8):
+        demo.step_into(fleet)
+        samples += node.sample.gpus[0].utilization_samples_percent
+    zero_starts = [i for i, v in enumerate(samples) if v == 0 and (i == 0 or samples[i - 1] != 0)]
+    assert [b - a for a, b in zip(zero_starts, zero_starts[1:])] == [24]  # 24 x 1/6 s = 4 s
+    assert samples.count(0.0) == 2 * 9  # 1.5 s of zeros per period
+    data_disk = next(d for d in node.sample.disks if d.name == "nvme1n1")
+    assert data_disk.busy_percent == 100.0 and data_disk.read_bytes_per_s > 3e9
+    assert node.sample.pressure.io_some_avg10_percent > 30
+    assert node.sample.tasks.d_state_processes > 0
+
+
+def test_one_node_drops_off_and_comes_back():
+    _, fleet = stepped(200)
+    node = fleet.nodes["gpu04"]
+    assert node.status == st.OK
+    words = [e.message.split(":")[0] for e in node.timeline if e.kind == "status"]
+    assert words == ["ok", "unreachable", "reconnecting", "ok"]
+    assert node.age(fleet.clock()) == 0.0
+    _, during = stepped(180)
+    assert during.nodes["gpu04"].status == st.UNREACHABLE
+    assert during.nodes["gpu04"].age(during.clock()) == 31.0
+
+
+def test_a_node_without_gpus_reports_why():
+    demo = DemoTransport(nodes=1, gpus=0)
+    fleet = FleetState(demo.names, clock=demo.clock)
+    demo.step_into(fleet, 2)
+    node = fleet.nodes["gpu01"]
+    assert node.sample.gpus == [] and node.facts.gpu_note == "no NVIDIA driver found"
+    assert node.facts.gpu_source is None and node.sample.cpu.total_percent is not None
