@@ -1,0 +1,54 @@
+"""A hands-on lab: real OpenSSH servers on loopback — a jump host and GPU nodes behind it —
+and a client home whose ~/.ssh/config reaches them with ProxyJump, as an operator's would.
+
+    sudo python scripts/sshd_lab.py /tmp/lab            # jump, gpu01, gpu02, gpu03 (hot)
+    HOME=/tmp/lab/home dltui gpu01 gpu02 gpu03          # in another terminal
+
+The nodes' GPUs are FAKE: a test-only nvidia-smi on their PATH replays a real 8x H100
+capture; gpu03 reports GPU 0 hot and throttled. Ctrl-C stops every server.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.integration.sshd import SshLab  # noqa: E402
+
+HOT = {
+    "temperature.gpu": "91",
+    "clocks_event_reasons.active": "0x0000000000000088",
+    "clocks_event_reasons.hw_slowdown": "Active",
+    "clocks_event_reasons.hw_power_brake_slowdown": "Active",
+    "clocks.current.sm": "705",
+}
+
+
+def main(base: Path) -> None:
+    base.mkdir(parents=True, exist_ok=False)
+    lab = SshLab(base)
+    lab.add_node("jump", jump=True, fake_smi=False)
+    for name in ("gpu01", "gpu02", "gpu03"):
+        lab.add_node(name).env["FAKE_SMI_GPU_COUNT"] = "8"
+    scenario = base / "hot.jsonl"
+    scenario.write_text(json.dumps({"gpus": {"0": HOT}}) + "\n")
+    lab.nodes["gpu03"].env["FAKE_SMI_SCENARIO"] = str(scenario)
+    lab.start()
+    home = lab.make_home(base / "home")
+    for node in lab.nodes.values():
+        print(f"{node.name}: 127.0.0.1:{node.port} (pid {node.proc.pid})")
+    print(f"\nHOME={home} dltui gpu01 gpu02 gpu03\nCtrl-C to stop.", flush=True)
+    stop = {signal.SIGINT, signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, stop)  # sigwait needs them blocked
+    try:
+        signal.sigwait(stop)
+    finally:
+        lab.close()
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/dltui-lab").resolve())
