@@ -30,9 +30,9 @@ class AlertsPane(Pane):
         if not alerts:
             return Content.styled("no open alerts", "$foreground-muted")
         lines = []
-        for a in alerts:
+        for a, gpus in group_by_rule(alerts):
             level = levels.severity(a.severity)
-            where = f"GPU{a.gpu} " if a.gpu is not None else ""
+            where = gpu_list(gpus)
             lines.append(
                 Content.assemble(
                     (f"{levels.ALERT_GLYPH.get(level, 'i')} {a.severity:<8}", levels.STYLE[level]),
@@ -41,3 +41,21 @@ class AlertsPane(Pane):
                 )
             )
         return Content("\n").join(lines)
+
+
+def group_by_rule(alerts):
+    """One line per (rule, severity): a starved loader or a fleet-wide setting hits every GPU
+    of a node at once, and eight copies of one advice would push the rest off the pane. The
+    first GPU's message (the lowest index) stands for the group."""
+    groups: dict[tuple[str, str], list] = {}
+    for a in alerts:
+        groups.setdefault((a.rule, a.severity), []).append(a)
+    return [(group[0], [a.gpu for a in group if a.gpu is not None]) for group in groups.values()]
+
+
+def gpu_list(gpus: list[int]) -> str:
+    if not gpus:
+        return ""
+    if len(gpus) == 1:
+        return f"GPU{gpus[0]} "
+    return f"GPU{','.join(map(str, gpus))} (GPU{gpus[0]} shown) "
