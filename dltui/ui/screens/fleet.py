@@ -50,7 +50,9 @@ class FleetScreen(Screen):
             self._mode_chosen = True
 
     def update_view(self, now: float) -> None:
-        if not self._ready:  # pushed, not composed yet: on_mount draws it
+        # Pushed but not composed yet (on_mount draws it), or being torn down at exit while
+        # the tick timer still fires: nothing to draw into.
+        if not self._ready or not self.display:
             return
         nodes = list(self.fleet)
         shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes

@@ -92,7 +92,9 @@ class NodeScreen(Screen):
         self.set_class(self.size.width < NARROW_BELOW, "-narrow")
 
     def update_view(self, now: float) -> None:
-        if not self._ready:  # pushed, not composed yet: on_mount draws it
+        # Pushed but not composed yet (on_mount draws it), or being torn down at exit while
+        # the tick timer still fires: nothing to draw into.
+        if not self._ready or not self.display:
             return
         node = self.node
         self.query_one(NodeHeader).show(node, now)
