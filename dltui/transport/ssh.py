@@ -101,7 +101,11 @@ class _Connector:
             raise Failure(st.UNREACHABLE, str(exc)) from exc
         known = policy = None
         if hop.known_hosts_files is not None:
-            known = known_hosts.load(hop.known_hosts_files)
+            try:
+                known = known_hosts.load(hop.known_hosts_files)
+            except (OSError, ValueError) as exc:
+                # Without a readable known_hosts no key can be verified: refuse, say which file.
+                raise Failure(st.HOST_KEY_UNKNOWN, f"cannot read known_hosts: {exc}") from exc
             accept_into = hop.known_hosts_files[0] if self.options.accept_new_host_keys else None
             policy = known_hosts.HostKeyPolicy(known, accept_into)
         client = _Client(policy)
@@ -219,6 +223,8 @@ class _NodeLink:
         except Failure as failure:
             return self._blame(failure, jump)
         except (asyncssh.Error, OSError) as exc:  # opening the session or reading its stream
+            if node is None:
+                return self._blame(Failure(st.UNREACHABLE, f"{self.name}: {exc}"), jump)
             return self._blame(self._lost(describe(exc, node.settings, None)), jump)
         finally:
             if node is not None:

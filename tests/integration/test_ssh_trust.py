@@ -129,3 +129,15 @@ async def test_identity_file_and_user_known_hosts_file_from_the_config_are_used(
         assert s.state.nodes["gpu01"].reason.startswith(
             f"jump jump: host key of [127.0.0.1]:{shared_lab.nodes['jump'].port} is not in {tmp_path}/empty-known-hosts ("
         )
+
+
+async def test_an_unreadable_known_hosts_refuses_plainly_and_the_fleet_keeps_retrying(shared_lab, tmp_path, use_home):
+    home = use_home(shared_lab.make_home(tmp_path))
+    known = home / ".ssh" / "known_hosts"
+    known.unlink()
+    known.mkdir()  # a directory where the file should be: unreadable as known_hosts
+    async with Streaming(["gpu01", "gpu02"]) as s:
+        await s.until(lambda f: all(n.status == st.HOST_KEY_UNKNOWN for n in f), "both nodes refused")
+        reason = s.state.nodes["gpu01"].reason
+    assert reason.startswith("jump jump: cannot read known_hosts: [Errno 21] Is a directory: ")
+    assert "retrying at " in reason
