@@ -201,7 +201,10 @@ class _NodeLink:
         attempt = 0
         while True:
             self.ok_since = None
-            failure = await self._session(sink)
+            try:
+                failure = await self._session(sink)
+            except Exception as exc:  # noqa: BLE001 - a bug here must cost one node, not the fleet
+                failure = Failure(st.PROBE_FAILED, f"internal error in dltui: {type(exc).__name__}: {exc}")
             # backoff restarts only after a session that lasted: a flapping node keeps backing off
             lasted = self.ok_since is not None and time.monotonic() - self.ok_since >= BACKOFF_CAP_S
             attempt = 1 if lasted else attempt + 1
