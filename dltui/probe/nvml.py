@@ -162,8 +162,9 @@ class NvmlCollector:
         """``fn(*args)``; None where the device or driver does not report it. ``older`` (no
         arguments) is used instead when the driver predates ``fn``."""
         nv = self.nv
+        source = "nvml " + fn.__name__  # one source per call: two failing calls are two reports, once each
         try:
-            return fn(*args)
+            value = fn(*args)
         except nv.NVMLError_GpuIsLost:
             raise _GpuGone(GPU_LOST) from None
         except nv.NVMLError_ResetRequired:
@@ -173,8 +174,11 @@ class NvmlCollector:
         except (nv.NVMLError_NotSupported, nv.NVMLError_NotFound, nv.NVMLError_NoPermission):
             return None
         except nv.NVMLError as exc:
-            self.problems.report("nvml", "%s: %s" % (fn.__name__, exc))
+            self.problems.report(source, str(exc))
             return None
+        if source in self.problems.active:
+            self.problems.clear(source)
+        return value
 
     def _field_values(self, handle, ids):
         """{field id: value or None}. Each entry carries its own return code."""

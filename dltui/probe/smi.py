@@ -480,6 +480,7 @@ class SmiCollector:
         self.fact_fields = choose_fields(FACT_QUERY, available)
         names = query_names(self.sample_fields)
         interval_ms = max(int(interval_s * 1000), 100)
+        self._waited = False
         self.loop = SmiLoop(
             [
                 binary,
@@ -531,7 +532,12 @@ class SmiCollector:
             return {}
 
     def sample(self):
-        rows, failure = self.loop.latest(FIRST_ROWS_WAIT_S)
+        # Only the first sample waits for the loop's first rows: a wedged driver keeps
+        # nvidia-smi alive and silent, and must not slow every host sample down with it.
+        rows, failure = self.loop.latest(0 if self._waited else FIRST_ROWS_WAIT_S)
+        self._waited = True
+        if failure is None and not rows:
+            failure = "nvidia-smi is running but has printed nothing (a hung driver?)"
         if failure is not None:
             self.problems.report("nvidia-smi", failure)
             return self._failed_records(rows, failure)

@@ -151,11 +151,17 @@ def test_unexpected_nvml_error_is_none_and_reported_once_fake_nvml(fake, problem
     def unknown(handle):
         raise pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)
 
+    def unknown_too(handle):
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)
+
     monkeypatch.setattr(pynvml, "nvmlDeviceGetPowerUsage", unknown)
+    monkeypatch.setattr(pynvml, "nvmlDeviceGetPerformanceState", unknown_too)
     collector = nvml.NvmlCollector(problems, 1.0)
     assert collector.sample()[0]["power_w"] is None
     collector.sample()
-    assert problems.drain() == [("nvml", "unknown: Unknown Error")]
+    collector.sample()
+    # two calls failing on every GPU and every tick: each reported once, not once per tick
+    assert sorted(problems.drain()) == [("nvml unknown", "Unknown Error"), ("nvml unknown_too", "Unknown Error")]
 
 
 def test_sub_second_utilisation_samples_fake_nvml(fake, problems):

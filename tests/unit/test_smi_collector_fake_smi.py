@@ -226,3 +226,27 @@ def test_loop_that_dies_is_restarted_and_reported_once_fake_smi(
     sample_until(collector, lambda r: len(r) == 8 and r[0]["error"] is not None)  # died again
     assert problems.drain() == [("nvidia-smi", LOST)]
     assert sum("-lms" in call for call in invocations(smi_log)) >= 2
+
+
+def test_a_silent_loop_is_reported_and_only_the_first_sample_waits_for_it_fake_smi(
+    smi_log, collectors, monkeypatch, tmp_path
+):
+    """A wedged driver keeps nvidia-smi alive and silent: the GPUs get a plain error and the
+    host part of every later sample must not wait for rows that never come."""
+    from dltui.probe import smi
+
+    scenario = tmp_path / "hang.jsonl"
+    scenario.write_text('{"hang": true}\n')
+    monkeypatch.setenv("FAKE_SMI_SCENARIO", str(scenario))
+    monkeypatch.setattr(smi, "FIRST_ROWS_WAIT_S", 0.5)
+    problems = Problems()
+    collector = collectors(problems)
+    gpus = collector.facts()["gpus"]
+    waits = []
+    latest = collector.loop.latest
+    monkeypatch.setattr(collector.loop, "latest", lambda wait_s: waits.append(wait_s) or latest(wait_s))
+    first, second = collector.sample(), collector.sample()
+    reason = "nvidia-smi is running but has printed nothing (a hung driver?)"
+    assert waits == [0.5, 0]
+    assert [r["error"] for r in second] == [reason] * len(gpus) == [r["error"] for r in first]
+    assert problems.drain() == [("nvidia-smi", reason)]
