@@ -109,23 +109,30 @@ def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
     return cfg, ssh
 
 
+# A usage or config error: 2 as Unix tools do; but 'snapshot' runs under monitoring, where 2
+# means CRITICAL, so there it is 3 (UNKNOWN) — a typo in a config file must not page anyone.
+USAGE_ERROR = 2
+SNAPSHOT_USAGE_ERROR = 3
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = parse(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    error_code = SNAPSHOT_USAGE_ERROR if argv[:1] == ["snapshot"] else USAGE_ERROR
+    try:
+        args = parse(argv)
+    except SystemExit as exc:  # argparse has printed the usage error
+        return error_code if exc.code == 2 else int(exc.code or 0)
     try:
         cfg, ssh = settings(args)
-    except ConfigError as exc:
+        return _run(args, cfg, ssh, error_code)
+    except ConfigError as exc:  # the file, the environment, or [rules.*] in it
         print(f"dltui: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return _run(args, cfg, ssh)
-    except ConfigError as exc:  # e.g. an unknown rule or parameter in [rules.*]
-        print(f"dltui: {exc}", file=sys.stderr)
-        return 2
+        return error_code
 
 
-def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
+def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
     if args.command == "snapshot":
-        return _snapshot(args, cfg, ssh)
+        return _snapshot(args, cfg, ssh, error_code)
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
@@ -146,7 +153,7 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
     return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record)
 
 
-def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
+def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
     from dltui import report_text, snapshot
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
@@ -160,7 +167,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
         recorder = Recorder.create(fleet, args.record, names) if args.record else None
     except RecordError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
-        return 2
+        return error_code
     try:
         asyncio.run(snapshot.watch(fleet, transports, args.seconds, sink=recorder))
     except KeyboardInterrupt:

@@ -41,7 +41,6 @@ class Config:
     theme: str = "dltui-dark"
     read_only: bool = False
     bell: bool = False  # ring the terminal bell when a critical alert opens
-    record: str | None = None
     ssh: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -86,5 +85,7 @@ def load(path: str | None = None) -> Config:
             cfg.interval_s = float(env_interval)
         except ValueError:
             raise ConfigError(f"DLTUI_INTERVAL={env_interval!r} is not a number") from None
+        if not cfg.interval_s > 0:
+            raise ConfigError(f"DLTUI_INTERVAL={env_interval!r}: the interval must be positive")
     cfg.theme = os.environ.get("DLTUI_THEME", cfg.theme)
     return cfg

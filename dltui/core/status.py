@@ -2,7 +2,6 @@
 
 CONNECTING = "connecting"
 OK = "ok"
-STALE = "stale"  # connected, but the newest sample is older than 3 intervals
 RECONNECTING = "reconnecting"
 UNREACHABLE = "unreachable"
 TIMEOUT = "timeout"
@@ -10,7 +9,6 @@ AUTH_FAILED = "auth-failed"
 HOST_KEY_UNKNOWN = "host-key-unknown"
 HOST_KEY_CHANGED = "host-key-changed"
 PROBE_FAILED = "probe-failed"
-CLOSED = "closed"
 
 # Statuses that mean "we have no live data from this node" (snapshot exit code 3).
 DOWN = frozenset(

@@ -30,7 +30,10 @@ def parse_args(argv):
         help="exit when stdin closes or stays silent this long (0 = ignore stdin); the "
         "operator side pings, so a probe whose SSH session died silently does not linger",
     )
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if not args.interval > 0:
+        parser.error("--interval must be positive")
+    return args
 
 
 class Output:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Callable
 
 from dltui.core.models import (
     CoreSample,
@@ -66,32 +66,38 @@ class ProbeReader:
         if not line.strip():
             return
         try:
-            msg = json.loads(line)
-            kind = msg["type"]
-            if kind == "sample":
-                self._sample(msg)
-            elif kind == "hello":
-                self._hello(msg)
-            elif kind == "event":
-                self.sink.on_event(self.name, NodeEvent.from_dict(msg))
-            elif kind == "error":
-                self.sink.on_event(
-                    self.name,
-                    NodeEvent(
-                        time=msg.get("time") or time.time(),
-                        kind="probe-error",
-                        message=f"{msg.get('source', 'probe')}: {msg.get('message', '')}",
-                        severity="warning",
-                    ),
-                )
-            else:
-                raise ValueError(f"unknown line type {kind!r}")
+            deliver = self._parse(line)
         except ProtocolError:
             raise
         except (ValueError, KeyError, TypeError, DecodeError) as exc:
             self._malformed(line, exc)
+            return
+        deliver()  # outside the try: an error in the state or the rules is a bug, not a bad line
 
-    def _hello(self, msg: dict[str, Any]) -> None:
+    def _parse(self, line: str | bytes) -> Callable[[], None]:
+        """Decode one line; returns the sink call that delivers it."""
+        msg = json.loads(line)
+        kind = msg["type"]
+        if kind == "sample":
+            sample = self._sample(msg)
+            return lambda: self.sink.on_sample(self.name, sample)
+        if kind == "hello":
+            facts, interval_s = self._hello(msg)
+            return lambda: self.sink.on_hello(self.name, facts, interval_s)
+        if kind == "event":
+            event = NodeEvent.from_dict(msg)
+        elif kind == "error":
+            event = NodeEvent(
+                time=msg.get("time") or time.time(),
+                kind="probe-error",
+                message=f"{msg.get('source', 'probe')}: {msg.get('message', '')}",
+                severity="warning",
+            )
+        else:
+            raise ValueError(f"unknown line type {kind!r}")
+        return lambda: self.sink.on_event(self.name, event)
+
+    def _hello(self, msg: dict[str, Any]) -> tuple[NodeFacts, float | None]:
         if msg.get("protocol") != PROTOCOL:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
@@ -99,10 +105,11 @@ class ProbeReader:
         self.decoder = Decoder()
         self.models.clear()
         self.cpu = None
+        facts = NodeFacts.from_dict(msg["facts"])
         self.hello_seen = True
-        self.sink.on_hello(self.name, NodeFacts.from_dict(msg["facts"]), msg.get("interval_s"))
+        return facts, msg.get("interval_s")
 
-    def _sample(self, msg: dict[str, Any]) -> None:
+    def _sample(self, msg: dict[str, Any]) -> Sample:
         records, changed = self.decoder.apply(msg)
         cores_changed = False
         for key in changed:
@@ -136,7 +143,7 @@ class ProbeReader:
             **lists,
         )
         self.samples += 1
-        self.sink.on_sample(self.name, sample)
+        return sample
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:
         self.malformed += 1

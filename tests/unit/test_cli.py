@@ -66,18 +66,28 @@ def test_snapshot_text_report_names_the_node_and_its_parts(home_env):
     assert "gpus: none" in out.stdout and "no NVIDIA driver found" in out.stdout
 
 
-def test_a_broken_config_file_is_one_plain_line_and_exit_2(home_env, tmp_path):
+def test_a_broken_config_file_is_one_plain_line_and_unknown_for_snapshot(home_env, tmp_path):
+    """Under monitoring, 2 means CRITICAL: a config typo is UNKNOWN (3), never a page."""
     bad = tmp_path / "bad.toml"
     bad.write_text("[rules.gpu_temp_high]\nwarnign = 80\n")
     out = dltui("snapshot", "--config", str(bad), env=home_env)
-    assert out.returncode == 2
+    assert out.returncode == 3
     assert out.stderr.startswith("dltui: ") and len(out.stderr.strip().splitlines()) == 1
     assert "warnign" in out.stderr
+    assert dltui("snapshot", "--seconds", "abc", env=home_env).returncode == 3
+
+
+def test_usage_errors_of_the_other_commands_exit_2(home_env, tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("interval = = 1\n")
+    out = dltui("demo", "--config", str(bad), env=home_env)
+    assert out.returncode == 2 and "not valid TOML" in out.stderr
+    assert dltui("demo", "--nodes", "many", env=home_env).returncode == 2
 
 
 def test_a_recording_that_would_overwrite_a_file_is_refused(home_env, tmp_path):
     existing = tmp_path / "rec.jsonl"
     existing.write_text("precious\n")
     out = dltui("snapshot", "--seconds", "0.5", "--record", str(existing), env=home_env)
-    assert out.returncode == 2 and "already exists" in out.stderr
+    assert out.returncode == 3 and "already exists" in out.stderr
     assert existing.read_text() == "precious\n"

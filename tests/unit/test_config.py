@@ -44,3 +44,11 @@ def test_nonpositive_interval_is_refused(tmp_path):
     f.write_text("interval = 0\n")
     with pytest.raises(ConfigError, match="interval must be positive"):
         load(str(f))
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan"])
+def test_a_nonpositive_interval_from_the_environment_is_refused(tmp_path, monkeypatch, value):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("DLTUI_INTERVAL", value)
+    with pytest.raises(ConfigError, match="must be positive"):
+        load()

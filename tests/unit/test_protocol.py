@@ -78,3 +78,15 @@ def test_a_probe_speaking_another_protocol_is_refused_plainly():
     reader = ProbeReader("n", FleetState(["n"]))
     with pytest.raises(ProtocolError, match="probe speaks protocol 99"):
         reader.feed(json.dumps({"type": "hello", "protocol": 99, "facts": {}}))
+
+
+def test_an_error_in_the_state_or_rules_is_raised_not_counted_as_a_bad_line():
+    class BrokenState(FleetState):
+        def on_sample(self, name, sample):
+            raise KeyError("a bug in a rule")
+
+    reader = ProbeReader("n", BrokenState(["n"]))
+    reader.feed(hello())
+    with pytest.raises(KeyError, match="a bug in a rule"):
+        reader.feed(json.dumps(Encoder().encode(collected(1.0))))
+    assert reader.malformed == 0
