@@ -20,6 +20,7 @@ from .timeline import Alert, TimelineEntry, severity_rank
 
 HISTORY_POINTS = 7200  # 2 hours at 1 Hz: a whole quick burn-in
 TIMELINE_ENTRIES = 2000
+EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
 
 
@@ -138,6 +139,7 @@ class NodeState:
     alerts: dict[tuple[str, int | None], Alert] = field(default_factory=dict)
     timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_ENTRIES))
     malformed_lines: int = 0
+    event_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set, bounded
     version: int = 0
 
     def age(self, now: float) -> float | None:
@@ -225,6 +227,13 @@ class FleetState:
 
     def on_event(self, name: str, event: NodeEvent) -> None:
         node = self.node(name)
+        line_id = event.data.get("id")
+        if line_id is not None:  # a kernel line sent again by a new session's backfill
+            if line_id in node.event_ids:
+                return
+            node.event_ids[line_id] = None
+            if len(node.event_ids) > EVENT_IDS_REMEMBERED:
+                del node.event_ids[next(iter(node.event_ids))]
         if event.kind == "malformed-line":
             node.malformed_lines = int(event.data.get("count", node.malformed_lines + 1))
         node.add(TimelineEntry(event.time, event.kind, event.message, event.severity, event.gpu))

@@ -61,8 +61,10 @@ def pci_key(text):
         return None
 
 
-def xid_event(when, pci, xid, detail, gpu):
-    """An event dict shaped like ``NodeEvent``."""
+def xid_event(when, pci, xid, detail, gpu, line_id=None):
+    """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
+    (boot id + µs since boot): every new session backfills the boot, and the operator side
+    drops what it has seen by this id."""
     info = describe(xid)
     where = "GPU %d" % gpu if gpu is not None else "PCI %s" % pci
     return {
@@ -71,8 +73,16 @@ def xid_event(when, pci, xid, detail, gpu):
         "message": "XID %d on %s: %s — %s" % (xid, where, info.meaning, info.action),
         "gpu": gpu,
         "severity": info.severity,
-        "data": {"xid": xid, "pci": pci, "detail": detail},
+        "data": {"xid": xid, "pci": pci, "detail": detail, "id": line_id},
     }
+
+
+def read_boot_id(path="/proc/sys/kernel/random/boot_id"):
+    try:
+        with open(path) as f:
+            return f.read().strip() or None
+    except OSError:
+        return None
 
 
 class JournalSource:
@@ -102,12 +112,21 @@ class JournalSource:
         return None
 
     def read(self):
-        """New kernel lines as (time, text): the whole boot once, then after the cursor."""
-        where = ["--after-cursor", self.cursor] if self.backfilled and self.cursor else ["-b"]
-        entries, _ = self._journalctl(where, grep=self.grep)
-        self.backfilled = True
-        if entries and entries[-1].get("__CURSOR"):
-            self.cursor = entries[-1]["__CURSOR"]
+        """New kernel lines as (time, text, µs since boot or None): the whole boot once, then
+        after the cursor."""
+        # The boot's backfill greps (one pass over the whole boot); later polls read every
+        # kernel line after the cursor and filter here. With --grep the cursor would only
+        # move on matching lines, and each poll would rescan all lines since the last XID.
+        # Lines between open() and the backfill come twice; their ids make that harmless.
+        if self.backfilled and self.cursor:
+            entries, _ = self._journalctl(["--after-cursor", self.cursor], grep=False)
+            if entries and entries[-1].get("__CURSOR"):
+                self.cursor = entries[-1]["__CURSOR"]
+        else:
+            entries, _ = self._journalctl(["-b"], grep=self.grep)
+            self.backfilled = True
+            if self.cursor is None and entries and entries[-1].get("__CURSOR"):
+                self.cursor = entries[-1]["__CURSOR"]
         lines = []
         for entry in entries:
             text = entry.get("MESSAGE")
@@ -117,7 +136,8 @@ class JournalSource:
                 continue
             usec = entry.get("__REALTIME_TIMESTAMP")
             when = int(usec) / 1e6 if usec else time.time()
-            lines.append((when, text))
+            since_boot = entry.get("_SOURCE_MONOTONIC_TIMESTAMP")
+            lines.append((when, text, int(since_boot) if since_boot else None))
         return lines
 
     def _journalctl(self, where, grep):
@@ -180,7 +200,7 @@ class KmsgSource:
             parsed = parse_kmsg_record(record)
             if parsed is not None:
                 since_boot_s, text = parsed
-                lines.append((wall - (mono - since_boot_s), text))
+                lines.append((wall - (mono - since_boot_s), text, int(round(since_boot_s * 1e6))))
         return lines
 
     def close(self):
@@ -213,7 +233,8 @@ class KernelLog:
         self.run = run
         self.kmsg_path = kmsg_path
         self.poll_s = poll_s
-        self._found = collections.deque()  # (time, pci, xid, detail), appended by the thread
+        self._found = collections.deque()  # (time, line id, pci, xid, detail), from the thread
+        self._boot_id = read_boot_id()
         self._note = None
         self._gpu_by_pci = {}
         self._stop = threading.Event()
@@ -233,8 +254,8 @@ class KernelLog:
             self.problems.report(SOURCE, note)
         events = []
         while self._found:
-            when, pci, xid, detail = self._found.popleft()
-            events.append(xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci))))
+            when, line_id, pci, xid, detail = self._found.popleft()
+            events.append(xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci)), line_id))
         return events
 
     def close(self):
@@ -252,10 +273,13 @@ class KernelLog:
                 except Exception as exc:  # noqa: BLE001 - a broken journal must not kill the probe
                     self._note = "XIDs from the %s: %s" % (source.name, describe_error(exc))
                     lines = []
-                for when, text in lines:
+                for when, text, since_boot_us in lines:
                     parsed = parse_line(text)
                     if parsed is not None:
-                        self._found.append((when,) + parsed)
+                        line_id = None
+                        if self._boot_id and since_boot_us is not None:
+                            line_id = "%s/%d" % (self._boot_id, since_boot_us)
+                        self._found.append((when, line_id) + parsed)
                 self.first_poll.set()
                 if self._stop.wait(self.poll_s):
                     return

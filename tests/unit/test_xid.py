@@ -50,7 +50,7 @@ def test_an_event_names_the_gpu_the_meaning_and_the_action():
         "message": "XID 79 on GPU 3: GPU has fallen off the bus — power-cycle the node; check riser, seating and PSU",
         "gpu": 3,
         "severity": "critical",
-        "data": {"xid": 79, "pci": "0000:3b:00", "detail": "GPU has fallen off the bus."},
+        "data": {"xid": 79, "pci": "0000:3b:00", "detail": "GPU has fallen off the bus.", "id": None},
     }
     assert NodeEvent.from_dict(event).severity == "critical"
     assert xid_event(1.0, "0000:3b:00", 13, "", None)["message"].startswith("XID 13 on PCI 0000:3b:00: graphics engine exception")
@@ -95,12 +95,16 @@ def test_journal_reads_this_boot_once_then_only_after_its_cursor_fake_journalctl
     journal = FakeJournalctl([entry(1, "Linux version 6.1"), entry(2, FELL_OFF), entry(3, "usb 1-1: new device")])
     source = JournalSource(journal)
     assert source.open() is None
-    assert source.read() == [(1_700_000_002.0, FELL_OFF)]
+    assert source.read() == [(1_700_000_002.0, FELL_OFF, None)]
     assert journal.calls[1][-3:] == ["-b", "--grep", "NVRM: (Xid|GPU .*fallen off the bus)"]
     journal.entries.append(entry(4, DOUBLE_BIT))
-    assert source.read() == [(1_700_000_004.0, DOUBLE_BIT)]
-    assert journal.calls[2][5:7] == ["--after-cursor", "s=abc;i=2"]
+    journal.entries.append(entry(5, "usb 1-2: new device"))
+    # later polls: every kernel line after the newest one seen, filtered by the caller,
+    # so the cursor keeps up even when no XID comes
+    assert source.read() == [(1_700_000_004.0, DOUBLE_BIT, None), (1_700_000_005.0, "usb 1-2: new device", None)]
+    assert journal.calls[2][5:] == ["--after-cursor", "s=abc;i=3"]
     assert source.read() == []
+    assert journal.calls[3][5:] == ["--after-cursor", "s=abc;i=5"]
 
 
 def test_journal_without_grep_support_is_filtered_here_fake_journalctl():
@@ -108,7 +112,7 @@ def test_journal_without_grep_support_is_filtered_here_fake_journalctl():
     source = JournalSource(journal)
     assert source.open() is None
     lines = source.read()
-    assert [parse_line(text) for _, text in lines] == [None, ("0000:01:00", 32, "Channel ID 00000009 intr 00800000")]
+    assert [parse_line(text) for _, text, _ in lines] == [None, ("0000:01:00", 32, "Channel ID 00000009 intr 00800000")]
     assert source.grep is False
 
 
@@ -206,3 +210,33 @@ def test_xid_alerts_clear_on_acknowledge_or_a_new_boot():
     assert rig.alerts() == {}
     closed = [e.message for e in rig.node().timeline if e.kind == "alert-closed"]
     assert closed[0].startswith("acknowledged after") and closed[1].startswith("new boot after")
+
+
+def test_a_kernel_line_sent_again_by_a_reconnect_backfill_is_one_timeline_entry():
+    """Every new session backfills the boot's XIDs; the id (boot + µs since boot) keeps each once."""
+    from dltui.core.models import NodeEvent
+    from dltui.core.rules import build_engine
+    from dltui.config import Config
+    from dltui.core.state import FleetState
+
+    fleet = FleetState(["gpu01"], engine=build_engine(Config()), clock=lambda: 1_700_000_100.0)
+    first = xid_event(1700000000.5, "0000:3b:00", 79, "GPU has fallen off the bus.", 3, "boot-a/93112233")
+    again = xid_event(1700000000.9, "0000:3b:00", 79, "GPU has fallen off the bus.", 3, "boot-a/93112233")
+    later = xid_event(1700000050.0, "0000:3b:00", 79, "GPU has fallen off the bus.", 3, "boot-a/143000000")
+    for e in (first, again, later):
+        fleet.on_event("gpu01", NodeEvent.from_dict(e))
+    node = fleet.nodes["gpu01"]
+    assert [e.kind for e in node.timeline].count("xid") == 2
+
+
+def test_kmsg_lines_carry_their_microseconds_since_boot(tmp_path):
+    """The id's clock: kmsg's own timestamp, not one recomputed from wall and monotonic time."""
+    from dltui.probe.kernel_log import KmsgSource
+
+    path = tmp_path / "kmsg"
+    path.write_bytes(b"4,812,93112233,-;" + FELL_OFF.encode() + b"\n")
+    source = KmsgSource(str(path))
+    assert source.open() is None
+    ((_, text, since_boot_us),) = source.read()
+    source.close()
+    assert (text, since_boot_us) == (FELL_OFF, 93112233)

@@ -97,7 +97,7 @@ class Engine:
         if node.facts is not nm.facts:  # facts map PCI ids to GPUs; they may be newer than any sample
             self._facts_arrived(node, nm, now)
         seen = nm.rule_state.setdefault("xids_seen", {})  # insertion-ordered set
-        once = (round(event.time, 3), code, event.data.get("pci"))
+        once = event.data.get("id") or (round(event.time, 3), code, event.data.get("pci"))
         if once in seen:
             return
         seen[once] = None
