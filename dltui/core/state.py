@@ -19,6 +19,7 @@ from .models import NodeEvent, NodeFacts, Sample
 from .timeline import Alert, TimelineEntry, severity_rank
 
 HISTORY_POINTS = 7200  # 2 hours at 1 Hz: a whole quick burn-in
+PRUNE_EVERY = 600  # samples between looks for series whose device is gone
 TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
@@ -110,16 +111,31 @@ class NodeHistory:
         self.capacity = capacity
         self.time = Ring(capacity, "d")
         self.series: dict[str, Ring] = {}
+        self.samples = 0
+        self.last_seen: dict[str, int] = {}  # series -> the sample count when it last appeared
 
     def record(self, sample: Sample) -> None:
         self.time.append(sample.time)
+        self.samples += 1
         seen = dict(sample_metrics(sample))
+        last_seen = self.last_seen
+        for key in seen:
+            last_seen[key] = self.samples
         for key, ring in self.series.items():
             ring.append(seen.pop(key, None))
         for key, value in seen.items():  # series new in this sample
             ring = Ring(self.capacity, size=len(self.time) - 1)
             ring.append(value)
             self.series[key] = ring
+        if self.samples % PRUNE_EVERY == 0:
+            self._prune()
+
+    def _prune(self) -> None:
+        """Forget series whose device has been gone for the whole history (a removed disk, a
+        container's interface): they hold nothing but gaps, and cost memory and time."""
+        gone = [k for k in self.series if self.samples - self.last_seen[k] >= self.capacity]
+        for key in gone:
+            del self.series[key], self.last_seen[key]
 
     def get(self, key: str, n: int | None = None) -> list[float | None]:
         ring = self.series.get(key)

@@ -37,6 +37,10 @@ _LOADER = (
     "sys.exit(main(sys.argv[1:]))\n"
 ) % {"pkg": PACKAGE}
 
+# This module runs on the operator's side; the `-q` text parser serves only captures read
+# there (tests, triage of pasted output): the probe never runs `nvidia-smi -q`.
+NOT_SHIPPED = {"bundle.py", "smi_text.py"}
+
 _STDIN_PRELUDE = "import sys\nB=sys.stdin.buffer\nD=B.read(int(B.readline()))\n"
 
 
@@ -45,7 +49,7 @@ def sources() -> dict[str, str]:
     """Module name -> source for every shipped module."""
     mods = {}
     for path in sorted(_HERE.glob("*.py")):
-        if path.name == "bundle.py":
+        if path.name in NOT_SHIPPED:
             continue
         name = PACKAGE if path.name == "__init__.py" else f"{PACKAGE}.{path.stem}"
         mods[name] = path.read_text(encoding="utf-8")

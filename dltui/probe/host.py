@@ -113,7 +113,7 @@ class HostCollector:
             facts["block_devices"] = [self._block_device(n) for n in sorted(self._disk_names())]
         with self.problems.guard("network interfaces"):
             names = sorted(os.listdir(self.sys + "/class/net"))
-            facts["nics"] = [self._nic(n) for n in names if n != "lo" and not n.startswith("veth")]
+            facts["nics"] = [self._nic(n) for n in names if shown_nic(n)]
         return facts
 
     def _block_device(self, name):
@@ -274,14 +274,23 @@ class HostCollector:
     def _network_records(self):
         now = time.monotonic()
         current = parse_net_dev(_read(self.proc + "/net/dev"))
-        # One veth per container would bury the real NICs; the container's traffic shows on the bridge.
-        for name in [n for n in current if n == "lo" or n.startswith("veth")]:
+        for name in [n for n in current if not shown_nic(n)]:
             del current[name]
         previous, self._networks = self._networks, (now, current)
         prev_time, prev = previous if previous is not None else (now, {})
         return [
             network_record(name, c, prev.get(name), now - prev_time) for name, c in current.items()
         ]
+
+
+# One interface per container or VM (docker/podman veth, Calico cali, Cilium lxc, VM tap)
+# would bury the real NICs and grow without end on a busy node; their traffic shows on the
+# bridge or the physical NIC anyway.
+PER_WORKLOAD_NIC_PREFIXES = ("veth", "cali", "lxc", "tap")
+
+
+def shown_nic(name):
+    return name != "lo" and not name.startswith(PER_WORKLOAD_NIC_PREFIXES)
 
 
 # ---- records from counters (pure) ---------------------------------------------------------

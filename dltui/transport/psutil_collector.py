@@ -109,8 +109,9 @@ def _average(cores: list[dict]) -> dict:
     return out
 
 
-def _rate(new: float, old: float, dt: float) -> float:
-    return round(max(0.0, new - old) / dt, 1)
+def _rate(new: float, old: float, dt: float) -> float | None:
+    """Per second; None when the counter went backwards (a reset): unknown, not 0."""
+    return None if new < old else round((new - old) / dt, 1)
 
 
 def _disks(disks: dict, prev, now: float) -> list[dict]:
@@ -127,7 +128,8 @@ def _disks(disks: dict, prev, now: float) -> list[dict]:
             rec["read_iops"] = _rate(d.read_count, old.read_count, dt)
             rec["write_iops"] = _rate(d.write_count, old.write_count, dt)
             if hasattr(d, "busy_time"):
-                rec["busy_percent"] = min(100.0, round((d.busy_time - old.busy_time) / (dt * 10), 1))
+                busy = _rate(d.busy_time, old.busy_time, dt * 10)
+                rec["busy_percent"] = None if busy is None else min(100.0, busy)
         out.append(rec)
     return out
 

@@ -180,10 +180,8 @@ class DltuiApp(App[int]):
 
 
 def engine_for(cfg: Config):
-    try:
-        from dltui.core.rules import build_engine
-    except ImportError:  # no anomaly engine yet: show alerts and timeline as the state holds them
-        return None
+    from dltui.core.rules import build_engine
+
     return build_engine(cfg)
 
 

@@ -459,3 +459,10 @@ def test_filesystem_percentages_count_only_what_non_root_can_use():
     assert rec["available_bytes"] == 50 * 4096
     assert rec["used_percent"] == round(100 * 900 / 950, 1)
     assert rec["inodes_used_percent"] == round(100 * 800 / 950, 1)
+
+
+def test_per_container_interfaces_are_not_shown_but_bridges_are():
+    from dltui.probe.host import shown_nic
+
+    assert [n for n in ("lo", "eth0", "docker0", "cni0", "veth1a2b", "cali12ab", "lxc9f", "tap0", "ib0", "bond0")
+            if shown_nic(n)] == ["eth0", "docker0", "cni0", "ib0", "bond0"]

@@ -55,3 +55,20 @@ def test_age_uses_the_operators_clock_not_the_nodes():
     fleet.on_sample("n", Sample(time=5.0))  # node clock far behind
     now[0] = 1002.5
     assert fleet.nodes["n"].age(now[0]) == 2.5
+
+
+def test_series_of_a_device_gone_for_the_whole_history_are_forgotten(monkeypatch):
+    from dltui.core import state
+    from dltui.core.models import NetworkSample
+
+    monkeypatch.setattr(state, "PRUNE_EVERY", 5)
+    h = NodeHistory(capacity=10)
+    for t in range(3):  # a container's interface lives 3 samples, then goes away
+        h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0), NetworkSample("cali1", 2.0)]))
+    for t in range(3, 12):
+        h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0)]))
+    assert "network.cali1.rx_bytes_per_s" in h.series  # still inside the history window
+    for t in range(12, 15):
+        h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0)]))
+    assert "network.cali1.rx_bytes_per_s" not in h.series
+    assert h.get("network.eth0.rx_bytes_per_s") == [1.0] * 10
