@@ -278,3 +278,23 @@ async def test_tab_walks_the_panes_and_j_k_scroll_the_node_screen():
         assert body.scroll_y == 3
         await pilot.press("k")
         assert body.scroll_y == 2
+
+
+async def test_a_acknowledges_the_nodes_xid_alert_and_says_so_in_the_timeline():
+    from dltui.core.models import NodeEvent
+    from dltui.core.rules import build_engine
+    from dltui.probe.kernel_log import xid_event
+
+    fleet = FleetState(["gpu01"], engine=build_engine(Config()), clock=lambda: 1_700_000_100.0)
+    fleet.on_event("gpu01", NodeEvent.from_dict(xid_event(1_700_000_000.0, "0000:3b:00", 79, "fell off", 3, "b/1")))
+    node = fleet.nodes["gpu01"]
+    assert ("xid", 3) in node.alerts
+    app = build_app([], Config(), fleet=fleet, theme_dirs=[PACKAGED_DIR])
+    async with app.run_test(size=SIZE) as pilot:
+        assert isinstance(app.screen, NodeScreen)
+        await pilot.press("a")
+        await pilot.pause()
+        assert ("xid", 3) not in node.alerts
+        assert "acknowledged" in node.timeline[-1].message
+        await pilot.press("a")  # nothing left: a plain notice, no error
+        await pilot.pause()

@@ -30,10 +30,13 @@ NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
 
 
+ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable")  # alerts that record an event, not a state
+
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
     BINDINGS = [
         Binding("escape", "back", "Fleet"),
+        Binding("a", "acknowledge", "Ack XID/ECC"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
@@ -127,6 +130,21 @@ class NodeScreen(Screen):
 
     def action_back(self) -> None:
         self.app.pop_screen()
+
+    def action_acknowledge(self) -> None:
+        """Retire this node's XID and uncorrectable-ECC alerts: they record an event, so only
+        the operator (or a new boot, or a GPU reset) can say it has been dealt with."""
+        engine = self.fleet.engine
+        node = self.node
+        keys = [key for key in node.alerts if key[0] in ACKNOWLEDGEABLE]
+        if engine is None or not keys:
+            self.notify("nothing to acknowledge: no open XID or uncorrectable-ECC alert")
+            return
+        now = self.fleet.clock()
+        for rule, gpu in keys:
+            engine.acknowledge(node, rule, gpu, now)
+        self.notify(f"acknowledged {len(keys)} alert{'s' if len(keys) != 1 else ''} on {node.name}")
+        self.update_view(now)
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#node-body", VerticalScroll).scroll_relative(y=lines, animate=False)
