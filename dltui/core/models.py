@@ -8,7 +8,7 @@ Treat instances as immutable: the decoder reuses unchanged records between sampl
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
 
@@ -189,7 +189,7 @@ class Sample:
     gpus: list[GpuSample] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return plain(self)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Sample":
@@ -311,6 +311,19 @@ class NodeEvent:
     def from_dict(cls, data: dict[str, Any]) -> "NodeEvent":
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def plain(obj: Any) -> Any:
+    """Dataclasses and lists as plain dicts and lists, for JSON. ``dataclasses.asdict`` deep-
+    copies every value and took ~1 ms for a 64-core, 8-GPU sample; this walks the slots."""
+    slots = getattr(type(obj), "__slots__", None)
+    if slots is not None and is_dataclass(obj):
+        return {name: plain(getattr(obj, name)) for name in slots}
+    if isinstance(obj, list):
+        return [plain(item) for item in obj]
+    if isinstance(obj, dict):
+        return {key: plain(value) for key, value in obj.items()}
+    return obj
 
 
 def _maybe(cls, data):
