@@ -43,6 +43,9 @@ PSEUDO_FUSE_FSTYPES = frozenset(
 WATCHED_TMPFS = frozenset(("/dev/shm", "/tmp"))
 
 STATVFS_TIMEOUT_S = 0.5
+# Network and FUSE mounts are asked every 10 ticks (each ask is a thread with a timeout);
+# capacity moves slowly and filesystem_full judges rates over minutes.
+REMOTE_STATVFS_EVERY_TICKS = 10
 
 # What memory_record reads from /proc/meminfo.
 MEMINFO_NAMES = frozenset(
@@ -81,6 +84,8 @@ class HostCollector:
         self._mount_table = MountTable(proc + "/self/mounts")
         self._watched_mounts = []
         self._statvfs = BoundedStatvfs(STATVFS_TIMEOUT_S)
+        self._ticks_to_remote_statvfs = 0
+        self._remote_records = {}  # mountpoint -> last record of a network or FUSE mount
         self._d_state_count = None
         self._ticks_to_d_state_scan = 0
 
@@ -260,15 +265,23 @@ class HostCollector:
         text = self._mount_table.read_if_changed()
         if text is not None:
             self._watched_mounts = watched_mounts(parse_mounts(text))
+        refresh_remote = self._ticks_to_remote_statvfs == 0
+        self._ticks_to_remote_statvfs = (self._ticks_to_remote_statvfs - 1) % REMOTE_STATVFS_EVERY_TICKS
         records = []
         for mount, may_hang in self._watched_mounts:
+            if may_hang and not refresh_remote and mount.mountpoint in self._remote_records:
+                records.append(self._remote_records[mount.mountpoint])
+                continue
             stats = None
             with self.problems.guard("statvfs " + mount.mountpoint):
                 if may_hang:
                     stats = self._statvfs(mount.mountpoint)
                 else:
                     stats = os.statvfs(mount.mountpoint)
-            records.append(filesystem_record(mount, stats))
+            record = filesystem_record(mount, stats)
+            if may_hang:
+                self._remote_records[mount.mountpoint] = record
+            records.append(record)
         return records
 
     def _network_records(self):

@@ -466,3 +466,27 @@ def test_per_container_interfaces_are_not_shown_but_bridges_are():
 
     assert [n for n in ("lo", "eth0", "docker0", "cni0", "veth1a2b", "cali12ab", "lxc9f", "tap0", "ib0", "bond0")
             if shown_nic(n)] == ["eth0", "docker0", "cni0", "ib0", "bond0"]
+
+
+def test_network_mounts_are_asked_every_tenth_tick_and_repeated_between(tmp_path, monkeypatch):
+    """Each ask of an NFS mount costs a thread; capacity moves slowly (os.statvfs counted)."""
+    proc = copy_of_proc(tmp_path)
+    (proc / "self/mounts").write_text((proc / "self/mounts").read_text() + "nas:/export /mnt/nas nfs4 rw 0 0\n")
+    real_statvfs = os.statvfs
+    asked = []
+
+    def statvfs(path):
+        if path == "/mnt/nas":
+            asked.append(path)
+            return real_statvfs("/")
+        return real_statvfs(path)
+
+    monkeypatch.setattr(host.os, "statvfs", statvfs)
+    collector = HostCollector(Problems(), proc=str(proc))
+    try:
+        samples = [collector.sample() for _ in range(host.REMOTE_STATVFS_EVERY_TICKS + 1)]
+    finally:
+        collector.close()
+    assert len(asked) == 2  # the first tick and the eleventh
+    nas = [[fs for fs in s["filesystems"] if fs["mountpoint"] == "/mnt/nas"][0] for s in samples]
+    assert all(rec == nas[0] for rec in nas[1:-1]) and nas[0]["total_bytes"] == real_statvfs("/").f_blocks * real_statvfs("/").f_frsize
