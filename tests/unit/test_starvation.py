@@ -134,7 +134,7 @@ def test_io_pressure_names_io_with_the_evidence():
         ({"pressure": pressure(memory_some=15)}, "memory (memory pressure high on the last 3 readings (page cache thrashing))"),
         (
             {"pressure": None, "tasks": {"running": 9, "blocked_io": 4, "d_state_processes": 3}},
-            "io (processes stuck in D state (waiting on I/O) on 3 samples in a row)",
+            "io (processes stuck in D state (waiting on I/O) in 3 scans in a row)",
         ),
         ({}, "unknown;"),
         ({"pressure": None}, "unknown; no pressure (PSI) on this kernel"),
@@ -144,6 +144,15 @@ def test_the_cause_label_follows_the_host_signal(host, cause):
     rig = Rig()
     rig.run(130, loader(4, 1.4, 6), **host)
     assert f"likely cause {cause}" in rig.alert("loader_starvation").message
+
+
+def test_one_d_state_scan_repeated_between_scans_is_not_yet_a_cause():
+    """The probe scans for D-state processes every 10 samples and repeats the count: a blip
+    seen in one scan fills 10 samples but is one reading, not three."""
+    rig = Rig()
+    rig.run(120, loader(4, 1.4, 6), pressure=None, tasks={"running": 9, "blocked_io": 0, "d_state_processes": 0})
+    rig.run(12, loader(4, 1.4, 6), pressure=None, tasks={"running": 9, "blocked_io": 4, "d_state_processes": 3})
+    assert "likely cause unknown" in rig.alert("loader_starvation").message
 
 
 def test_a_disk_slower_than_its_own_baseline_names_io():

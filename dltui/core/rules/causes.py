@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from statistics import StatisticsError, correlation, fmean
 from typing import Any, Sequence
 
+from dltui.probe.host import D_STATE_EVERY_TICKS
+
 from .. import format as fmt
 from ..models import Sample
 from .memory import NodeMemory
@@ -26,6 +28,10 @@ READINGS = 3
 _BASELINE_EVERY_S = 5.0
 _BASELINE_TAU_S = 1800.0  # slow: a stall lasting minutes must not become its own baseline
 _DISK_FIELDS = ("await_ms", "queue_depth")
+
+# The probe counts D-state processes every D_STATE_EVERY_TICKS samples and repeats the count
+# in between: three distinct scans need this many consecutive samples.
+D_STATE_READINGS = 2 * D_STATE_EVERY_TICKS + 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +67,14 @@ def explain(node: NodeMemory, sample: Sample, starved_share: Sequence[float], p:
     numbers: dict[str, Any] = {}
     evidence = _evidence(sample, numbers)
 
-    def held(key: str, threshold: float) -> bool:
-        values = history.get(key, READINGS) if history is not None else []
-        return len(values) == READINGS and all(v is not None and v >= threshold for v in values)
+    def held(key: str, threshold: float, readings: int = READINGS) -> bool:
+        values = history.get(key, readings) if history is not None else []
+        return len(values) == readings and all(v is not None and v >= threshold for v in values)
 
     if held("pressure.io_some_avg10_percent", p["io_some"]) or held("pressure.io_full_avg10_percent", p["io_full"]):
         return Cause("io", "io pressure high on the last 3 readings", evidence, numbers)
-    if held("tasks.d_state_processes", p["d_state_processes"]):
-        return Cause("io", "processes stuck in D state (waiting on I/O) on 3 samples in a row", evidence, numbers)
+    if held("tasks.d_state_processes", p["d_state_processes"], D_STATE_READINGS):
+        return Cause("io", "processes stuck in D state (waiting on I/O) in 3 scans in a row", evidence, numbers)
     slow = _slow_disk(node, sample, p)
     if slow:
         return Cause("io", slow, evidence, numbers)
