@@ -18,3 +18,19 @@ def test_same_rule_and_severity_on_several_gpus_is_one_line_naming_them_all():
     assert gpu_list([0, 1, 2]) == "GPU0,1,2 (GPU0 shown) "
     assert gpu_list([5]) == "GPU5 "
     assert gpu_list([]) == ""
+
+
+def test_gpu_pane_colours_clocks_and_link_by_the_alerts_open_on_them():
+    """Pane and alerts agree whatever thresholds the config sets: no second set of numbers."""
+    from dltui.core.state import NodeState
+    from dltui.ui import levels
+    from dltui.ui.widgets.gpu_pane import CLOCK_RULES, PCIE_RULES, _alerted
+
+    node = NodeState("gpu01")
+    assert _alerted(node, 3, CLOCK_RULES) == ""
+    node.alerts[("power_capped", 3)] = Alert("power_capped", "info", "capped", 0.0, gpu=3)
+    node.alerts[("clock_sag", 3)] = Alert("clock_sag", "warning", "sag", 0.0, gpu=3)
+    assert _alerted(node, 3, CLOCK_RULES) == levels.STYLE[levels.WARM]
+    node.alerts[("hw_slowdown", 3)] = Alert("hw_slowdown", "critical", "slow", 0.0, gpu=3)
+    assert _alerted(node, 3, CLOCK_RULES) == levels.STYLE[levels.HOT]
+    assert _alerted(node, 2, CLOCK_RULES) == "" and _alerted(node, 3, PCIE_RULES) == ""

@@ -51,7 +51,7 @@ class GpuPane(Pane):
             return Content.styled(g.error, "bold $text-error")
         width = self.inner_width - 14
         self.border_subtitle = self.span_label(node, width)
-        return Content("\n").join([*self._metrics(node, g, facts, width), *self._details(g, facts)])
+        return Content("\n").join([*self._metrics(node, g, facts, width), *self._details(node, g, facts)])
 
     def _metrics(self, node: NodeState, g: GpuSample, facts: GpuFacts | None, width: int) -> list[Content]:
         th = self.thresholds
@@ -85,7 +85,7 @@ class GpuPane(Pane):
             ),
         ]
 
-    def _details(self, g: GpuSample, facts: GpuFacts | None) -> list[Content]:
+    def _details(self, node: NodeState, g: GpuSample, facts: GpuFacts | None) -> list[Content]:
         th = self.thresholds
         margin_level = levels.temperature(None, g.temperature_margin_c, th)
         return [
@@ -99,7 +99,7 @@ class GpuPane(Pane):
             ),
             Content.assemble(
                 ("SM ", "$foreground-muted"),
-                (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _sag(g)),
+                (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _alerted(node, g.index, CLOCK_RULES)),
                 ("  mem ", "$foreground-muted"),
                 _of(g.memory_clock_mhz, g.memory_clock_max_mhz, "MHz"),
                 ("  P", "$foreground-muted"),
@@ -107,7 +107,7 @@ class GpuPane(Pane):
             ),
             Content.assemble(
                 ("PCIe ", "$foreground-muted"),
-                (_link(g.pcie_gen, g.pcie_width), _pcie_style(g)),
+                (_link(g.pcie_gen, g.pcie_width), _alerted(node, g.index, PCIE_RULES)),
                 (" (max ", "$foreground-muted"),
                 _link(g.pcie_max_gen, g.pcie_max_width),
                 (")", "$foreground-muted"),
@@ -129,26 +129,23 @@ def _of(value: float | None, high: float | None, unit: str) -> str:
     return f"{fmt.num(value)}/{fmt.num(high)} {unit}"
 
 
-def _sag(g: GpuSample) -> str:
-    """SM clock well under its maximum while busy (the clock_sag rule's 0.85)."""
-    if g.sm_clock_mhz and g.sm_clock_max_mhz and (g.utilization_percent or 0) > 90:
-        if g.sm_clock_mhz < 0.85 * g.sm_clock_max_mhz:
-            return levels.STYLE[levels.WARM]
-    return ""
+# The clocks and the PCIe link are coloured by the alerts open on them, so the pane and the
+# alerts agree whatever thresholds the config (or a node group) sets.
+CLOCK_RULES = ("clock_sag", "hw_slowdown", "thermal_slowdown", "power_brake")
+PCIE_RULES = ("pcie_degraded", "pcie_replays")
+
+
+def _alerted(node: NodeState, gpu: int, rules: tuple[str, ...]) -> str:
+    open_ = [node.alerts[(rule, gpu)].severity for rule in rules if (rule, gpu) in node.alerts]
+    if not open_ or open_ == ["info"] * len(open_):
+        return ""
+    return levels.STYLE[levels.HOT if "critical" in open_ else levels.WARM]
 
 
 def _link(gen: int | None, width: int | None) -> str:
     if gen is None and width is None:
         return fmt.NA
     return f"gen{fmt.num(gen)} x{fmt.num(width)}"
-
-
-def _pcie_style(g: GpuSample) -> str:
-    """Below the maximum link under load (at idle links drop speed to save power)."""
-    degraded = (g.pcie_gen is not None and g.pcie_max_gen is not None and g.pcie_gen < g.pcie_max_gen) or (
-        g.pcie_width is not None and g.pcie_max_width is not None and g.pcie_width < g.pcie_max_width
-    )
-    return levels.STYLE[levels.WARM] if degraded and (g.utilization_percent or 0) >= 50 else ""
 
 
 def _ecc(g: GpuSample) -> Content:
