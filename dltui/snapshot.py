@@ -74,6 +74,11 @@ def report(fleet: FleetState) -> dict[str, Any]:
                 "alerts": [a.to_dict() for a in sorted(node.alerts.values(), key=_alert_order)],
                 "timeline": [e.to_dict() for e in list(node.timeline)[-TIMELINE_IN_REPORT:]],
                 "malformed_lines": node.malformed_lines,
+                "rules_na": {
+                    "node" if gpu is None else str(gpu): sorted(ids)
+                    for gpu, ids in sorted(node.rules_na.items(), key=_gpu_order)
+                    if ids
+                },
             }
         )
     return {"version": SCHEMA_VERSION, "nodes": nodes}
@@ -85,6 +90,10 @@ def to_json(fleet: FleetState) -> str:
 
 def _alert_order(alert):
     return (-severity_rank(alert.severity), alert.gpu if alert.gpu is not None else -1, alert.rule)
+
+
+def _gpu_order(item):
+    return -1 if item[0] is None else item[0]
 
 
 def _round(value: float | None) -> float | None:

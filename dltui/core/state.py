@@ -156,6 +156,9 @@ class NodeState:
     timeline: deque[TimelineEntry] = field(default_factory=lambda: deque(maxlen=TIMELINE_ENTRIES))
     malformed_lines: int = 0
     event_ids: dict[str, None] = field(default_factory=dict)  # insertion-ordered set, bounded
+    # Per GPU, the rules that cannot judge it because it does not report their signals (no
+    # HBM sensor, no T.Limit margin, no ECC): shown as "n/a", never taken for "fine".
+    rules_na: dict[int | None, set[str]] = field(default_factory=dict)
     version: int = 0
 
     def age(self, now: float) -> float | None:

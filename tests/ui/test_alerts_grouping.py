@@ -34,3 +34,16 @@ def test_gpu_pane_colours_clocks_and_link_by_the_alerts_open_on_them():
     node.alerts[("hw_slowdown", 3)] = Alert("hw_slowdown", "critical", "slow", 0.0, gpu=3)
     assert _alerted(node, 3, CLOCK_RULES) == levels.STYLE[levels.HOT]
     assert _alerted(node, 2, CLOCK_RULES) == "" and _alerted(node, 3, PCIE_RULES) == ""
+
+
+def test_rules_without_signals_on_this_hardware_are_listed_as_na():
+    from dltui.core.state import NodeState
+    from dltui.ui.widgets.alerts_pane import not_applicable
+
+    node = NodeState("gpu01")
+    assert not_applicable(node) is None
+    node.rules_na = {0: {"hbm_temp_high", "thermal_margin_low"}, 1: {"hbm_temp_high"}, None: {"host_memory_low"}}
+    assert not_applicable(node).plain == (
+        "n/a here, not reported by this hardware: hbm_temp_high (GPU0,1); host_memory_low (node); "
+        "thermal_margin_low (GPU0)"
+    )

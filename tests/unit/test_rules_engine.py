@@ -191,3 +191,29 @@ def test_facts_arriving_later_are_judged_without_a_sample():
     rig.hello("gpu01", NodeFacts(hostname="gpu01", gpus=[]))
     rig.fleet.tick()
     assert rig.alerts() == {}
+
+
+def test_rules_whose_signals_the_gpu_does_not_report_are_marked_na_not_fine():
+    """A GeForce-like GPU: no HBM sensor, no T.Limit margin. Those rules say n/a, and the
+    JSON report carries it; a signal that appears later takes the rule off the list."""
+    from dltui.config import Config
+    from dltui.core.models import GpuSample, Sample
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.snapshot import report
+
+    now = [1000.0]
+    fleet = FleetState(["ws01"], engine=build_engine(Config()), clock=lambda: now[0])
+    gpu = dict(index=0, utilization_percent=50.0, temperature_c=60.0, memory_temperature_c=None,
+               temperature_margin_c=None, clock_event_reasons_mask=0)
+    for step in range(7):  # the slow rules are judged every 5 s
+        now[0] += 1.0
+        fleet.on_sample("ws01", Sample(time=now[0], gpus=[GpuSample(**gpu)]))
+    na = fleet.nodes["ws01"].rules_na[0]
+    assert {"hbm_temp_high", "thermal_margin_low"} <= na
+    assert "gpu_temp_high" not in na and "hw_slowdown" not in na
+    assert set(report(fleet)["nodes"][0]["rules_na"]["0"]) >= {"hbm_temp_high", "thermal_margin_low"}
+    for step in range(7):
+        now[0] += 1.0
+        fleet.on_sample("ws01", Sample(time=now[0], gpus=[GpuSample(**dict(gpu, temperature_margin_c=30.0))]))
+    assert "thermal_margin_low" not in fleet.nodes["ws01"].rules_na[0]

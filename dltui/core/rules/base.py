@@ -76,3 +76,6 @@ class Rule:
     # Judged every few seconds rather than every sample: rules whose minimum duration is tens
     # of seconds, or whose inputs the probe refreshes slowly (ECC, remaps, replays).
     slow: bool = False
+    # None from this rule can also mean "not judged this time" (a warm-up, a window still
+    # filling), so it does not mark the rule n/a on the hardware.
+    none_is_timing: bool = False

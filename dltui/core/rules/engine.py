@@ -70,10 +70,18 @@ class Engine:
         does not need (most answers are CLEAR on a GPU with no condition open)."""
         gm.prev = prev  # what these rules saw last time they ran, for counter rises
         conditions, window = gm.conditions, nm.window
+        na = node.rules_na.get(g.index)
         for check, rule_id, p, timing, rule in rules:
             answer = check(g, gm, p)
-            if answer is None:
+            if answer is None:  # the signals this rule needs are not reported on this GPU
+                if rule.none_is_timing:
+                    continue
+                if na is None:
+                    na = node.rules_na[g.index] = set()
+                na.add(rule_id)
                 continue
+            if na and rule_id in na:
+                na.discard(rule_id)
             if answer is CLEAR or answer is HOLD:
                 cond = conditions.get(rule_id) if conditions else None
                 if cond is None:

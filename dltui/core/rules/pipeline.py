@@ -188,6 +188,7 @@ RULES = (
             "network_min_bytes_per_s": 1e6,
         },
         "zero fraction of sub-second utilisation with ≥ min_dips separate dips while a job holds memory",
+        none_is_timing=True,
     ),
     Rule(
         "job_hung", GPU, job_hung,

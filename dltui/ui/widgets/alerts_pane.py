@@ -27,8 +27,10 @@ class AlertsPane(Pane):
             node.alerts.values(), key=lambda a: (-severity_rank(a.severity), a.gpu if a.gpu is not None else -1)
         )
         self.border_title = f"Alerts · {len(alerts)} open" if alerts else "Alerts"
+        na = not_applicable(node)
         if not alerts:
-            return Content.styled("no open alerts", "$foreground-muted")
+            lines = [Content.styled("no open alerts", "$foreground-muted")]
+            return Content("\n").join(lines + [na] if na else lines)
         lines = []
         for a, gpus in group_by_rule(alerts):
             level = levels.severity(a.severity)
@@ -40,6 +42,8 @@ class AlertsPane(Pane):
                     a.message,  # the message says since when, the evidence and what to do
                 )
             )
+        if na:
+            lines.append(na)
         return Content("\n").join(lines)
 
 
@@ -59,3 +63,18 @@ def gpu_list(gpus: list[int]) -> str:
     if len(gpus) == 1:
         return f"GPU{gpus[0]} "
     return f"GPU{','.join(map(str, gpus))} (GPU{gpus[0]} shown) "
+
+
+def not_applicable(node: NodeState) -> Content | None:
+    """Rules the hardware gives no signal for: said plainly, so silence is never read as fine."""
+    gpus_by_rule: dict[str, list[int]] = {}
+    for gpu, rules in node.rules_na.items():
+        for rule in rules:
+            gpus_by_rule.setdefault(rule, []).extend([] if gpu is None else [gpu])
+    if not gpus_by_rule:
+        return None
+    parts = [
+        f"{rule} ({'GPU' + ','.join(map(str, sorted(gpus))) if gpus else 'node'})"
+        for rule, gpus in sorted(gpus_by_rule.items())
+    ]
+    return Content.styled("n/a here, not reported by this hardware: " + "; ".join(parts), "$foreground-muted")
