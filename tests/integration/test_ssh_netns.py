@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+from pathlib import Path
 
 import pytest
 
@@ -69,6 +70,10 @@ def test_node_link_down_is_caught_by_keepalive_and_the_node_recovers(netns_lab):
 
 def test_a_slow_node_does_not_hold_back_the_others(netns_lab):
     """gpu02's link is throttled (tc tbf) while both share one connection to the jump."""
+    # Keepalive replies queue behind the throttled samples: with the lab's 1 s x 2 a node this
+    # slow can look dead. This test is about a slow node, so give keepalive room.
+    netns_lab.ssh.keepalive_s = 10
+    Path(os.environ["HOME"], ".ssh", "config").write_text(netns_lab.ssh.ssh_config())
 
     async def scenario():
         async with Streaming(BOTH) as s:
