@@ -26,7 +26,10 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        while loop.time() < deadline:
+        # Rates need two samples: a connected node still short of them gets up to one more
+        # interval (plus slack), so a 1 s snapshot at 1 Hz does not report its CPU as n/a.
+        grace = loop.time() + seconds + max(node.interval_s for node in fleet) + 0.5 if len(fleet) else deadline
+        while loop.time() < deadline or (loop.time() < grace and _short_of_samples(fleet)):
             await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
             fleet.tick()
             for task in tasks:  # a transport bug must surface, not hang the snapshot
@@ -39,6 +42,10 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
     fleet.tick()
+
+
+def _short_of_samples(fleet: FleetState) -> bool:
+    return any(node.status == st.OK and len(node.history.time) < 2 for node in fleet)
 
 
 def node_status(node: NodeState) -> tuple[str, str | None]:

@@ -91,3 +91,11 @@ def test_a_recording_that_would_overwrite_a_file_is_refused(home_env, tmp_path):
     out = dltui("snapshot", "--seconds", "0.5", "--record", str(existing), env=home_env)
     assert out.returncode == 3 and "already exists" in out.stderr
     assert existing.read_text() == "precious\n"
+
+
+def test_a_snapshot_shorter_than_two_samples_waits_for_the_second_one(home_env):
+    """Rates need two samples: a 0.5 s snapshot at 1 Hz must still report CPU, not n/a."""
+    out = dltui("snapshot", "--json", "--seconds", "0.5", "--interval", "1", env=home_env)
+    (node,) = json.loads(out.stdout)["nodes"]
+    assert node["status"] == "ok"
+    assert node["sample"]["cpu"]["total_percent"] is not None
