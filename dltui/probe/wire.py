@@ -86,11 +86,23 @@ class Decoder:
     """Rebuilds records from wire dicts; the counterpart of Encoder. One per stream.
 
     ``apply`` returns the full current records and the set of keys that changed, so the
-    caller can rebuild only what changed.
+    caller can rebuild only what changed. Runs once per node per sample: each record key's
+    kind and field table are looked up once and remembered.
     """
 
     def __init__(self):
         self.records = {}
+        self._kinds = {}  # record key -> kind
+
+    def kind(self, key):
+        """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = key.split("/", 1)[0]
+            if kind not in _FIELD_BY_POSITION:
+                raise DecodeError("unknown record %r" % key)
+            self._kinds[key] = kind
+        return kind
 
     def apply(self, line):
         changes = line.get("r")
@@ -100,17 +112,18 @@ class Decoder:
         records = {} if keyframe else self.records
         changed = set()
         for key, delta in changes.items():
-            kind = key.split("/", 1)[0]
-            fields = RECORD_FIELDS.get(kind)
-            if fields is None or not isinstance(delta, dict):
-                raise DecodeError("unknown record %r" % key)
-            old = None if keyframe else records.get(key)
-            rec = dict(old) if old is not None else dict.fromkeys(fields)
+            kind = self.kind(key)
+            if not isinstance(delta, dict):
+                raise DecodeError("record %r is not a dict" % key)
+            by_position = _FIELD_BY_POSITION[kind]
+            rec = None if keyframe else records.get(key)
+            if rec is None:  # updated in place otherwise: callers copy what they keep
+                rec = dict.fromkeys(RECORD_FIELDS[kind])
             for pos, value in delta.items():
-                try:
-                    rec[fields[int(pos)]] = value
-                except (ValueError, IndexError):
-                    raise DecodeError("field %r out of range for %s" % (pos, kind)) from None
+                name = by_position.get(pos)
+                if name is None:
+                    raise DecodeError("field %r out of range for %s" % (pos, kind))
+                rec[name] = value
             records[key] = rec
             changed.add(key)
         if keyframe:
@@ -120,3 +133,9 @@ class Decoder:
                 changed.add(key)
         self.records = records
         return records, changed
+
+
+# Field names by their position as the wire spells it ("0", "1", ...).
+_FIELD_BY_POSITION = {
+    kind: {str(pos): name for pos, name in enumerate(fields)} for kind, fields in RECORD_FIELDS.items()
+}

@@ -40,7 +40,7 @@ _BUILDERS = {
     "network": lambda r: NetworkSample(**r),
     "gpu": GpuSample.from_dict,
 }
-_LISTS = {"disk": "disks", "filesystem": "filesystems", "network": "networks", "gpu": "gpus"}
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -55,7 +55,8 @@ class ProbeReader:
         self.name = name
         self.sink = sink
         self.decoder = Decoder()
-        self.models: dict[str, Any] = {}
+        self.models: dict[str, Any] = {}  # single records (memory, pressure, tasks) by key
+        self.lists: dict[str, dict[str, Any]] = {kind: {} for kind in _LIST_KINDS}  # by kind, then key
         self.cpu: CpuSample | None = None
         self.malformed = 0
         self._malformed_reported = 0.0
@@ -104,6 +105,8 @@ class ProbeReader:
             )
         self.decoder = Decoder()
         self.models.clear()
+        for bucket in self.lists.values():
+            bucket.clear()
         self.cpu = None
         facts = NodeFacts.from_dict(msg["facts"])
         self.hello_seen = True
@@ -111,39 +114,38 @@ class ProbeReader:
 
     def _sample(self, msg: dict[str, Any]) -> Sample:
         records, changed = self.decoder.apply(msg)
+        kind_of, models, lists = self.decoder.kind, self.models, self.lists
         cores_changed = False
         for key in changed:
-            kind = key.split("/", 1)[0]
+            kind = kind_of(key)
             rec = records.get(key)
+            if kind == "cpu":
+                continue
             if kind == "core":
                 cores_changed = True
+            bucket = lists.get(kind, models)  # list records by kind, single records by key
             if rec is None:
-                self.models.pop(key, None)
-            elif kind != "cpu":
-                self.models[key] = _BUILDERS[kind](rec)
+                bucket.pop(key, None)
+            else:
+                bucket[key] = _BUILDERS[kind](rec)
         if "cpu" in changed or cores_changed:
             rec = records.get("cpu")
             if rec is None:
                 self.cpu = None
             else:
-                cores = [m for k, m in self.models.items() if k.startswith("core/")]
-                self.cpu = CpuSample(**rec, cores=sorted(cores, key=lambda c: c.index))
-        lists: dict[str, list] = {name: [] for name in _LISTS.values()}
-        for key, model in self.models.items():
-            kind = key.split("/", 1)[0]
-            if kind in _LISTS:
-                lists[_LISTS[kind]].append(model)
-        lists["gpus"].sort(key=lambda g: g.index)
-        sample = Sample(
+                self.cpu = CpuSample(**rec, cores=sorted(lists["core"].values(), key=lambda c: c.index))
+        self.samples += 1
+        return Sample(
             time=msg["time"],
             cpu=self.cpu,
-            memory=self.models.get("memory"),
-            pressure=self.models.get("pressure"),
-            tasks=self.models.get("tasks"),
-            **lists,
+            memory=models.get("memory"),
+            pressure=models.get("pressure"),
+            tasks=models.get("tasks"),
+            disks=list(lists["disk"].values()),
+            filesystems=list(lists["filesystem"].values()),
+            networks=list(lists["network"].values()),
+            gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
         )
-        self.samples += 1
-        return sample
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:
         self.malformed += 1
