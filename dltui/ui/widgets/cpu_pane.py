@@ -9,7 +9,7 @@ from dltui.core.state import NodeState
 
 from .. import levels
 from ..spark import bar
-from .pane import Pane, metric_line, waiting
+from .pane import Pane, labelled, metric_line, waiting
 
 
 class CpuPane(Pane):
@@ -29,19 +29,11 @@ class CpuPane(Pane):
             metric_line(
                 "total", fmt.pct(c.total_percent), levels.OK, self.spark(node, "cpu.total_percent", width, 0, 100)
             ),
-            Content.assemble(
-                ("user ", "$foreground-muted"),
-                fmt.pct(c.user_percent),
-                ("  sys ", "$foreground-muted"),
-                fmt.pct(c.system_percent),
-                ("  iowait ", "$foreground-muted"),
-                fmt.pct(c.iowait_percent),
-                ("  steal ", "$foreground-muted"),
-                fmt.pct(c.steal_percent),
+            labelled(
+                "user ", fmt.pct(c.user_percent), "  sys ", fmt.pct(c.system_percent),
+                "  iowait ", fmt.pct(c.iowait_percent), "  steal ", fmt.pct(c.steal_percent),
             ),
-            Content.assemble(
-                ("load ", "$foreground-muted"), f"{fmt.num(c.load_1, 1)} {fmt.num(c.load_5, 1)} {fmt.num(c.load_15, 1)}"
-            ),
+            labelled("load ", f"{fmt.num(c.load_1, 1)} {fmt.num(c.load_5, 1)} {fmt.num(c.load_15, 1)}"),
         ]
         cores = sorted(c.cores, key=lambda core: core.index)
         rows = -(-len(cores) // self.inner_width) if cores else 0

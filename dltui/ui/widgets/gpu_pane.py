@@ -10,7 +10,7 @@ from dltui.core.models import GpuFacts, GpuSample
 from dltui.core.state import NodeState
 
 from .. import levels
-from .pane import Pane, metric_line, waiting
+from .pane import Pane, labelled, metric_line, waiting
 
 # Clock-event ("throttle") reasons in plain words, with how much they matter (notes/gpu-telemetry.md §3).
 EVENT_WORDS = {
@@ -89,30 +89,20 @@ class GpuPane(Pane):
         th = self.thresholds
         margin_level = levels.temperature(None, g.temperature_margin_c, th)
         return [
-            Content.assemble(
-                ("mem ", "$foreground-muted"),
-                f"{fmt.mib(g.memory_used_mib)}/{fmt.mib(g.memory_total_mib)}",
-                ("  HBM ", "$foreground-muted"),
-                fmt.num(g.memory_temperature_c, 0, "°C"),
-                ("  margin ", "$foreground-muted"),
-                (fmt.num(g.temperature_margin_c, 0, "°C"), _alarm(margin_level)),
+            labelled(
+                "mem ", f"{fmt.mib(g.memory_used_mib)}/{fmt.mib(g.memory_total_mib)}",
+                "  HBM ", fmt.num(g.memory_temperature_c, 0, "°C"),
+                "  margin ", (fmt.num(g.temperature_margin_c, 0, "°C"), _alarm(margin_level)),
             ),
-            Content.assemble(
-                ("SM ", "$foreground-muted"),
-                (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _alerted(node, g.index, CLOCK_RULES)),
-                ("  mem ", "$foreground-muted"),
-                _of(g.memory_clock_mhz, g.memory_clock_max_mhz, "MHz"),
-                ("  P", "$foreground-muted"),
-                fmt.num(g.pstate),
+            labelled(
+                "SM ", (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _alerted(node, g.index, CLOCK_RULES)),
+                "  mem ", _of(g.memory_clock_mhz, g.memory_clock_max_mhz, "MHz"),
+                "  P", fmt.num(g.pstate),
             ),
-            Content.assemble(
-                ("PCIe ", "$foreground-muted"),
-                (_link(g.pcie_gen, g.pcie_width), _alerted(node, g.index, PCIE_RULES)),
-                (" (max ", "$foreground-muted"),
-                _link(g.pcie_max_gen, g.pcie_max_width),
-                (")", "$foreground-muted"),
-                ("  fan ", "$foreground-muted"),
-                fmt.pct(g.fan_percent),
+            labelled(
+                "PCIe ", (_link(g.pcie_gen, g.pcie_width), _alerted(node, g.index, PCIE_RULES)),
+                " (max ", _link(g.pcie_max_gen, g.pcie_max_width),
+                ")  fan ", fmt.pct(g.fan_percent),
             ),
             _ecc(g),
             _events(g),
@@ -152,14 +142,12 @@ def _ecc(g: GpuSample) -> Content:
     """Volatile counts (since the last reset), lifetime counts, remapped rows."""
     unc = (g.ecc_uncorrected_volatile or 0) + (g.remapped_rows_uncorrectable or 0)
     parts: list = [
-        ("ECC corr ", "$foreground-muted"),
-        fmt.num(g.ecc_corrected_volatile),
-        (" unc ", "$foreground-muted"),
-        (fmt.num(g.ecc_uncorrected_volatile), levels.STYLE[levels.HOT] if unc else ""),
-        (" · life ", "$foreground-muted"),
-        f"{fmt.num(g.ecc_corrected_aggregate)}/{fmt.num(g.ecc_uncorrected_aggregate)}",
-        (" · remap ", "$foreground-muted"),
-        f"{fmt.num(g.remapped_rows_correctable)}/{fmt.num(g.remapped_rows_uncorrectable)}",
+        labelled(
+            "ECC corr ", fmt.num(g.ecc_corrected_volatile),
+            " unc ", (fmt.num(g.ecc_uncorrected_volatile), levels.STYLE[levels.HOT] if unc else ""),
+            " · life ", f"{fmt.num(g.ecc_corrected_aggregate)}/{fmt.num(g.ecc_uncorrected_aggregate)}",
+            " · remap ", f"{fmt.num(g.remapped_rows_correctable)}/{fmt.num(g.remapped_rows_uncorrectable)}",
+        )
     ]
     if g.remapped_rows_pending or g.retired_pages_pending:
         parts.append((" reset pending", levels.STYLE[levels.WARM]))

@@ -8,7 +8,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
-from .pane import Pane, metric_line, waiting
+from .pane import Pane, labelled, metric_line, waiting
 
 
 class MemoryPane(Pane):
@@ -25,9 +25,7 @@ class MemoryPane(Pane):
         if not m.swap_total_bytes:
             swap = Content.styled("no swap" if m.swap_total_bytes == 0 else "swap n/a", "$foreground-muted")
         else:
-            swap = Content.assemble(
-                ("swap ", "$foreground-muted"), f"{fmt.size(m.swap_used_bytes)}/{fmt.size(m.swap_total_bytes)}"
-            )
+            swap = labelled("swap ", f"{fmt.size(m.swap_used_bytes)}/{fmt.size(m.swap_total_bytes)}")
         return Content("\n").join(
             [
                 metric_line(
@@ -35,16 +33,11 @@ class MemoryPane(Pane):
                 ),
                 Content.assemble(
                     f"{fmt.size(m.used_bytes)}/{fmt.size(m.total_bytes)}",
-                    ("  available ", "$foreground-muted"),
-                    fmt.size(m.available_bytes),
+                    labelled("  available ", fmt.size(m.available_bytes)),
                 ),
-                Content.assemble(
-                    ("cache ", "$foreground-muted"),
-                    fmt.size(m.cached_bytes),
-                    ("  buffers ", "$foreground-muted"),
-                    fmt.size(m.buffers_bytes),
-                    ("  shm ", "$foreground-muted"),
-                    fmt.size(m.shmem_bytes),
+                labelled(
+                    "cache ", fmt.size(m.cached_bytes), "  buffers ", fmt.size(m.buffers_bytes),
+                    "  shm ", fmt.size(m.shmem_bytes),
                 ),
                 swap,
             ]

@@ -96,6 +96,14 @@ def metric_line(label: str, value: str, level: str, spark: str, label_w: int = 7
     )
 
 
+def labelled(*pairs) -> Content:
+    """``user 1%  sys 0%``: muted labels, each followed by its value (text, or (text, style))."""
+    parts: list = []
+    for label, value in zip(pairs[::2], pairs[1::2]):
+        parts += [(label, "$foreground-muted"), value]
+    return Content.assemble(*parts)
+
+
 def waiting(node: NodeState) -> Content:
     if node.status != "ok" and node.reason:
         return Content.styled(f"{node.status}: {node.reason}", "$foreground-muted")
