@@ -382,32 +382,12 @@ class _Node:
             0.01,
             round(rng.uniform(0.05, 0.2), 2),
         )
-        if self.scenario == STARVED:
-            read = rng.uniform(3.05e9, 3.25e9)
-            data = DiskSample(
-                "nvme1n1",
-                round(read),
-                0.0,
-                round(read / 131072),
-                0.0,
-                100.0,
-                round(rng.uniform(48, 64), 1),
-                round(rng.uniform(16, 24), 1),
-            )
+        if self.scenario == STARVED:  # the dataset disk saturated
+            data = _dataset_disk(rng.uniform(3.05e9, 3.25e9), 100.0, rng.uniform(48, 64), rng.uniform(16, 24))
         elif self.scenario == IDLE:
             data = DiskSample("nvme1n1", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None)
         else:
-            read = rng.uniform(3.6e8, 4.8e8)
-            data = DiskSample(
-                "nvme1n1",
-                round(read),
-                0.0,
-                round(read / 131072),
-                0.0,
-                round(rng.uniform(18, 30), 1),
-                round(rng.uniform(1, 3), 1),
-                round(rng.uniform(0.3, 0.6), 2),
-            )
+            data = _dataset_disk(rng.uniform(3.6e8, 4.8e8), rng.uniform(18, 30), rng.uniform(1, 3), rng.uniform(0.3, 0.6))
         ckpt = DiskSample(
             "nvme2n1",
             0.0,
@@ -525,3 +505,11 @@ class DemoTransport:
             node.link = link
         if link == UP:
             sink.on_sample(node.name, node.sample(now, self.interval_s))
+
+
+def _dataset_disk(read_bytes_per_s: float, busy: float, queue: float, await_ms: float) -> DiskSample:
+    """The dataset NVMe, read in 128 KiB requests."""
+    return DiskSample(
+        "nvme1n1", round(read_bytes_per_s), 0.0, round(read_bytes_per_s / 131072), 0.0,
+        round(busy, 1), round(queue, 1), round(await_ms, 2 if await_ms < 1 else 1),
+    )
