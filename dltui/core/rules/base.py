@@ -66,6 +66,12 @@ def delta(now: int | float | None, before: int | float | None) -> int | float | 
     return now - before
 
 
+def rise_since_last(mem: Any, name: str, now: int | float | None) -> int | float | None:
+    """How much the GPU counter ``name`` grew since the sample the rule saw last time."""
+    prev = mem.prev
+    return delta(now, getattr(prev, name)) if prev is not None else None
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     id: str

@@ -11,7 +11,7 @@ from collections import deque
 from dltui.probe.xid import describe
 
 from ..models import GpuFacts, GpuSample, Sample
-from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, delta
+from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last
 from .condition import RANK
 from .memory import GpuMemory, NodeMemory
 
@@ -42,8 +42,7 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if now == 0:
         return CLEAR  # volatile counts restart at 0 after a GPU reset or driver reload
-    prev = mem.prev
-    rise = delta(now, prev.ecc_uncorrected_volatile) if prev is not None else None
+    rise = rise_since_last(mem, "ecc_uncorrected_volatile", now)
     if not rise:
         return HOLD
     return Finding(
@@ -60,8 +59,7 @@ def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     now = g.ecc_corrected_volatile
     if now is None:
         return None
-    prev = mem.prev
-    rise = delta(now, prev.ecc_corrected_volatile) if prev is not None else None
+    rise = rise_since_last(mem, "ecc_corrected_volatile", now)
     state = mem.rule_state
     window = state.get("ecc_rises")
     if rise:
@@ -146,8 +144,7 @@ def pcie_replays(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     now = g.pcie_replay_count
     if now is None:
         return None
-    prev = mem.prev
-    rise = delta(now, prev.pcie_replay_count) if prev is not None else None
+    rise = rise_since_last(mem, "pcie_replay_count", now)
     if not rise:
         return CLEAR
     return Finding(
