@@ -77,6 +77,20 @@ class StdinWatchdog:
         return time.monotonic() - self.last_input > self.timeout_s
 
 
+def until_next_tick(now, interval, last_start):
+    """Seconds to the next multiple of ``interval`` in wall-clock time, at least half an
+    interval after the last sample started (the first sample goes out at once, unaligned).
+
+    Every node of an NTP-synced fleet samples at the same instants, so a fleet view compares
+    one moment across nodes, and the operator's side gets the fleet's samples in one burst
+    (one wake-up, warm caches) instead of scattered over the second. A slow sample skips the
+    ticks it missed rather than bursting; a clock step costs at most one odd interval."""
+    delay = interval - now % interval
+    if now + delay - last_start < interval / 2:
+        delay += interval
+    return delay
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     out = Output(sys.stdout)
@@ -97,8 +111,8 @@ def main(argv=None):
         )
         encoder = Encoder()
         count = 0
-        next_tick = time.monotonic()
         while not stop.is_set() and not out.closed:
+            started = time.time()
             out.emit(encoder.encode(collector.sample()))
             for event in collector.events():
                 event = dict(event, type="event")
@@ -110,12 +124,7 @@ def main(argv=None):
                 break
             if watchdog is not None and watchdog.expired():
                 break
-            next_tick += args.interval
-            delay = next_tick - time.monotonic()
-            if delay < 0:  # fell behind (slow source): skip missed ticks, never burst
-                next_tick = time.monotonic()
-                delay = 0
-            stop.wait(delay)
+            stop.wait(until_next_tick(time.time(), args.interval, started))
     finally:
         collector.close()
     return 0

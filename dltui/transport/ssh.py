@@ -30,9 +30,10 @@ from .ssh_options import SshOptions
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_CAP_S = 30.0
-PING_EVERY_S = 5.0  # stdin pings that keep the probe's watchdog fed
+PINGS_PER_SILENCE = 3  # stdin pings per watchdog period: one lost or late ping is harmless
 CLOSE_WAIT_S = 2.0  # how long a closing connection may take to say goodbye
 STDERR_KEPT_BYTES = 4096
+MAX_LINE_BYTES = 1 << 20  # longer than any hello or keyframe; beyond it a line is garbage
 # AES-GCM first: asyncssh's ChaCha20 builds cipher objects for every packet, which costs
 # ~0.07 ms per sample through a jump (two layers); an SSH config's Ciphers still wins.
 PREFERRED_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr"
@@ -220,7 +221,7 @@ class _NodeLink:
             dest = parse_destination(self.name)
             jump = await self.jumps.tunnel(self.connector.route(dest))
             node = await self.connector.open(dest, jump.conn if jump else None)
-            return await self._stream(node, sink)
+            return self._blame(await self._stream(node, sink), jump)
         except HostSpecError as exc:
             return Failure(st.UNREACHABLE, str(exc))
         except Failure as failure:
@@ -245,64 +246,107 @@ class _NodeLink:
         return failure
 
     async def _stream(self, node: _Hop, sink: Sink) -> Failure:
-        proc = await node.conn.create_process(self.command, encoding=None)
-        proc.stdin.write(bundle.payload())
         reader = ProbeReader(self.name, sink)
-        stderr = asyncio.create_task(_tail(proc.stderr))
-        pinger = asyncio.create_task(self._ping(proc, reader))
+        chan, session = await node.conn.create_session(
+            lambda: _ProbeSession(reader, self._said_hello), self.command, encoding=None
+        )
+        chan.write(bundle.payload())
+        pinger = asyncio.create_task(self._ping(chan, reader))
         try:
-            try:
-                await self._read(proc, reader, sink)
-            except ProtocolError as exc:
-                return Failure(st.PROBE_FAILED, str(exc))
-            if pinger.done() and pinger.result():
-                return Failure(st.PROBE_FAILED, f"the probe sent nothing for {self.silence_s:g} s; restarting it")
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(proc.wait_closed(), CLOSE_WAIT_S)
-            if proc.exit_status is None and proc.exit_signal is None:
-                return self._lost(node.loss())
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(stderr), CLOSE_WAIT_S)
-            err = stderr.result() if stderr.done() else b""
-            return Failure(st.PROBE_FAILED, probe_exit_reason(self.python, proc.exit_status, proc.exit_signal, err))
+            exc = await session.closed
         finally:
             pinger.cancel()
-            stderr.cancel()
+        if session.bug is not None:
+            raise session.bug
+        if session.protocol_error is not None:
+            return Failure(st.PROBE_FAILED, str(session.protocol_error))
+        if pinger.done() and not pinger.cancelled() and pinger.result():
+            return Failure(st.PROBE_FAILED, f"the probe sent nothing for {self.silence_s:g} s; restarting it")
+        status, signal = chan.get_exit_status(), chan.get_exit_signal()
+        if status is None and signal is None:
+            return self._lost(describe(exc, node.settings, None) if exc else node.loss())
+        return Failure(st.PROBE_FAILED, probe_exit_reason(self.python, status, signal, session.stderr))
 
-    async def _read(self, proc: asyncssh.SSHClientProcess, reader: ProbeReader, sink: Sink) -> None:
-        """Feed lines to the reader until the probe's stdout ends. The steady-state loop is
-        kept bare: it runs once per node per sample."""
-        readline, feed = proc.stdout.readline, reader.feed
-        while not reader.hello_seen:
-            line = await readline()
-            if not line:
-                return
-            feed(line)
+    def _said_hello(self, sink: Sink) -> None:
         self.ok_since = time.monotonic()
         sink.on_status(self.name, st.OK)
-        while True:
-            line = await readline()
-            if not line:
-                return
-            feed(line)
 
-    async def _ping(self, proc: asyncssh.SSHClientProcess, reader: ProbeReader) -> bool:
+    async def _ping(self, chan: asyncssh.SSHClientChannel, reader: ProbeReader) -> bool:
         """Keep the probe's watchdog fed; close the session if the probe goes silent.
-        Returns True when it closed a silent probe."""
+        Returns True when it closed a silent probe.
+
+        Pings fall on multiples of the period in loop time, so the whole fleet's go out in one
+        event-loop turn: each is four small SSH packets through a jump (asyncssh puts an
+        IGNORE packet before every packet), cheap together and costly one by one."""
         loop = asyncio.get_running_loop()
+        every = self.silence_s / PINGS_PER_SILENCE
         seen, quiet_since = -1, loop.time()
         while True:
-            await asyncio.sleep(PING_EVERY_S)
+            await asyncio.sleep(every - loop.time() % every)
             try:
-                proc.stdin.write(b"\n")
+                chan.write(b"\n")
             except (asyncssh.Error, OSError):
                 return False
             lines = reader.samples + reader.malformed + reader.hello_seen
             if lines != seen:
                 seen, quiet_since = lines, loop.time()
             elif loop.time() - quiet_since > self.silence_s:
-                proc.close()
+                chan.close()
                 return True
+
+
+class _ProbeSession(asyncssh.SSHClientSession):
+    """The probe's channel, read by callback: each line reaches the reader in the event-loop
+    turn its packet arrived in, with no stream buffer and no task to wake per line (this runs
+    once per node per sample). ``closed`` resolves when the channel is gone, with the
+    connection's error if it was lost."""
+
+    def __init__(self, reader: ProbeReader, on_hello):
+        self.reader = reader
+        self.on_hello = on_hello
+        self.hello_said = False
+        self.partial = b""
+        self.stderr = b""
+        self.protocol_error: ProtocolError | None = None
+        self.bug: Exception | None = None  # raised by the sink or the rules: reported, not hidden
+        self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
+        self.chan: asyncssh.SSHClientChannel | None = None
+
+    def connection_made(self, chan: asyncssh.SSHClientChannel) -> None:
+        self.chan = chan
+
+    def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
+        if datatype == asyncssh.EXTENDED_DATA_STDERR:
+            self.stderr = (self.stderr + data)[-STDERR_KEPT_BYTES:]
+            return
+        if self.partial:
+            data = self.partial + data
+        *lines, self.partial = data.split(b"\n")
+        if len(self.partial) > MAX_LINE_BYTES:  # no newline in sight: a runaway line
+            lines.append(self.partial[:200])
+            self.partial = b""
+        reader = self.reader
+        try:
+            for line in lines:
+                reader.feed(line)
+                if not self.hello_said and reader.hello_seen:
+                    self.hello_said = True
+                    self.on_hello(reader.sink)
+        except ProtocolError as exc:
+            self.protocol_error = exc
+            self.chan.close()
+        except Exception as exc:  # noqa: BLE001 - surfaces in _stream, costs this node only
+            self.bug = exc
+            self.chan.close()
+
+    def eof_received(self) -> bool:
+        # The probe closed its stdout: give its exit status a moment, then close ourselves.
+        asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self.chan.close)
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.closed.done():
+            self.closed.set_result(exc)
 
 
 class SshFleet:
@@ -325,15 +369,6 @@ class SshFleet:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # each closes its node connection
             await jumps.close()
-
-
-async def _tail(stream: asyncssh.SSHReader) -> bytes:
-    """The last few KB a stream carried (the probe's stderr, for diagnostics)."""
-    kept = b""
-    with contextlib.suppress(asyncssh.Error, OSError):
-        while chunk := await stream.read(STDERR_KEPT_BYTES):
-            kept = (kept + chunk)[-STDERR_KEPT_BYTES:]
-    return kept
 
 
 def _is_file(path: str) -> bool:
