@@ -130,7 +130,7 @@ DECODE = DecodeClock()
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[16, 64], help="fleet sizes (default 16 64)")
-    parser.add_argument("--steady", type=float, default=10.0, help="seconds of steady state measured (default 10)")
+    parser.add_argument("--steady", type=float, default=30.0, help="seconds of steady state measured (default 30: whole ping periods)")
     parser.add_argument("--interval", type=float, default=1.0, help="probe interval in seconds (default 1)")
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs; probe interval {args.interval:g} s; steady window {args.steady:g} s")

@@ -29,22 +29,29 @@ class Ring:
     """Fixed-capacity history of floats, oldest first; ``None`` in, ``None`` out for gaps.
 
     Stored in an ``array`` (4 bytes a point for ``"f"``) because 64 nodes x 8 GPUs x several
-    metrics x 7200 points as Python floats would take gigabytes.
+    metrics x 7200 points as Python floats would take gigabytes. The array grows by doubling
+    up to the capacity: a fleet's first sample creates thousands of series at once, and a
+    short session never holds two hours of empty slots.
     """
 
     __slots__ = ("_data", "_capacity", "_next", "_size")
 
+    FIRST_ALLOCATION = 64
+
     def __init__(self, capacity: int, typecode: str = "f", size: int = 0):
-        self._data = array(typecode, [_NAN]) * capacity
         self._capacity = capacity
         self._size = min(size, capacity)  # a series born late starts with gaps, aligned in time
+        self._data = array(typecode, [_NAN]) * min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
         self._next = self._size % capacity
 
     def __len__(self) -> int:
         return self._size
 
     def append(self, value: float | None) -> None:
-        self._data[self._next] = _NAN if value is None else value
+        data = self._data
+        if self._next == len(data) and len(data) < self._capacity:  # full but not yet at capacity
+            data.extend(array(data.typecode, [_NAN]) * min(len(data), self._capacity - len(data)))
+        data[self._next] = _NAN if value is None else value
         self._next = (self._next + 1) % self._capacity
         if self._size < self._capacity:
             self._size += 1

@@ -1,7 +1,7 @@
 """Builds what is shipped to a node: the probe's source (and pynvml's) behind a tiny loader.
 
 Runs on the operator's machine only; it is not itself shipped. Two forms:
-- ``ssh_command()`` + ``payload()``: a one-line ``python3 -c`` loader that reads the compressed
+- ``ssh_command()`` + ``payload()``: a short ``python3 -c`` loader that reads the compressed
   sources from stdin, then keeps stdin open as the watchdog channel. Nothing touches the
   node's disk.
 - ``standalone_script()``: one self-contained file with the sources embedded, for running the
@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import importlib.metadata
 import importlib.util
-import json
+import marshal
 import shlex
 import zlib
 from functools import lru_cache
@@ -22,16 +22,19 @@ from pathlib import Path
 PACKAGE = "dltui_probe"
 _HERE = Path(__file__).resolve().parent
 
-# Loader: modules are compiled from a dict of sources; ``-I -S`` keeps the node's site-packages
+# Loader: each module is decompressed and compiled when first imported, so a node without a
+# GPU never pays for ``pynvml`` (330 KB of source). ``-I -S`` keeps the node's site-packages
 # and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
+# Only cheap imports here: ``importlib.abc``/``util`` alone cost a cold probe ~20 ms of CPU.
 _LOADER = (
-    "import sys,zlib,json,importlib.abc,importlib.util\n"
-    "S=json.loads(zlib.decompress(D))\n"
-    "class L(importlib.abc.MetaPathFinder,importlib.abc.Loader):\n"
+    "import sys,zlib,marshal\n"
+    "from importlib.machinery import ModuleSpec\n"
+    "S=marshal.loads(D)\n"
+    "class L:\n"
     " def find_spec(s,n,p,t=None):\n"
-    "  if n in S:return importlib.util.spec_from_loader(n,s,is_package=n==%(pkg)r)\n"
+    "  if n in S:return ModuleSpec(n,s,is_package=n==%(pkg)r)\n"
     " def create_module(s,spec):return None\n"
-    " def exec_module(s,m):exec(compile(S[m.__name__],'<'+m.__name__+'>','exec'),m.__dict__)\n"
+    " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
     "sys.meta_path.insert(0,L())\n"
     "from %(pkg)s.main import main\n"
     "sys.exit(main(sys.argv[1:]))\n"
@@ -67,7 +70,8 @@ def sources() -> dict[str, str]:
 
 @lru_cache(maxsize=1)
 def _compressed() -> bytes:
-    return zlib.compress(json.dumps(sources()).encode(), 9)
+    """Module name -> zlib-compressed source, marshalled (format 4: readable by Python 3.4+)."""
+    return marshal.dumps({name: zlib.compress(src.encode(), 9) for name, src in sources().items()}, 4)
 
 
 def payload() -> bytes:
@@ -92,7 +96,7 @@ def ssh_command(interval_s: float, watchdog_s: float, python: str = "python3") -
 def standalone_script() -> str:
     """A single-file probe: ``python3 -I -S FILE [--interval S] [--count N]``."""
     blob = base64.b64encode(_compressed()).decode()
-    return "#!/usr/bin/env python3\n# dltui probe (generated)\nimport base64\nD=base64.b64decode(%r)\n%s" % (
+    return "#!/usr/bin/env python3\n# dltui probe (generated)\nimport binascii\nD=binascii.a2b_base64(%r)\n%s" % (
         blob,
         _LOADER,
     )

@@ -6,7 +6,6 @@ import time
 from . import __version__
 from .gpu import NO_DRIVER, open_gpu
 from .host import HostCollector
-from .kernel_log import KernelLog
 from .problems import Problems
 
 
@@ -19,7 +18,11 @@ class Collector:
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
         # XIDs are NVIDIA driver messages: no driver, nothing to read (and no note about it).
-        self.kernel_log = KernelLog(self.problems) if self.gpu_note != NO_DRIVER else None
+        self.kernel_log = None
+        if self.gpu_note != NO_DRIVER:
+            from .kernel_log import KernelLog  # journalctl and subprocess: only where XIDs can be
+
+            self.kernel_log = KernelLog(self.problems)
 
     def facts(self):
         facts = {}

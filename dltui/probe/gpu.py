@@ -4,7 +4,8 @@ Preference: NVML (through the ``pynvml`` shipped with the probe), then one long-
 ``nvidia-smi`` loop, then nothing. A node without an NVIDIA driver is a fact, not an error.
 """
 
-import shutil
+import os
+import sys
 
 from .schema import GPU_FIELDS
 
@@ -71,25 +72,51 @@ def error_record(index, uuid, name, error):
     return record
 
 
+def nvml_library_loads():
+    """Whether libnvidia-ml loads. Asked before the NVML collector (and the ``pynvml`` it
+    compiles, ~0.1 s of CPU) is even imported: a node without a driver pays for neither."""
+    if "pynvml" in sys.modules or not sys.platform.startswith("linux"):
+        return True  # already imported (or another OS, where pynvml finds the library itself)
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def which(name):
+    """``shutil.which`` for a plain name, without importing shutil (and the archive modules it
+    pulls in) into every probe's start."""
+    for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        path = os.path.join(directory or ".", name)
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return path
+    return None
+
+
 def open_gpu(problems, interval_s):
     """-> (collector or None, source, note). ``source`` is "nvml", "nvidia-smi" or None.
 
-    Collectors are imported here, not at the top: NVML's module needs ``pynvml`` only when
-    it is tried, and both import this module for the record shapes.
+    Collectors are imported here, not at the top: a node uses one of them or none, and both
+    import this module for the record shapes.
     """
-    from .nvml import NvmlCollector, NvmlUnavailable
+    unavailable, no_driver = "NVML Shared Library Not Found", True
+    if nvml_library_loads():
+        from .nvml import NvmlCollector, NvmlUnavailable
 
-    try:
-        return NvmlCollector(problems, interval_s), "nvml", None
-    except NvmlUnavailable as exc:
-        unavailable = exc
-    binary = shutil.which("nvidia-smi")
+        try:
+            return NvmlCollector(problems, interval_s), "nvml", None
+        except NvmlUnavailable as exc:
+            unavailable, no_driver = str(exc), exc.no_driver
+    binary = which("nvidia-smi")
     if binary is not None:
         from .smi import SmiCollector
 
         note = "NVML not usable (%s): reading nvidia-smi instead" % unavailable
         return SmiCollector(problems, interval_s, binary), "nvidia-smi", note
-    if unavailable.no_driver:
+    if no_driver:
         return None, None, NO_DRIVER
     reason = "NVML: %s" % unavailable
     problems.report("gpu", reason)

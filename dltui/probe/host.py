@@ -7,9 +7,9 @@ so its rates are None rather than invented zeros.
 
 import errno
 import os
-import platform
 import select
 import shlex
+import sys
 import threading
 import time
 
@@ -101,7 +101,7 @@ class HostCollector:
             "cpu_count": None,
             "memory_total_bytes": None,
             "boot_time": None,
-            "python": platform.python_version(),
+            "python": "%d.%d.%d" % sys.version_info[:3],
             "block_devices": [],
             "nics": [],
         }

@@ -4,7 +4,6 @@ and ``error`` lines as things happen. One JSON object per line on stdout.
 Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.probe.main``.
 """
 
-import argparse
 import json
 import os
 import sys
@@ -18,7 +17,41 @@ from .schema import PROTOCOL
 from .wire import Encoder
 
 
+class Args:
+    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0):
+        self.interval = interval
+        self.count = count
+        self.stdin_watchdog = stdin_watchdog
+
+
+_PLAIN_OPTIONS = {"--interval": ("interval", float), "--count": ("count", int), "--stdin-watchdog": ("stdin_watchdog", float)}
+
+
 def parse_args(argv):
+    """The forms dltui itself passes (``--option value`` pairs with good values) are read
+    directly: argparse, with gettext under it, costs every probe start ~3 ms of CPU. Anything
+    else (``--help``, a typo, a bad value) goes to argparse for its usual message."""
+    return _parse_plain(argv) or _parse_with_argparse(argv)
+
+
+def _parse_plain(argv):
+    if len(argv) % 2:
+        return None
+    args = Args()
+    for flag, text in zip(argv[::2], argv[1::2]):
+        if flag not in _PLAIN_OPTIONS:
+            return None
+        name, kind = _PLAIN_OPTIONS[flag]
+        try:
+            setattr(args, name, kind(text))
+        except ValueError:
+            return None
+    return args if args.interval > 0 else None
+
+
+def _parse_with_argparse(argv):
+    import argparse
+
     parser = argparse.ArgumentParser(prog="dltui-probe", description=__doc__)
     parser.add_argument("--interval", type=float, default=1.0, help="seconds between samples")
     parser.add_argument("--count", type=int, default=0, help="stop after N samples (0 = never)")

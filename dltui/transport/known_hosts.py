@@ -29,6 +29,30 @@ def load(files: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
     return known
 
 
+class KnownHostsCache:
+    """known_hosts parsed again only when one of its files changes. Every node's connect asks
+    for it, and a fleet's file lists every node: N connects x N entries otherwise. A key added
+    under ``--accept-new-host-keys`` changes the file, so the next connect sees it."""
+
+    def __init__(self):
+        self._parsed: dict[tuple[str, ...], tuple[tuple, asyncssh.SSHKnownHosts]] = {}
+
+    def load(self, files: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
+        stamp = tuple(_stamp(path) for path in files)
+        cached = self._parsed.get(files)
+        if cached is None or cached[0] != stamp:
+            cached = self._parsed[files] = (stamp, load(files))
+        return cached[1]
+
+
+def _stamp(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def host_pattern(host: str, port: int) -> str:
     """How known_hosts names a host: ``[host]:port`` unless the port is 22."""
     return host if port == 22 else f"[{host}]:{port}"

@@ -87,6 +87,7 @@ class _Connector:
     def __init__(self, options: SshOptions):
         self.options = options
         self.config = SshConfig(options)
+        self.known_hosts = known_hosts.KnownHostsCache()
 
     def route(self, dest: Destination) -> tuple[Destination, ...]:
         try:
@@ -96,14 +97,14 @@ class _Connector:
 
     async def open(self, dest: Destination, tunnel: asyncssh.SSHClientConnection | None) -> _Hop:
         try:
-            paths = self.config.paths()
+            paths = self.config.paths_for(dest)
             hop = self.config.settings(dest)
         except SshConfigError as exc:
             raise Failure(st.UNREACHABLE, str(exc)) from exc
         known = policy = None
         if hop.known_hosts_files is not None:
             try:
-                known = known_hosts.load(hop.known_hosts_files)
+                known = self.known_hosts.load(hop.known_hosts_files)
             except (OSError, ValueError) as exc:
                 # Without a readable known_hosts no key can be verified: refuse, say which file.
                 raise Failure(st.HOST_KEY_UNKNOWN, f"cannot read known_hosts: {exc}") from exc

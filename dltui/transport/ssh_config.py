@@ -15,6 +15,7 @@ from pathlib import Path
 from asyncssh.config import SSHClientConfig
 
 from .hostspec import Destination, parse_jumps
+from .ssh_config_slice import ConfigSlicer
 from .ssh_options import SshOptions
 
 DEFAULT_PORT = 22
@@ -49,14 +50,16 @@ class HostSettings:
 class SshConfig:
     """The SSH config (``-F FILE``, else ``~/.ssh/config``) as ssh(1) reads it.
 
-    Each destination is parsed once and again only when the file changes: the parse walks the
-    whole file, and a fleet of N nodes in one config would otherwise cost N x N line reads on
-    every reconnect wave. (A change in a file pulled in by ``Include`` alone is not noticed.)
+    Each destination is parsed once and again only when the file changes, and what is parsed
+    (here and by asyncssh on connect) is the config cut down to the destination's lines
+    (``ssh_config_slice``): a fleet of N nodes in one config would otherwise cost N x N line
+    reads. (A change in a file pulled in by ``Include`` alone is not noticed.)
     """
 
     def __init__(self, options: SshOptions):
         self.options = options
         self._parsed: dict[Destination, tuple[tuple, HostSettings]] = {}
+        self._slicer: tuple[tuple, ConfigSlicer] | None = None
 
     def paths(self) -> list[str]:
         if self.options.ssh_config:
@@ -67,13 +70,27 @@ class SshConfig:
         default = Path("~", ".ssh", "config").expanduser()
         return [str(default)] if os.access(default, os.R_OK) else []
 
+    def paths_for(self, dest: Destination) -> list[str]:
+        """The config files to parse for ``dest``: the config cut down to its lines."""
+        paths = self.paths()
+        return [self._slicer_for(paths).path_for(dest.host)] if paths else []
+
     def settings(self, dest: Destination) -> HostSettings:
         paths = self.paths()
         stamp = _stamp(paths)
         cached = self._parsed.get(dest)
         if cached is None or cached[0] != stamp:
-            cached = self._parsed[dest] = (stamp, self._parse(paths, dest))
+            cached = self._parsed[dest] = (stamp, self._parse(self.paths_for(dest), dest))
         return cached[1]
+
+    def _slicer_for(self, paths: list[str]) -> ConfigSlicer:
+        stamp = _stamp(paths)
+        if self._slicer is None or self._slicer[0] != stamp:
+            try:
+                self._slicer = (stamp, ConfigSlicer(paths[0]))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SshConfigError(f"cannot read SSH config: {exc}") from exc
+        return self._slicer[1]
 
     def route(self, dest: Destination) -> tuple[Destination, ...]:
         """The jump hosts in front of ``dest``, first hop first, as ssh(1) would chain them.
@@ -99,7 +116,8 @@ class SshConfig:
                 None, paths, False, False, False, getpass.getuser(), dest.user or (), dest.host, dest.port or ()
             )
         except (OSError, KeyError, ValueError) as exc:  # ConfigParseError is a ValueError
-            raise SshConfigError(f"SSH config: {exc}") from exc
+            message = self._slicer[1].real_path_in(str(exc)) if self._slicer else str(exc)
+            raise SshConfigError(f"SSH config: {message}") from exc
         user_files = cfg.get("UserKnownHostsFile")
         if options.known_hosts:
             known: tuple[str, ...] | None = (options.known_hosts,)

@@ -16,6 +16,25 @@ def test_ring_keeps_the_newest_values_in_order_and_gaps_as_none():
     assert ring.last() == 4.0
 
 
+def test_ring_grows_to_its_capacity_then_wraps_like_a_full_size_one():
+    grown, history = Ring(300), []
+    for i in range(1000):
+        value = None if i % 7 == 0 else float(i)
+        grown.append(value)
+        history.append(value)
+        assert len(grown) == min(i + 1, 300)
+        if i in (0, 63, 64, 127, 128, 299, 300, 301, 999):
+            assert grown.values() == history[-300:]
+            assert grown.values(5) == history[-5:][-len(grown):]
+    assert len(grown._data) == 300  # grew 64 -> 128 -> 256 -> 300, never past capacity
+
+
+def test_a_ring_born_late_keeps_its_leading_gaps():
+    ring = Ring(200, size=150)
+    ring.append(1.0)
+    assert len(ring) == 151 and ring.values()[:2] == [None, None] and ring.values()[-1] == 1.0
+
+
 def test_history_series_stay_aligned_when_a_gpu_appears_late_or_vanishes():
     h = NodeHistory(capacity=10)
     h.record(Sample(time=1.0))
