@@ -60,6 +60,7 @@ class SshConfig:
         self.options = options
         self._parsed: dict[Destination, tuple[tuple, HostSettings]] = {}
         self._slicer: tuple[tuple, ConfigSlicer] | None = None
+        self._retired: list[ConfigSlicer] = []  # kept: a connect in flight may still read a slice
 
     def paths(self) -> list[str]:
         if self.options.ssh_config:
@@ -87,9 +88,12 @@ class SshConfig:
         stamp = _stamp(paths)
         if self._slicer is None or self._slicer[0] != stamp:
             try:
-                self._slicer = (stamp, ConfigSlicer(paths[0]))
+                slicer = ConfigSlicer(paths[0])
             except (OSError, UnicodeDecodeError) as exc:
                 raise SshConfigError(f"cannot read SSH config: {exc}") from exc
+            if self._slicer is not None:
+                self._retired.append(self._slicer[1])
+            self._slicer = (stamp, slicer)
         return self._slicer[1]
 
     def route(self, dest: Destination) -> tuple[Destination, ...]:
