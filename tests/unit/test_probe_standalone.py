@@ -99,3 +99,34 @@ def test_the_shipped_binding_knows_its_version_without_package_metadata():
     from importlib.metadata import version
 
     assert bundle.sources()["dltui_probe.binding"] == f"NVML_BINDING_VERSION = {version('nvidia-ml-py')!r}\n"
+
+
+def _other_pythons():
+    """Every python3.8+ this machine can run, found the way an operator's shell would (PATH;
+    with pyenv, all of its installed versions made visible to its shims)."""
+    env = dict(os.environ)
+    if shutil.which("pyenv"):
+        listed = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True)
+        env["PYENV_VERSION"] = ":".join(listed.stdout.split())
+    found = []
+    for minor in range(8, 15):
+        exe = shutil.which(f"python3.{minor}", path=env.get("PATH"))
+        if exe and subprocess.run([exe, "-c", "pass"], env=env, capture_output=True).returncode == 0:
+            found.append(pytest.param(exe, env, id=f"python3.{minor}"))
+    return found or [pytest.param(PYTHON3, env, id="python3")]
+
+
+@pytest.mark.parametrize("python, env", _other_pythons())
+def test_the_ssh_form_runs_on_every_python3_from_3_8_on(python, env):
+    cmd = bundle.ssh_command(interval_s=0.2, watchdog_s=30, python=python)
+    proc = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    proc.stdin.write(bundle.payload())
+    proc.stdin.flush()
+    hello, sample = json.loads(proc.stdout.readline()), json.loads(proc.stdout.readline())
+    proc.stdin.close()
+    assert proc.wait(timeout=10) == 0, proc.stderr.read().decode()[-500:]
+    proc.stdout.close()
+    proc.stderr.close()
+    version = python.rsplit("python", 1)[1]
+    assert hello["type"] == "hello" and hello["facts"]["python"].startswith(version + "." if version != "3" else "3.")
+    assert sample["type"] == "sample" and sample["r"]["memory"]
