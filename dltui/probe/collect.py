@@ -4,9 +4,16 @@ import sys
 import time
 
 from . import __version__
-from .gpu import NO_DRIVER, open_gpu
+from .gpu import open_gpu
 from .host import HostCollector
 from .problems import Problems
+
+
+# Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
+# CPU. It waits this long after the first sample, so a fleet that starts together (or nodes
+# sharing a hypervisor's CPUs) puts every node on screen first; the boot's XIDs and OOM kills
+# follow seconds later.
+KERNEL_LOG_DELAY_S = 3.0
 
 
 class Collector:
@@ -17,12 +24,9 @@ class Collector:
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
-        # XIDs are NVIDIA driver messages: no driver, nothing to read (and no note about it).
-        self.kernel_log = None
-        if self.gpu_note != NO_DRIVER:
-            from .kernel_log import KernelLog  # journalctl and subprocess: only where XIDs can be
-
-            self.kernel_log = KernelLog(self.problems)
+        self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
+        self._events_since = None
+        self._gpu_facts = []
 
     def facts(self):
         facts = {}
@@ -36,8 +40,9 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu facts"):
                 facts.update(self.gpu.facts())
+        self._gpu_facts = facts["gpus"]
         if self.kernel_log is not None:
-            self.kernel_log.set_gpus(facts["gpus"])
+            self.kernel_log.set_gpus(self._gpu_facts)
         return facts
 
     def sample(self):
@@ -50,8 +55,18 @@ class Collector:
         return sample
 
     def events(self):
-        """Events since the last call (XIDs and the like), as dicts shaped like NodeEvent."""
-        return self.kernel_log.events() if self.kernel_log is not None else []
+        """Events since the last call (XIDs, OOM kills), as dicts shaped like NodeEvent."""
+        if self.kernel_log is None:
+            now = time.monotonic()
+            if self._events_since is None:
+                self._events_since = now
+            if now - self._events_since < KERNEL_LOG_DELAY_S:
+                return []
+            from .kernel_log import KernelLog
+
+            self.kernel_log = KernelLog(self.problems)
+            self.kernel_log.set_gpus(self._gpu_facts)
+        return self.kernel_log.events()
 
     def close(self):
         if self.kernel_log is not None:

@@ -1,8 +1,8 @@
-"""NVIDIA XID lines from the kernel log, read incrementally in a background thread.
+"""NVIDIA XID lines and OOM kills from the kernel log, read incrementally in a background thread.
 
 Sources, the first that works:
 
-1. the journal: ``journalctl -k -o json --grep 'NVRM: …'``, first over this boot, then only
+1. the journal: ``journalctl -k -o json --grep 'NVRM: …|Killed process'``, first over this boot, then only
    ``--after-cursor`` the last entry seen. Needs root or group systemd-journal/adm/wheel;
    without them journalctl quietly shows no kernel messages, which is how we notice.
 2. ``/dev/kmsg``, the kernel ring buffer ``dmesg`` prints (readable by root where
@@ -30,7 +30,11 @@ SOURCE = "kernel log"  # the Problems source name of the one note
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+),?\s*(.*)")
 # "NVRM: GPU 0000:3b:00.0: GPU has fallen off the bus." carries no XID number; it is XID 79.
 _FELL_OFF = re.compile(r"NVRM: GPU (?:at PCI:)?([0-9a-fA-F:.]+): GPU has fallen off the bus")
-_JOURNAL_PATTERN = "NVRM: (Xid|GPU .*fallen off the bus)"
+# mm/oom_kill.c: "Out of memory: Killed process 1234 (python3) total-vm:…kB, anon-rss:…kB, …",
+# "Memory cgroup out of memory: Killed process …" when a cgroup limit (a container, a Slurm
+# job, a systemd MemoryMax) was hit; kernels before 4.19 printed a bare "Killed process …".
+_OOM = re.compile(r"(?:(Memory cgroup out of memory|Out of memory)[^:]*: )?Killed process (\d+) \((.*?)\)(?:.*?anon-rss:(\d+)kB)?")
+_JOURNAL_PATTERN = "NVRM: (Xid|GPU .*fallen off the bus)|Killed process"
 _PERMISSION_HINT = "not seeing messages from other users and the system"
 
 
@@ -43,6 +47,15 @@ def parse_line(text):
     if match:
         return match.group(1), 79, "GPU has fallen off the bus"
     return None
+
+
+def parse_oom(text):
+    """-> (pid, process name, in a memory cgroup, anon RSS bytes or None) for an OOM kill."""
+    match = _OOM.search(text)
+    if not match or not (match.group(1) or text.lstrip().startswith("Killed process")):
+        return None
+    rss_kb = match.group(4)
+    return int(match.group(2)), match.group(3), (match.group(1) or "").startswith("Memory cgroup"), int(rss_kb) * 1024 if rss_kb else None
 
 
 def pci_key(text):
@@ -74,6 +87,20 @@ def xid_event(when, pci, xid, detail, gpu, line_id=None):
         "gpu": gpu,
         "severity": info.severity,
         "data": {"xid": xid, "pci": pci, "detail": detail, "id": line_id},
+    }
+
+
+def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
+    """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
+    where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
+    size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
+    return {
+        "time": round(when, 3),
+        "kind": "oom-kill",
+        "message": "OOM killer ended %s (pid %d)%s: %s ran out" % (name, pid, size, where),
+        "gpu": None,
+        "severity": "critical",
+        "data": {"pid": pid, "process": name, "cgroup": in_cgroup, "rss_bytes": rss_bytes, "id": line_id},
     }
 
 
@@ -223,7 +250,7 @@ def parse_kmsg_record(record):
 
 
 class KernelLog:
-    """XID events for the probe: ``events()`` returns those found since the last call.
+    """XID and OOM-kill events for the probe: ``events()`` returns those found since the last call.
 
     The thread starts on the first ``events()`` call; ``set_gpus`` maps PCI ids to indexes.
     """
@@ -233,7 +260,8 @@ class KernelLog:
         self.run = run
         self.kmsg_path = kmsg_path
         self.poll_s = poll_s
-        self._found = collections.deque()  # (time, line id, pci, xid, detail), from the thread
+        # from the thread: ("xid", (time, pci, xid, detail, line id)) or ("oom-kill", event)
+        self._found = collections.deque()
         self._boot_id = read_boot_id()
         self._note = None
         self._gpu_by_pci = {}
@@ -254,8 +282,11 @@ class KernelLog:
             self.problems.report(SOURCE, note)
         events = []
         while self._found:
-            when, line_id, pci, xid, detail = self._found.popleft()
-            events.append(xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci)), line_id))
+            kind, found = self._found.popleft()
+            if kind == "xid":  # PCI ids become GPU indexes here: the facts may come after the line
+                when, pci, xid, detail, line_id = found
+                found = xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci)), line_id)
+            events.append(found)
         return events
 
     def close(self):
@@ -274,18 +305,27 @@ class KernelLog:
                     self._note = "XIDs from the %s: %s" % (source.name, describe_error(exc))
                     lines = []
                 for when, text, since_boot_us in lines:
-                    parsed = parse_line(text)
-                    if parsed is not None:
-                        line_id = None
-                        if self._boot_id and since_boot_us is not None:
-                            line_id = "%s/%d" % (self._boot_id, since_boot_us)
-                        self._found.append((when, line_id) + parsed)
+                    event = self._event(when, text, since_boot_us)
+                    if event is not None:
+                        self._found.append(event)
                 self.first_poll.set()
                 if self._stop.wait(self.poll_s):
                     return
         finally:
             if hasattr(source, "close"):
                 source.close()
+
+    def _event(self, when, text, since_boot_us):
+        line_id = None
+        if self._boot_id and since_boot_us is not None:
+            line_id = "%s/%d" % (self._boot_id, since_boot_us)
+        xid = parse_line(text)
+        if xid is not None:
+            return "xid", (when, *xid, line_id)
+        oom = parse_oom(text)
+        if oom is not None:
+            return "oom-kill", oom_event(when, *oom, line_id=line_id)
+        return None
 
     def _open_source(self):
         reasons = []
@@ -294,5 +334,5 @@ class KernelLog:
             if reason is None:
                 return source
             reasons.append(reason)
-        self._note = "XIDs are not read from the kernel log (%s): run as root or add the user to group systemd-journal or adm" % "; ".join(reasons)
+        self._note = "XIDs and OOM kills are not read from the kernel log (%s): run as root or add the user to group systemd-journal or adm" % "; ".join(reasons)
         return None

@@ -29,30 +29,52 @@ def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: dict) -> object:
 def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
     m, pr = sample.memory, sample.pressure
     stall = pr.memory_full_avg10_percent if pr is not None else None
+    kills = _recent_oom_kills(node, sample.time - p["oom_window_s"])
     if m is None or m.available_bytes is None or not m.total_bytes:
-        if stall is None:
+        if stall is None and not kills:
             return None
         available = None
     else:
         available = 100.0 * m.available_bytes / m.total_bytes
     stalling = stall is not None and stall >= p["psi_full"]
     low = available is not None and available < p["available_below"]
-    if not stalling and not low:
+    if not stalling and not low and not kills:
         clean = (available is None or available > p["clear_above"]) and not stalling
         return CLEAR if clean else HOLD
     parts = []
+    if kills:
+        last = kills[-1]
+        ago = fmt.duration(max(0.0, sample.time - last.time))
+        parts.append(
+            (f"{len(kills)} OOM kills in {fmt.duration(p['oom_window_s'])}, the latest: " if len(kills) > 1 else "")
+            + f"{last.message} ({ago} ago)"
+        )
     if available is not None:
         parts.append(f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})")
     if stall is not None:
         parts.append(f"memory pressure full avg10 {stall:.0f} %")
     if m is not None and m.swap_used_bytes:
         parts.append(f"swap {fmt.size(m.swap_used_bytes)} used")
+    if kills:
+        action = "find what grew (DataLoader workers, pinned memory, /dev/shm); a cgroup kill is the job's or container's limit"
+    else:
+        action = "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM"
     return Finding(
-        "critical" if stalling else "warning",
+        "critical" if stalling or kills else "warning",
         ", ".join(parts),
-        "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM",
-        evidence={"available_percent": None if available is None else round(available, 1), "memory_full_avg10_percent": stall},
+        action,
+        evidence={
+            "available_percent": None if available is None else round(available, 1),
+            "memory_full_avg10_percent": stall,
+            "oom_kills": len(kills),
+        },
     )
+
+
+def _recent_oom_kills(node: NodeMemory, since: float) -> list:
+    """The OOM kills the engine kept for this node (see ``observe_event``) from ``since`` on."""
+    kills = node.rule_state.get("oom_kills")
+    return sorted((e for e in kills.values() if e.time >= since), key=lambda e: e.time) if kills else []
 
 
 def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
@@ -124,8 +146,8 @@ RULES = (
     ),
     Rule(
         "host_memory_low", NODE, host_memory_low,
-        {"available_below": 5, "clear_above": 8, "psi_full": 5, "for_s": 30, "clear_s": 60},
-        "MemAvailable below available_below % (warning) or PSI memory full avg10 ≥ psi_full (critical)",
+        {"available_below": 5, "clear_above": 8, "psi_full": 5, "oom_window_s": 600, "for_s": 30, "clear_s": 60},
+        "MemAvailable below available_below % (warning), or PSI memory full avg10 ≥ psi_full or an OOM kill in the last oom_window_s (critical)",
         slow=True,
     ),
     Rule(

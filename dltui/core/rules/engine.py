@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
 SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
 _XIDS_REMEMBERED = 1000  # per node, to drop the XIDs a reconnecting probe reads again
+_OOM_KILLS_REMEMBERED = 1000  # per node, likewise for OOM kills
 _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
@@ -95,6 +96,9 @@ class Engine:
             self._advance(node, nm, rule, timing, g.index, cond, answer, now)
 
     def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None:
+        if event.kind == "oom-kill":
+            self._observe_oom_kill(node, event)
+            return
         code = event.data.get("xid") if event.kind == "xid" else None
         if not isinstance(code, int):
             return
@@ -122,6 +126,16 @@ class Engine:
         if cond.started is None or event.time < cond.started:
             cond.started = event.time  # the alert dates from the first XID, not its arrival
         self._advance(node, nm, rule, timing, gpu, cond, check(history, p), now)
+
+    def _observe_oom_kill(self, node: NodeState, event: NodeEvent) -> None:
+        """Kept for ``host_memory_low``, which judges them with the node's memory; a kill the
+        reconnect backfill reads again counts once."""
+        kills = self._memory(node).rule_state.setdefault("oom_kills", {})  # insertion-ordered
+        once = event.data.get("id") or (round(event.time, 3), event.data.get("pid"))
+        if once not in kills:
+            kills[once] = event
+            if len(kills) > _OOM_KILLS_REMEMBERED:
+                del kills[next(iter(kills))]
 
     def tick(self, fleet: FleetState, now: float) -> None:
         for node in fleet:
