@@ -72,7 +72,8 @@ async def dltui_fanout(names, interval_s, steady_s):
                 task.result()
             await asyncio.sleep(0.005)
         first_s, first_cpu = time.perf_counter() - start, time.process_time() - cpu_start
-        first_busy = machine_busy_s() - busy_start
+        busy_now = machine_busy_s()
+        first_busy, first_steal = busy_now[0] - busy_start[0], busy_now[1] - busy_start[1]
         await asyncio.sleep(2 * interval_s)  # let every probe settle into its rhythm
         samples0 = sum(len(node.history.time) for node in state)
         cpu0, wall0, decode0 = time.process_time(), time.perf_counter(), DECODE.cpu_s
@@ -84,14 +85,16 @@ async def dltui_fanout(names, interval_s, steady_s):
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-    return first_s, first_cpu, first_busy, cpu, decode, samples, wall, down
+    return first_s, first_cpu, first_busy, first_steal, cpu, decode, samples, wall, down
 
 
 def machine_busy_s():
-    """CPU-seconds every CPU of this machine has spent busy since boot (/proc/stat)."""
+    """(busy, stolen): CPU-seconds this machine's CPUs have spent busy since boot, and those
+    the hypervisor gave to other guests (/proc/stat; steal counts as busy here)."""
     with open("/proc/stat") as f:
         ticks = [int(v) for v in f.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+    hz = os.sysconf("SC_CLK_TCK")
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / hz, ticks[7] / hz  # less idle and iowait
 
 
 class DecodeClock:
@@ -145,7 +148,7 @@ def main():
     args = parser.parse_args()
     print(f"{os.cpu_count()} CPUs; probe interval {args.interval:g} s; steady window {args.steady:g} s")
     for n in args.nodes:
-        spawn_s, openssh_s, first_s, first_cpu, first_busy, cpu, decode, samples, wall, down = run(
+        spawn_s, openssh_s, first_s, first_cpu, first_busy, first_steal, cpu, decode, samples, wall, down = run(
             n, args.interval, args.steady
         )
         per_sample, decode_s = cpu / max(samples, 1), decode / max(samples, 1)
@@ -154,7 +157,8 @@ def main():
         print(f"  dltui first sample from every node:      {first_s:.2f} s   ratio dltui/OpenSSH {first_s / openssh_s:.2f}")
         print(f"    dltui's own CPU until then: {first_cpu:.2f} s ({first_cpu / n * 1e3:.0f} ms per node); the machine "
               f"was busy {first_busy:.2f} of {first_s * os.cpu_count():.2f} CPU-s, the rest being every sshd and "
-              f"probe starting ({(first_busy - first_cpu) / n * 1e3:.0f} ms per node)")
+              f"probe starting ({(first_busy - first_cpu - first_steal) / n * 1e3:.0f} ms per node) and "
+              f"{first_steal:.2f} CPU-s stolen by the hypervisor")
         print(f"  steady state: {samples} samples in {wall:.1f} s ({samples / wall / n:.2f} per node per s), "
               f"process CPU {cpu * 1e3:.0f} ms = {cpu / wall * 100:.1f} % of one core")
         print(f"  CPU per node-sample: {per_sample * 1e3:.3f} ms total, of which SSH transport "
