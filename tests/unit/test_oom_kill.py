@@ -71,7 +71,7 @@ def test_an_oom_kill_makes_host_memory_low_critical_even_with_memory_free_again(
     assert alert.severity == "critical"
     assert alert.message.startswith(
         "OOM killer ended python3 (pid 48213) holding 192.0 GiB: the node's memory ran out (32s ago), "
-        "40.0 % of memory available (410G of 1.0T)"
+        "40 % of memory available again for 30s — "
     )
     assert alert.message.endswith("find what grew (DataLoader workers, pinned memory, /dev/shm); a cgroup kill is the job's or container's limit")
     # a second kill, and the first read again by a reconnect's backfill (same kernel line id)
@@ -108,3 +108,12 @@ def test_the_probe_opens_the_kernel_log_on_every_node_but_only_after_its_first_s
         assert collector.kernel_log.first_poll.wait(30)
     finally:
         collector.close()
+
+
+def test_a_kill_while_memory_is_still_short_says_both():
+    rig = Rig()
+    rig.fleet.on_event("gpu01", kill(rig.clock.t, line_id="boot-1/7"))
+    rig.run(35, [busy_gpu(0)], memory=memory(3.0, swap_used=2 << 30))
+    message = rig.alert("host_memory_low", None).message
+    assert message.startswith("OOM killer ended python3 (pid 48213) holding 192.0 GiB: the node's memory ran out (")
+    assert "3.0 % of memory available (30.7G of 1.0T), memory pressure full avg10 0 %, swap 2.0G used for " in message

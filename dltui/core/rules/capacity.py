@@ -49,12 +49,16 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
             (f"{len(kills)} OOM kills in {fmt.duration(p['oom_window_s'])}, the latest: " if len(kills) > 1 else "")
             + f"{last.message} ({ago} ago)"
         )
-    if available is not None:
-        parts.append(f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})")
-    if stall is not None:
-        parts.append(f"memory pressure full avg10 {stall:.0f} %")
-    if m is not None and m.swap_used_bytes:
-        parts.append(f"swap {fmt.size(m.swap_used_bytes)} used")
+    if kills and not low and not stalling:  # the kill freed the memory: say so, briefly
+        if available is not None:
+            parts.append(f"{available:.0f} % of memory available again")
+    else:
+        if available is not None:
+            parts.append(f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})")
+        if stall is not None:
+            parts.append(f"memory pressure full avg10 {stall:.0f} %")
+        if m is not None and m.swap_used_bytes:
+            parts.append(f"swap {fmt.size(m.swap_used_bytes)} used")
     if kills:
         action = "find what grew (DataLoader workers, pinned memory, /dev/shm); a cgroup kill is the job's or container's limit"
     else:
