@@ -150,7 +150,14 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
         return _dashboard([replay], cfg, args.record, clock=replay.clock)
     from dltui.transport.factory import build_transports
 
-    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record)
+    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record, inventory=_inventory())
+
+
+def _inventory():
+    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it."""
+    from dltui.core.gpu_inventory import GpuInventory, default_path
+
+    return GpuInventory(default_path())
 
 
 def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
@@ -162,7 +169,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 
     transports = build_transports(args.hosts, cfg.interval_s, ssh)
     names = node_names(transports)
-    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds))
+    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory()))
     try:
         recorder = Recorder.create(fleet, args.record, names) if args.record else None
     except RecordError as exc:
@@ -179,12 +186,12 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     return snapshot.exit_code(fleet)
 
 
-def _dashboard(transports: list, cfg: Config, record: str | None, clock=None) -> int:
+def _dashboard(transports: list, cfg: Config, record: str | None, clock=None, inventory=None) -> int:
     from dltui.record import RecordError
     from dltui.ui.app import run_dashboard
 
     try:
-        return run_dashboard(transports, cfg, record=record, clock=clock)
+        return run_dashboard(transports, cfg, record=record, clock=clock, inventory=inventory)
     except RecordError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2

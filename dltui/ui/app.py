@@ -179,10 +179,10 @@ class DltuiApp(App[int]):
             yield SystemCommand(f"Open {node.name}", "Show this node", lambda n=node.name: self.open_node(n))
 
 
-def engine_for(cfg: Config):
+def engine_for(cfg: Config, inventory=None):
     from dltui.core.rules import build_engine
 
-    return build_engine(cfg)
+    return build_engine(cfg, inventory=inventory)
 
 
 def build_app(
@@ -192,24 +192,26 @@ def build_app(
     fleet: FleetState | None = None,
     theme_dirs: list[Path] | None = None,
     clock: Callable[[], float] | None = None,
+    inventory=None,
 ) -> DltuiApp:
     """The app for the command line (transports), tests and screenshots (a prepared ``fleet``).
 
     ``clock`` is the fleet's time (a replay's recorded clock); the wall clock by default.
+    ``inventory``: the GPU inventory of real nodes (``core.gpu_inventory``), None for a demo.
     """
     if fleet is None:
         fleet = FleetState(
-            [name for t in transports for name in t.names], engine=engine_for(cfg), clock=clock or time.time
+            [name for t in transports for name in t.names], engine=engine_for(cfg, inventory), clock=clock or time.time
         )
     return DltuiApp(fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()])
 
 
 def run_dashboard(
-    transports: list, cfg: Config, record: str | None = None, clock: Callable[[], float] | None = None
+    transports: list, cfg: Config, record: str | None = None, clock: Callable[[], float] | None = None, inventory=None
 ) -> int:
     """The dashboard until the operator quits; ``record`` also appends everything to that file
     (raises ``RecordError`` before the screen opens when it cannot be created)."""
-    app = build_app(transports, cfg, clock=clock)
+    app = build_app(transports, cfg, clock=clock, inventory=inventory)
     recorder = Recorder.create(app.fleet, record, list(app.fleet.nodes)) if record else None
     if recorder is not None:
         app.sink = recorder

@@ -144,9 +144,11 @@ class Rig:
         cfg: Config | None = None,
         window_s: float | None = None,
         facts: NodeFacts | dict | None = None,
+        inventory=None,
     ):
         self.clock = Clock()
-        self.fleet = FleetState(list(names), engine=build_engine(cfg, snapshot_window_s=window_s), clock=self.clock)
+        engine = build_engine(cfg, snapshot_window_s=window_s, inventory=inventory)
+        self.fleet = FleetState(list(names), engine=engine, clock=self.clock)
         for name in names:
             self.hello(name, facts if facts is not None else NodeFacts(hostname=name, driver_version="535.161.08"))
             self.fleet.on_status(name, st.OK)

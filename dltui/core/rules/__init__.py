@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dltui.config import Config
 
+from ..gpu_inventory import GpuInventory
+
 from . import capacity, connectivity, fleet, hardware, pipeline, thermal
 from .engine import Engine
 from .settings import RuleSettings
@@ -15,10 +17,13 @@ from .settings import RuleSettings
 RULES = thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES
 
 
-def build_engine(cfg: Config | None = None, snapshot_window_s: float | None = None) -> Engine:
+def build_engine(
+    cfg: Config | None = None, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None
+) -> Engine:
     """The engine for a dashboard (``snapshot_window_s`` None) or for a ``dltui snapshot``
-    that judges what it saw in its window. Raises ``ConfigError`` for a bad rules config."""
-    return Engine(RuleSettings(RULES, cfg), snapshot_window_s)
+    that judges what it saw in its window; ``inventory`` remembers real nodes' GPUs across
+    sessions (never a demo's or a replay's). Raises ``ConfigError`` for a bad rules config."""
+    return Engine(RuleSettings(RULES, cfg), snapshot_window_s, inventory)
 
 
 __all__ = ["Engine", "RULES", "build_engine"]

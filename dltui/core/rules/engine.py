@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from dltui.probe.kernel_log import pci_key
 
 from .. import format as fmt
+from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
 from ..timeline import Alert, TimelineEntry
 from .base import CLEAR, EVENT, FACTS, FLEET, GPU, GPUS, HOLD, NODE, STATUS, Finding, Rule
@@ -31,9 +32,10 @@ _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
 class Engine:
-    def __init__(self, settings: RuleSettings, snapshot_window_s: float | None = None):
+    def __init__(self, settings: RuleSettings, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None):
         self.settings = settings
         self.window_s = snapshot_window_s
+        self.inventory = inventory  # GPUs listed in earlier sessions, for gpu_missing
         self.nodes: dict[str, NodeMemory] = {}
         self._fleet_dirty = False
 
@@ -156,6 +158,11 @@ class Engine:
         nm = self._memory(node)
         if rule_id == "xid":
             nm.rule_state.get("xid_history", {}).pop(gpu, None)
+        if rule_id == "gpu_missing" and gpu is None:  # the operator accepts the change
+            gone = nm.rule_state.pop("gpus_gone", [])
+            if self.inventory is not None and gone:
+                self.inventory.forget(node.name, [k.uuid for k in gone])
+            nm.rule_state.pop("gpu_missing_all_there", None)
         self._close(node, nm, rule_id, gpu, now, "acknowledged")
 
     # -- internals ---------------------------------------------------------------------------
@@ -181,6 +188,9 @@ class Engine:
         nm.gpu_facts = {f.index: f for f in new.gpus} if new is not None else {}
         for index, gm in nm.gpus.items():
             gm.facts = nm.gpu_facts.get(index)
+        if self.inventory is not None and new is not None:
+            nm.rule_state["gpus_gone"] = self.inventory.reconcile(node.name, new.hostname, new.gpus, now)
+            nm.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed before
         if old is not None and new is not None and old.boot_time and new.boot_time:
             if abs(old.boot_time - new.boot_time) > _NEW_BOOT_S:
                 self._new_boot(node, nm, now)

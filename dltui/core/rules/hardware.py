@@ -6,6 +6,7 @@ corrected errors from 2019 is not failing today); lifetime counts are shown as i
 
 from __future__ import annotations
 
+import time
 from collections import deque
 
 from dltui.probe.xid import describe
@@ -178,11 +179,23 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
         what = f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
         out[index] = Finding("critical", what + (f" ({who})" if who else ""), _RESEAT, evidence={"error": g.error if g else None})
     expected = p["expected_gpus"]
-    if expected:
-        healthy = sum(1 for g in sample.gpus if not g.error)
-        out[None] = CLEAR if healthy >= expected else Finding(
-            "critical", f"{healthy} of the {expected} expected GPUs are readable", _RESEAT, evidence={"readable": healthy, "expected": expected}
+    healthy = sum(1 for g in sample.gpus if not g.error)
+    gone = state.get("gpus_gone")
+    words = []
+    if expected and healthy < expected:
+        words.append(f"{healthy} of the {expected} expected GPUs are readable")
+    if gone:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(max(k.last_listed for k in gone)))
+        listed = "; ".join(k.describe() for k in gone)
+        words.append(f"{'GPU' if len(gone) == 1 else f'{len(gone)} GPUs'} this node listed until {when} no longer listed: {listed}")
+    if words:
+        action = _RESEAT + ("; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else "")
+        out[None] = Finding(
+            "critical", "; ".join(words), action,
+            evidence={"readable": healthy, "expected": expected or None, "gone": [k.uuid for k in gone or ()]},
         )
+    elif expected or gone is not None:
+        out[None] = CLEAR
     state["gpu_missing_all_there"] = all(answer is CLEAR for answer in out.values())
     return out
 
@@ -242,7 +255,7 @@ RULES = (
     Rule(
         "gpu_missing", GPUS, gpu_missing,
         {"expected_gpus": 0, "for_samples": 2},
-        "fewer readable GPUs than listed, seen or expected_gpus (0 = not set)",
+        "fewer readable GPUs than listed, seen this session, listed in an earlier session, or expected_gpus (0 = not set)",
     ),
     Rule("persistence_off", FACTS, persistence_off, {}, "persistence mode disabled"),
 )

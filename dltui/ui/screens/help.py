@@ -45,7 +45,7 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("j / k  ↓ / ↑", "scroll"),
             ("pgup / pgdn", "scroll a page"),
             ("escape", "back to the fleet"),
-            ("a", "acknowledge this node's XID and uncorrectable-ECC alerts"),
+            ("a", "acknowledge XID, ECC and missing-GPU alerts"),
         ),
     ),
 )

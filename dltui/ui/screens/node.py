@@ -30,13 +30,13 @@ NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
 
 
-ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable")  # alerts that record an event, not a state
+ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable", "gpu_missing")  # events, not states; a GPU gone since an earlier session
 
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
     BINDINGS = [
         Binding("escape", "back", "Fleet"),
-        Binding("a", "acknowledge", "Ack XID/ECC"),
+        Binding("a", "acknowledge", "Ack"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
@@ -132,13 +132,15 @@ class NodeScreen(Screen):
         self.app.pop_screen()
 
     def action_acknowledge(self) -> None:
-        """Retire this node's XID and uncorrectable-ECC alerts: they record an event, so only
-        the operator (or a new boot, or a GPU reset) can say it has been dealt with."""
+        """Retire this node's XID, uncorrectable-ECC and gone-GPU alerts: they record an event,
+        so only the operator (or a new boot, or a GPU reset) can say it has been dealt with. A
+        GPU still missing in this session raises its alert again; one gone since an earlier
+        session is forgotten (the hardware was changed on purpose)."""
         engine = self.fleet.engine
         node = self.node
         keys = [key for key in node.alerts if key[0] in ACKNOWLEDGEABLE]
         if engine is None or not keys:
-            self.notify("nothing to acknowledge: no open XID or uncorrectable-ECC alert")
+            self.notify("nothing to acknowledge: no open XID, uncorrectable-ECC or missing-GPU alert")
             return
         now = self.fleet.clock()
         for rule, gpu in keys:

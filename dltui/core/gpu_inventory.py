@@ -1,0 +1,98 @@
+"""Which GPUs each node has listed, remembered across dltui sessions.
+
+A GPU that fell off the bus and a node rebooted since: the node now lists seven GPUs and
+nothing in this session says it had eight. ``gpu_missing`` asks this inventory which GPUs
+(by UUID) a node listed before and does not list now. It is written only when a node lists
+a GPU it never listed before, or when the operator accepts a change (acknowledging the alert
+forgets the gone GPUs). A node answering under the same name with another hostname is
+another machine: its entry starts over.
+
+The file is JSON at ``$XDG_STATE_HOME/dltui/gpu-inventory.json`` (``~/.local/state/…``). An
+unreadable one is set aside as ``….corrupt`` and the inventory starts empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .models import GpuFacts
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "dltui" / "gpu-inventory.json"
+
+
+@dataclass(frozen=True)
+class KnownGpu:
+    uuid: str
+    index: int
+    name: str | None
+    bus_id: str | None
+    last_listed: float  # when a session last saw the node list it
+
+    def describe(self) -> str:
+        parts = [p for p in (self.name, f"bus {self.bus_id}" if self.bus_id else None) if p]
+        return f"GPU{self.index} {self.uuid}" + (f" ({', '.join(parts)})" if parts else "")
+
+
+class GpuInventory:
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.nodes: dict[str, dict] = self._load()
+
+    def reconcile(self, node: str, hostname: str | None, gpus: list[GpuFacts], now: float | None = None) -> list[KnownGpu]:
+        """The GPUs ``node`` listed before and does not list now; records the ones it lists."""
+        now = time.time() if now is None else now
+        entry = self.nodes.get(node)
+        if entry is None or entry.get("hostname") != hostname:
+            entry = {"hostname": hostname, "gpus": {}}
+        known: dict = entry["gpus"]
+        listed = {g.uuid: g for g in gpus if g.uuid}
+        gone = [_known(uuid, rec) for uuid, rec in known.items() if uuid not in listed]
+        changed = self.nodes.get(node) is not entry or any(uuid not in known for uuid in listed)
+        for uuid, g in listed.items():
+            known[uuid] = {"index": g.index, "name": g.name, "bus_id": g.bus_id, "last_listed": now}
+        self.nodes[node] = entry
+        if changed:
+            self._save()
+        return sorted(gone, key=lambda k: k.index)
+
+    def forget(self, node: str, uuids: list[str]) -> None:
+        """The operator accepted that these GPUs are gone (an RMA, a swapped board)."""
+        known = self.nodes.get(node, {}).get("gpus", {})
+        if any(known.pop(uuid, None) is not None for uuid in list(uuids)):
+            self._save()
+
+    def _load(self) -> dict[str, dict]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not all(isinstance(v, dict) and isinstance(v.get("gpus"), dict) for v in data.values()):
+                raise ValueError("not an inventory")
+            return data
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError):
+            try:
+                self.path.replace(self.path.with_name(self.path.name + ".corrupt"))
+            except OSError:
+                pass
+            return {}
+
+    def _save(self) -> None:
+        """Atomically; a read-only home costs the memory across sessions, nothing else."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.nodes, indent=1, sort_keys=True), encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError:
+            pass
+
+
+def _known(uuid: str, rec: dict) -> KnownGpu:
+    return KnownGpu(uuid, int(rec.get("index", -1)), rec.get("name"), rec.get("bus_id"), float(rec.get("last_listed", 0.0)))
