@@ -33,10 +33,19 @@ def test_a_gpu_gone_since_an_earlier_session_is_critical_and_named(tmp_path):
     second = session(path, (0, 1, 3))  # GPU2 fell off the bus, the node rebooted, dltui restarted
     alert = second.alert("gpu_missing", None)
     assert alert.severity == "critical"
-    assert alert.message.startswith("GPU this node listed until ")
-    assert "no longer listed: GPU2 GPU-0002 (NVIDIA H100 80GB HBM3, bus 00000000:1B:00.0)" in alert.message
+    assert alert.message.startswith(
+        "GPU2 GPU-0002 (NVIDIA H100 80GB HBM3, bus 00000000:1B:00.0) is gone (this node listed it until "
+    )
     assert alert.message.endswith("if the hardware was changed on purpose, acknowledge (a) to accept it")
     assert alert.evidence["gone"] == ["GPU-0002"]
+
+
+def test_several_gone_gpus_are_counted_and_each_named(tmp_path):
+    path = tmp_path / "inventory.json"
+    session(path, range(4))
+    message = session(path, (0,)).alert("gpu_missing", None).message
+    assert message.startswith("3 GPUs are gone (this node listed them until ")
+    assert "): GPU1 GPU-0001 (NVIDIA H100 80GB HBM3, bus 00000000:1A:00.0); GPU2 GPU-0002" in message
 
 
 def test_acknowledging_forgets_the_gone_gpu_for_good(tmp_path):

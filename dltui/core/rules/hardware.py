@@ -187,7 +187,10 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
     if gone:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(max(k.last_listed for k in gone)))
         listed = "; ".join(k.describe() for k in gone)
-        words.append(f"{'GPU' if len(gone) == 1 else f'{len(gone)} GPUs'} this node listed until {when} no longer listed: {listed}")
+        if len(gone) == 1:
+            words.append(f"{listed} is gone (this node listed it until {when})")
+        else:
+            words.append(f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}")
     if words:
         action = _RESEAT + ("; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else "")
         out[None] = Finding(
