@@ -44,7 +44,8 @@ class DltuiApp(App[int]):
         self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
         self.transports = transports
         self.cfg = cfg
-        self.thresholds = levels.Thresholds.from_rules(cfg.rules)
+        engine = fleet.engine
+        self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -67,7 +68,8 @@ class DltuiApp(App[int]):
                 transport.run(self.sink), name=type(transport).__name__, group="transports", exit_on_error=False
             )
         if len(self.fleet) == 1:
-            self.push_screen(NodeScreen(self.fleet, next(iter(self.fleet)).name, self.thresholds, root=True))
+            name = next(iter(self.fleet)).name
+            self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name), root=True))
         else:
             self._fleet_screen = FleetScreen(self.fleet, self.thresholds)
             self.push_screen(self._fleet_screen)
@@ -111,7 +113,7 @@ class DltuiApp(App[int]):
     # -- actions ------------------------------------------------------------------------------
 
     def open_node(self, name: str) -> None:
-        self.push_screen(NodeScreen(self.fleet, name, self.thresholds))
+        self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name)))
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -39,6 +39,25 @@ class Thresholds:
 DEFAULT = Thresholds()
 
 
+class NodeThresholds:
+    """Each node's thresholds as the engine judges that node: ``[groups.<g>.rules.*]`` of its
+    groups over ``[rules.*]``, so an air-cooled group with a lower ``gpu_temp_high`` turns
+    its cells red at its own limit, exactly when its alert opens."""
+
+    def __init__(self, settings=None, rules: dict[str, dict] | None = None):
+        self.settings = settings  # the engine's RuleSettings; None: the config's [rules] for all
+        self.default = Thresholds.from_rules(rules or {})
+        self._by_node: dict[str, Thresholds] = {}
+
+    def of(self, node: str) -> Thresholds:
+        th = self._by_node.get(node)
+        if th is None:
+            groups = self.settings.groups_of(node) if self.settings is not None else ()
+            th = Thresholds.from_rules(self.settings.params(groups)) if groups else self.default
+            self._by_node[node] = th
+        return th
+
+
 def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DEFAULT) -> str:
     """The T.Limit margin decides where reported; the core temperature alone never says ``hot``
     on a GPU with a margin (the rules' model, notes/gpu-telemetry.md §4)."""

@@ -47,3 +47,19 @@ def test_rules_without_signals_on_this_hardware_are_listed_as_na():
         "n/a here, not reported by this hardware: hbm_temp_high (GPU0,1); host_memory_low (node); "
         "thermal_margin_low (GPU0)"
     )
+
+
+def test_each_node_is_coloured_by_its_own_groups_thresholds_like_its_alerts():
+    from dltui.config import Config
+    from dltui.core.rules import build_engine
+    from dltui.ui import levels
+
+    cfg = Config(
+        rules={"gpu_temp_high": {"warning": 80}},
+        groups={"hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "critical": 78}}}},
+    )
+    th = levels.NodeThresholds(build_engine(cfg).settings, cfg.rules)
+    assert levels.temperature(79, None, th.of("gpu11")) == levels.HOT  # the hot room's own limits
+    assert levels.temperature(79, None, th.of("gpu01")) == levels.OK  # the fleet's: warning 80
+    assert levels.temperature(82, None, th.of("gpu01")) == levels.WARM
+    assert th.of("gpu01") is th.default and levels.NodeThresholds(None, cfg.rules).of("gpu11") == th.default

@@ -24,7 +24,7 @@ class FleetScreen(Screen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    def __init__(self, fleet: FleetState, thresholds: levels.Thresholds) -> None:
+    def __init__(self, fleet: FleetState, thresholds: levels.NodeThresholds) -> None:
         super().__init__()
         self.fleet = fleet
         self.thresholds = thresholds

@@ -21,7 +21,7 @@ class FleetSummary(Static):
 
     _drawn: Content | None = None
 
-    def show(self, nodes: list[NodeState], shown: int, sort: str, filter_text: str, th: levels.Thresholds) -> None:
+    def show(self, nodes: list[NodeState], shown: int, sort: str, filter_text: str, thresholds: levels.NodeThresholds) -> None:
         by_level = {levels.OK: 0, levels.WARM: 0, levels.HOT: 0}
         gpus = hot = idle = 0
         alerts = {levels.HOT: 0, levels.WARM: 0}
@@ -33,6 +33,7 @@ class FleetSummary(Static):
                     alerts[level] += 1
             if n.sample is None:
                 continue
+            th = thresholds.of(n.name)
             for g in n.sample.gpus:
                 gpus += 1
                 hot += levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT

@@ -65,7 +65,7 @@ class FleetTable(ScrollView, can_focus=True):
             super().__init__()
             self.name = name
 
-    def __init__(self, thresholds: levels.Thresholds, *, id: str | None = None) -> None:
+    def __init__(self, thresholds: levels.NodeThresholds, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.thresholds = thresholds
         self.nodes: list[NodeState] = []
@@ -195,9 +195,9 @@ class FleetTable(ScrollView, can_focus=True):
         if cached is not None and cached[0] == key:
             return cached[1]
         if self.compact:
-            cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds).pad_right(2)
+            cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds.of(node.name)).pad_right(2)
         else:
-            cell = fleet_row.row(node, self.now, self._layout, self.thresholds)
+            cell = fleet_row.row(node, self.now, self._layout, self.thresholds.of(node.name))
         self._cells[node.name] = (key, cell)
         return cell
 
