@@ -71,10 +71,13 @@ class ConfigSlicer:
                 start = number
                 # the parser's own matcher: Host patterns mean here exactly what they mean there
                 try:
-                    patterns = WildcardPatternList(",".join(shlex.split(match.group(2)))) if keyword == "host" else None
-                except ValueError:  # unbalanced quotes: the parser says it better
+                    args = shlex.split(match.group(2)) if keyword == "host" else None
+                except ValueError:
+                    args = []
+                if args == []:  # unbalanced quotes, or no pattern at all: the parser says it better
                     self.whole = True
                     return
+                patterns = WildcardPatternList(",".join(args)) if args else None
         self.sections.append((start, len(self.lines), patterns))
 
     def _write(self, host: str) -> str:

@@ -85,7 +85,7 @@ def test_an_error_in_the_hosts_own_block_names_the_users_file_and_line(config_fi
     assert config.settings(parse_destination("gpu12")).port == 2200  # other nodes are unaffected
 
 
-@pytest.mark.parametrize("keyword", ["Include ~/.ssh/conf.d/*", "CanonicalizeHostname yes", 'Host "unbalanced'])
+@pytest.mark.parametrize("keyword", ["Include ~/.ssh/conf.d/*", "CanonicalizeHostname yes", 'Host "unbalanced', "Host"])
 def test_configs_the_slicer_cannot_judge_are_handed_over_whole(config_file, keyword):
     config_file.write_text(CONFIG + keyword + "\n")
     assert ConfigSlicer(str(config_file)).path_for("gpu01") == str(config_file)
