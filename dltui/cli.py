@@ -8,12 +8,13 @@ import sys
 
 from dltui import __version__
 from dltui.config import Config, ConfigError, load
+from dltui.transport.hostspec import HostSpecError
 from dltui.transport.ssh_options import SshOptions
 
 SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
-    "user@host:port; none or 'localhost' = this machine"
+    "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
 )
 
 
@@ -125,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg, ssh = settings(args)
         return _run(args, cfg, ssh, error_code)
-    except ConfigError as exc:  # the file, the environment, or [rules.*] in it
+    except (ConfigError, HostSpecError) as exc:  # the file, the environment, [rules.*]; a bad node range
         print(f"dltui: {exc}", file=sys.stderr)
         return error_code
 

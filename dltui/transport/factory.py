@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from .hostspec import expand_ranges
 from .local import LOCAL_NAMES, LocalTransport
 from .ssh_options import SshOptions
 
 
 def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions) -> list:
-    """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport."""
-    hosts = list(dict.fromkeys(hosts))  # a node named twice is one node
+    """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport.
+    Ranges (``gpu[01-16]``) are expanded; a bad one raises ``HostSpecError``."""
+    hosts = list(dict.fromkeys(expand_ranges(hosts)))  # a node named twice is one node
     transports: list = []
     remote = [h for h in hosts if h not in LOCAL_NAMES]
     if not hosts or len(remote) < len(hosts):
