@@ -47,6 +47,10 @@ def test_rules_without_signals_on_this_hardware_are_listed_as_na():
         "n/a here, not reported by this hardware: hbm_temp_high (GPU0,1); host_memory_low (node); "
         "thermal_margin_low (GPU0)"
     )
+    from dltui.core.models import NodeFacts
+
+    node.facts = NodeFacts(hostname="gpu01", gpu_source="nvidia-smi")  # the fallback reads less than NVML
+    assert not_applicable(node).plain.startswith("n/a here, no signal from this hardware through nvidia-smi (NVML reads more): ")
 
 
 def test_each_node_is_coloured_by_its_own_groups_thresholds_like_its_alerts():

@@ -77,4 +77,9 @@ def not_applicable(node: NodeState) -> Content | None:
         f"{rule} ({'GPU' + ','.join(map(str, sorted(gpus))) if gpus else 'node'})"
         for rule, gpus in sorted(gpus_by_rule.items())
     ]
-    return Content.styled("n/a here, not reported by this hardware: " + "; ".join(parts), "$foreground-muted")
+    if node.facts is not None and node.facts.gpu_source == "nvidia-smi":
+        # the fallback reads fewer counters than NVML (PCIe replays, for one): not the GPU's fault
+        why = "no signal from this hardware through nvidia-smi (NVML reads more)"
+    else:
+        why = "not reported by this hardware"
+    return Content.styled(f"n/a here, {why}: " + "; ".join(parts), "$foreground-muted")
