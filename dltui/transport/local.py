@@ -41,9 +41,11 @@ class LocalTransport:
             sink.on_status(name, st.OK)
             next_tick = time.monotonic()
             while True:
-                raw = await asyncio.to_thread(collector.sample)
+                # events() opens the kernel log a few seconds in (subprocess, journalctl): in
+                # the worker thread with the sample, so the UI's loop never waits on it
+                raw, events = await asyncio.to_thread(lambda: (collector.sample(), collector.events()))
                 sink.on_sample(name, Sample.from_dict(raw))
-                for event in collector.events():
+                for event in events:
                     sink.on_event(name, NodeEvent.from_dict(event))
                 for source, message in collector.problems.drain():
                     sink.on_event(
