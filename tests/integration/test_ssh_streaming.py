@@ -40,6 +40,20 @@ async def test_two_nodes_stream_through_one_jump_connection_fake_smi(shared_lab,
         assert s.state.seen("gpu01", st.CONNECTING) == [None]
 
 
+async def test_nodes_sample_at_the_same_wall_clock_instants(shared_lab, tmp_path, use_home):
+    """After its first sample every probe samples on whole seconds (interval 1 s): the two
+    nodes' samples are the same instants, whatever moment each connected at."""
+    use_home(shared_lab.make_home(tmp_path))
+    async with Streaming(["gpu01", "gpu02"], interval_s=1.0) as s:
+        await s.until_samples(["gpu01", "gpu02"], 5)
+        times = {name: s.state.nodes[name].history.time.values()[1:] for name in ("gpu01", "gpu02")}
+    for name, stamps in times.items():
+        # a tick wakes within a few ms of its second; 100 ms leaves room for a loaded machine
+        # (unaligned, 4 samples would all land this close with a chance of 1 in 625)
+        assert all(abs(t - round(t)) < 0.1 for t in stamps), (name, stamps)
+    assert len({round(t) for t in times["gpu01"]} & {round(t) for t in times["gpu02"]}) >= 3
+
+
 async def test_quitting_leaves_no_probe_process_on_the_nodes(shared_lab, tmp_path, use_home):
     use_home(shared_lab.make_home(tmp_path))
     nodes = [shared_lab.nodes["gpu01"], shared_lab.nodes["gpu02"]]
