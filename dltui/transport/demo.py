@@ -3,7 +3,7 @@
 Every node follows a scenario chosen by its position in the fleet (the pattern repeats every 16
 nodes): steady training, one GPU running hot and throttling, a data loader starving its GPUs
 while the dataset disk is saturated, a node that drops off the network and comes back, an idle
-node. Values come only from ``random.Random`` seeded with (seed, node name) and the step number,
+node, a node whose kernel OOM-kills a DataLoader worker. Values come only from ``random.Random`` seeded with (seed, node name) and the step number,
 and time from a simulated clock that starts at a fixed epoch: stepping the fleet by hand
 (``step_into``) gives the same numbers and times on every run. Figures are H100 SXM 80 GB ones
 (see ``../shared/fixtures/real/``).
@@ -28,11 +28,13 @@ from dltui.core.models import (
     MemorySample,
     NetworkSample,
     NicFacts,
+    NodeEvent,
     NodeFacts,
     PressureSample,
     Sample,
     TaskSample,
 )
+from dltui.probe.kernel_log import oom_event
 from dltui.probe.schema import decode_clock_event_reasons
 
 from .base import Sink
@@ -43,7 +45,7 @@ CORES = 64
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
-TRAINING, HOT_GPU, STARVED, FLAPPING, IDLE = "training", "hot-gpu", "starved", "flapping", "idle"
+TRAINING, HOT_GPU, STARVED, FLAPPING, IDLE, OOM = "training", "hot-gpu", "starved", "flapping", "idle", "oom"
 _PATTERN = (
     TRAINING,
     HOT_GPU,
@@ -51,7 +53,7 @@ _PATTERN = (
     FLAPPING,
     TRAINING,
     IDLE,
-    TRAINING,
+    OOM,
     TRAINING,
     TRAINING,
     TRAINING,
@@ -69,6 +71,7 @@ OUTAGE_START_STEP = 150  # the flapping node drops at this step ...
 OUTAGE_STEPS = 40  # ... stays away this long (the last RETRY_STEPS of it reconnecting) ...
 RETRY_STEPS = 8
 OUTAGE_PERIOD_STEPS = 600  # ... and does it again this many steps later
+OOM_KILL_STEP = 100  # the OOM node's kernel kills a DataLoader worker at this step
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
@@ -505,6 +508,10 @@ class DemoTransport:
             node.link = link
         if link == UP:
             sink.on_sample(node.name, node.sample(now, self.interval_s))
+        if node.scenario == OOM and self.step_count == OOM_KILL_STEP:
+            # the kernel's line as the probe reports it (same builder), 31 GiB of a worker
+            kill = oom_event(now, 48213, "pt_data_worker:3", False, 31 * GIB, line_id=f"demo-boot/{self.step_count}")
+            sink.on_event(node.name, NodeEvent.from_dict(kill))
 
 
 def _dataset_disk(read_bytes_per_s: float, busy: float, queue: float, await_ms: float) -> DiskSample:

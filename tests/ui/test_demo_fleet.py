@@ -76,3 +76,17 @@ def test_a_node_without_gpus_reports_why():
     node = fleet.nodes["gpu01"]
     assert node.sample.gpus == [] and node.facts.gpu_note == "no NVIDIA driver found"
     assert node.facts.gpu_source is None and node.sample.cpu.total_percent is not None
+
+
+def test_one_node_has_a_dataloader_worker_oom_killed():
+    from dltui.core.rules import build_engine
+
+    demo = DemoTransport(nodes=12, seed=7)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 140)
+    node = fleet.nodes["gpu07"]
+    (kill,) = [e for e in node.timeline if e.kind == "oom-kill"]
+    assert kill.message.startswith("OOM killer ended pt_data_worker:3 (pid 48213) holding 31.0 GiB")
+    alert = node.alerts[("host_memory_low", None)]
+    assert alert.severity == "critical" and "OOM killer ended pt_data_worker:3" in alert.message
+    assert all(("host_memory_low", None) not in n.alerts for n in fleet if n.name != "gpu07")
