@@ -18,6 +18,8 @@ from .wire import Encoder
 
 
 class Args:
+    """The parsed options: what argparse's Namespace would hold."""
+
     def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0):
         self.interval = interval
         self.count = count

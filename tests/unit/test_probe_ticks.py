@@ -1,4 +1,5 @@
-"""The probe samples on wall-clock multiples of its interval, so a fleet samples together."""
+"""The probe samples on wall-clock multiples of its interval, so a fleet samples together; and
+it reads the arguments dltui passes without importing argparse."""
 
 import pytest
 
@@ -36,3 +37,25 @@ def test_nodes_started_at_different_moments_sample_at_the_same_instants():
     assert [times[0] for times in sample_times] == [5.013, 5.47, 5.999]  # the first at once
     # then whole seconds, one apart: 5.999 skips 6.0 (1 ms after its first sample)
     assert [times[1:] for times in sample_times] == [[6.0, 7.0, 8.0], [6.0, 7.0, 8.0], [7.0, 8.0, 9.0]]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["--interval", "0.5"], ["--interval", "2", "--stdin-watchdog", "30"], ["--count", "3", "--interval", "0.25"]],
+)
+def test_the_fast_argument_path_reads_what_argparse_would(argv):
+    from dltui.probe.main import _parse_plain, _parse_with_argparse
+
+    fast, slow = _parse_plain(argv), _parse_with_argparse(argv)
+    assert fast is not None
+    assert (fast.interval, fast.count, fast.stdin_watchdog) == (slow.interval, slow.count, slow.stdin_watchdog)
+
+
+@pytest.mark.parametrize("argv", [["--interval", "0"], ["--interval", "nan"], ["--intervl", "1"], ["--interval"], ["--help"]])
+def test_anything_else_gets_argparses_message(argv, capsys):
+    from dltui.probe.main import parse_args
+
+    with pytest.raises(SystemExit):
+        parse_args(argv)
+    said = capsys.readouterr()
+    assert "dltui-probe" in said.out + said.err
