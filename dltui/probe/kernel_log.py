@@ -2,9 +2,11 @@
 
 Sources, the first that works:
 
-1. the journal: ``journalctl -k -o json --grep 'NVRM: …|Killed process'``, first over this boot, then only
-   ``--after-cursor`` the last entry seen. Needs root or group systemd-journal/adm/wheel;
-   without them journalctl quietly shows no kernel messages, which is how we notice.
+1. the journal: ``journalctl -k -o json --grep 'NVRM: …|Killed process'`` over this boot, then
+   one long-lived ``journalctl -k -f --after-cursor`` the last entry seen (a journalctl per poll
+   would open every journal file every few seconds: tens of ms each time on a big journal).
+   Needs root or group systemd-journal/adm/wheel; without them journalctl quietly shows no
+   kernel messages, which is how we notice.
 2. ``/dev/kmsg``, the kernel ring buffer ``dmesg`` prints (readable by root where
    ``kernel.dmesg_restrict=1``). The open file keeps its position, so each poll reads only
    the records added since the last one.
@@ -14,6 +16,7 @@ so a slow journal never delays a sample.
 """
 
 import collections
+import ctypes
 import json
 import os
 import re
@@ -25,6 +28,7 @@ from .problems import describe as describe_error
 from .xid import describe
 
 POLL_S = 5.0
+CLOSE_WAIT_S = 2.0
 SOURCE = "kernel log"  # the Problems source name of the one note
 
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([0-9a-fA-F:.]+)\): (\d+),?\s*(.*)")
@@ -117,11 +121,14 @@ class JournalSource:
 
     name = "journal"
 
-    def __init__(self, run):
+    def __init__(self, run, popen=subprocess.Popen):
         self.run = run
+        self.popen = popen
         self.cursor = None
         self.backfilled = False
         self.grep = True  # journalctl without PCRE2 (or older than v237) has no --grep
+        self.follower = None  # the long-lived journalctl -f, after the backfill
+        self._partial = b""
 
     def open(self):
         """-> None when usable, else the reason in plain words."""
@@ -141,19 +148,19 @@ class JournalSource:
     def read(self):
         """New kernel lines as (time, text, µs since boot or None): the whole boot once, then
         after the cursor."""
-        # The boot's backfill greps (one pass over the whole boot); later polls read every
-        # kernel line after the cursor and filter here. With --grep the cursor would only
-        # move on matching lines, and each poll would rescan all lines since the last XID.
-        # Lines between open() and the backfill come twice; their ids make that harmless.
+        # The boot's backfill greps (one pass over the whole boot); the follower then prints
+        # every kernel line after the cursor and they are filtered here. With --grep the
+        # cursor would only move on matching lines. Lines between open() and the backfill
+        # come twice; their ids make that harmless.
         if self.backfilled and self.cursor:
-            entries, _ = self._journalctl(["--after-cursor", self.cursor], grep=False)
+            entries = self._follow()
             if entries and entries[-1].get("__CURSOR"):
                 self.cursor = entries[-1]["__CURSOR"]
         else:
             entries, _ = self._journalctl(["-b"], grep=self.grep)
             self.backfilled = True
             if self.cursor is None and entries and entries[-1].get("__CURSOR"):
-                self.cursor = entries[-1]["__CURSOR"]
+                self.cursor = entries[-1]["__CURSOR"]  # (the grep's last match: older than open()'s)
         lines = []
         for entry in entries:
             text = entry.get("MESSAGE")
@@ -166,6 +173,52 @@ class JournalSource:
             since_boot = entry.get("_SOURCE_MONOTONIC_TIMESTAMP")
             lines.append((when, text, int(since_boot) if since_boot else None))
         return lines
+
+    def _follow(self):
+        """The entries the follower printed since the last call. A follower that ended
+        (journalctl killed, the journal gone) is read to its end, then started again after the
+        cursor on the next call."""
+        if self.follower is None:
+            argv = ["journalctl", "-k", "-f", "-o", "json", "--no-pager", "--after-cursor", self.cursor]
+            self.follower = self.popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=dict(os.environ, LC_ALL="C"), preexec_fn=_die_with_parent,
+            )
+            os.set_blocking(self.follower.stdout.fileno(), False)
+        chunks, ended = [], False
+        while True:
+            try:
+                chunk = os.read(self.follower.stdout.fileno(), 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                ended = True
+                break
+            chunks.append(chunk)
+        data = self._partial + b"".join(chunks)
+        *complete, self._partial = data.split(b"\n")
+        if ended:
+            self.close()
+        entries = []
+        for line in complete:
+            if line.strip():
+                try:
+                    entries.append(json.loads(line))
+                except ValueError:
+                    continue
+        return entries
+
+    def close(self):
+        if self.follower is not None:
+            if self.follower.poll() is None:
+                self.follower.terminate()
+                try:
+                    self.follower.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    self.follower.kill()
+            self.follower.stdout.close()
+            self.follower = None
+            self._partial = b""
 
     def _journalctl(self, where, grep):
         argv = ["journalctl", "-k", "-o", "json", "--no-pager"] + where
@@ -236,6 +289,16 @@ class KmsgSource:
             self.fd = None
 
 
+def _die_with_parent():
+    """In the journalctl child: SIGTERM it when the probe dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG); a follower idle on a quiet journal would otherwise linger until the
+    kernel logs something."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+    except (OSError, AttributeError):
+        pass
+
+
 def parse_kmsg_record(record):
     """``b"4,812,93112233,-;NVRM: Xid …\\n SUBSYSTEM=pci"`` -> (93.112233, "NVRM: Xid …")."""
     head, sep, body = record.partition(b";")
@@ -255,9 +318,10 @@ class KernelLog:
     The thread starts on the first ``events()`` call; ``set_gpus`` maps PCI ids to indexes.
     """
 
-    def __init__(self, problems, run=subprocess.run, kmsg_path="/dev/kmsg", poll_s=POLL_S):
+    def __init__(self, problems, run=subprocess.run, kmsg_path="/dev/kmsg", poll_s=POLL_S, popen=subprocess.Popen):
         self.problems = problems
         self.run = run
+        self.popen = popen
         self.kmsg_path = kmsg_path
         self.poll_s = poll_s
         # from the thread: ("xid", (time, pci, xid, detail, line id)) or ("oom-kill", event)
@@ -290,7 +354,11 @@ class KernelLog:
         return events
 
     def close(self):
+        """Stops the thread and waits a moment for it: it ends the journalctl it follows with,
+        which must not outlive the probe."""
         self._stop.set()
+        if self._thread is not None:
+            self._thread.join(CLOSE_WAIT_S)
 
     def _poll(self):
         source = self._open_source()
@@ -329,7 +397,7 @@ class KernelLog:
 
     def _open_source(self):
         reasons = []
-        for source in (JournalSource(self.run), KmsgSource(self.kmsg_path)):
+        for source in (JournalSource(self.run, self.popen), KmsgSource(self.kmsg_path)):
             reason = source.open()
             if reason is None:
                 return source

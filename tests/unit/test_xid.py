@@ -5,6 +5,7 @@ bug reports). Where journalctl's output is supplied by the test, the name says `
 """
 
 import json
+import os
 import subprocess
 
 from dltui.core.models import GpuFacts, NodeEvent, NodeFacts
@@ -70,6 +71,8 @@ class FakeJournalctl:
         self.grep = grep
         self.stderr = stderr
         self.calls = []
+        self.followers = []
+        self.popen = _follow_popen(self)
 
     def __call__(self, argv, **kwargs):
         self.calls.append(argv)
@@ -87,24 +90,73 @@ class FakeJournalctl:
         return subprocess.CompletedProcess(argv, 0 if chosen else 1 if "--grep" in argv else 0, out, self.stderr)
 
 
+class FakeFollower:
+    """``journalctl -f`` as Popen gives it: a real pipe the test writes entries into."""
+
+    def __init__(self, entries):
+        read_fd, self.write_fd = os.pipe()
+        self.stdout = os.fdopen(read_fd, "rb", buffering=0)
+        self.ended = False
+        for e in entries:
+            self.emit(e)
+
+    def emit(self, e):
+        os.write(self.write_fd, (json.dumps(e) + "\n").encode())
+
+    def end(self):
+        if not self.ended:
+            self.ended = True
+            os.close(self.write_fd)
+
+    def poll(self):
+        return 0 if self.ended else None
+
+    def terminate(self):
+        self.end()
+
+    def wait(self, timeout=None):
+        return 0
+
+
+def _follow_popen(journal):
+    def popen(argv, **kwargs):
+        journal.calls.append(argv)
+        after = argv[argv.index("--after-cursor") + 1]
+        cursors = [e["__CURSOR"] for e in journal.entries]
+        follower = FakeFollower(journal.entries[cursors.index(after) + 1 :])
+        journal.followers.append(follower)
+        return follower
+
+    return popen
+
+
 def entry(n, message):
     return {"__CURSOR": f"s=abc;i={n}", "__REALTIME_TIMESTAMP": str(1_700_000_000_000_000 + n * 1_000_000), "MESSAGE": message}
 
 
-def test_journal_reads_this_boot_once_then_only_after_its_cursor_fake_journalctl():
+def test_journal_reads_this_boot_once_then_follows_after_its_cursor_fake_journalctl():
     journal = FakeJournalctl([entry(1, "Linux version 6.1"), entry(2, FELL_OFF), entry(3, "usb 1-1: new device")])
-    source = JournalSource(journal)
+    source = JournalSource(journal, journal.popen)
     assert source.open() is None
     assert source.read() == [(1_700_000_002.0, FELL_OFF, None)]
     assert journal.calls[1][-3:] == ["-b", "--grep", "NVRM: (Xid|GPU .*fallen off the bus)|Killed process"]
     journal.entries.append(entry(4, DOUBLE_BIT))
     journal.entries.append(entry(5, "usb 1-2: new device"))
-    # later polls: every kernel line after the newest one seen, filtered by the caller,
-    # so the cursor keeps up even when no XID comes
+    # then one journalctl -f after the newest line open() saw: every kernel line, filtered by
+    # the caller, so the cursor keeps up even when no XID comes
     assert source.read() == [(1_700_000_004.0, DOUBLE_BIT, None), (1_700_000_005.0, "usb 1-2: new device", None)]
-    assert journal.calls[2][5:] == ["--after-cursor", "s=abc;i=3"]
+    assert journal.calls[2][1:] == ["-k", "-f", "-o", "json", "--no-pager", "--after-cursor", "s=abc;i=3"]
     assert source.read() == []
-    assert journal.calls[3][5:] == ["--after-cursor", "s=abc;i=5"]
+    journal.followers[0].emit(entry(6, CHANNEL))  # a line the kernel logs while it follows
+    assert source.read() == [(1_700_000_006.0, CHANNEL, None)]
+    assert len(journal.calls) == 3  # no journalctl per poll
+    journal.followers[0].end()  # journalctl went away: started again after the last line seen
+    journal.entries += [entry(6, CHANNEL), entry(7, FELL_OFF)]
+    assert source.read() == []  # this poll drains the ended follower
+    assert source.read() == [(1_700_000_007.0, FELL_OFF, None)]
+    assert journal.calls[3][-2:] == ["--after-cursor", "s=abc;i=6"]
+    source.close()
+    assert journal.followers[1].ended
 
 
 def test_journal_without_grep_support_is_filtered_here_fake_journalctl():
