@@ -8,7 +8,8 @@ forgets the gone GPUs). A node answering under the same name with another hostna
 another machine: its entry starts over.
 
 The file is JSON at ``$XDG_STATE_HOME/dltui/gpu-inventory.json`` (``~/.local/state/…``). An
-unreadable one is set aside as ``….corrupt`` and the inventory starts empty.
+unreadable one is set aside as ``….corrupt`` and the inventory starts empty. Sessions running
+at once write only the nodes they changed, merged into the file under a lock.
 """
 
 from __future__ import annotations
@@ -16,10 +17,17 @@ from __future__ import annotations
 import json
 import os
 import time
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: sessions do not lock each other out, each still merges
+    fcntl = None
 from dataclasses import dataclass
 from pathlib import Path
 
 from .models import GpuFacts
+
+REFRESH_LISTED_S = 3600.0  # "listed until" is kept to the hour: one write a node an hour at most
 
 
 def default_path() -> Path:
@@ -44,6 +52,7 @@ class GpuInventory:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.nodes: dict[str, dict] = self._load()
+        self._changed: set[str] = set()  # the nodes this session writes (others are left as found)
 
     def reconcile(self, node: str, hostname: str | None, gpus: list[GpuFacts], now: float | None = None) -> list[KnownGpu]:
         """The GPUs ``node`` listed before and does not list now; records the ones it lists."""
@@ -54,21 +63,23 @@ class GpuInventory:
         known: dict = entry["gpus"]
         listed = {g.uuid: g for g in gpus if g.uuid}
         gone = [_known(uuid, rec) for uuid, rec in known.items() if uuid not in listed]
-        changed = self.nodes.get(node) is not entry or any(uuid not in known for uuid in listed)
+        changed = self.nodes.get(node) is not entry or any(
+            uuid not in known or now - float(known[uuid].get("last_listed", 0.0)) > REFRESH_LISTED_S for uuid in listed
+        )
         for uuid, g in listed.items():
             known[uuid] = {"index": g.index, "name": g.name, "bus_id": g.bus_id, "last_listed": now}
         self.nodes[node] = entry
         if changed:
-            self._save()
+            self._save(node)
         return sorted(gone, key=lambda k: k.index)
 
     def forget(self, node: str, uuids: list[str]) -> None:
         """The operator accepted that these GPUs are gone (an RMA, a swapped board)."""
         known = self.nodes.get(node, {}).get("gpus", {})
         if any(known.pop(uuid, None) is not None for uuid in list(uuids)):
-            self._save()
+            self._save(node)
 
-    def _load(self) -> dict[str, dict]:
+    def _load(self, set_aside: bool = True) -> dict[str, dict]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or not all(isinstance(v, dict) and isinstance(v.get("gpus"), dict) for v in data.values()):
@@ -77,19 +88,27 @@ class GpuInventory:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError):
-            try:
-                self.path.replace(self.path.with_name(self.path.name + ".corrupt"))
-            except OSError:
-                pass
+            if set_aside:
+                try:
+                    self.path.replace(self.path.with_name(self.path.name + ".corrupt"))
+                except OSError:
+                    pass
             return {}
 
-    def _save(self) -> None:
-        """Atomically; a read-only home costs the memory across sessions, nothing else."""
+    def _save(self, node: str) -> None:
+        """This session's nodes merged into the file as it is now, under a lock, replaced
+        atomically; a read-only home costs the memory across sessions, nothing else."""
+        self._changed.add(node)
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.nodes, indent=1, sort_keys=True), encoding="utf-8")
-            tmp.replace(self.path)
+            with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+                if fcntl is not None:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                merged = self._load(set_aside=False)
+                merged.update({name: self.nodes[name] for name in self._changed})
+                tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(merged, indent=1, sort_keys=True), encoding="utf-8")
+                tmp.replace(self.path)
         except OSError:
             pass
 

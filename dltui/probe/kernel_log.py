@@ -179,10 +179,11 @@ class JournalSource:
         (journalctl killed, the journal gone) is read to its end, then started again after the
         cursor on the next call."""
         if self.follower is None:
-            argv = ["journalctl", "-k", "-f", "-o", "json", "--no-pager", "--after-cursor", self.cursor]
+            # --no-tail: journalctl -f before systemd ~v254 shows only 10 lines past the cursor
+            argv = ["journalctl", "-k", "-f", "--no-tail", "-o", "json", "--no-pager", "--after-cursor", self.cursor]
             self.follower = self.popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=dict(os.environ, LC_ALL="C"), preexec_fn=_die_with_parent,
+                env=dict(os.environ, LC_ALL="C"), preexec_fn=_die_with(os.getpid()),
             )
             os.set_blocking(self.follower.stdout.fileno(), False)
         chunks, ended = [], False
@@ -289,14 +290,28 @@ class KmsgSource:
             self.fd = None
 
 
-def _die_with_parent():
-    """In the journalctl child: SIGTERM it when the probe dies, even by SIGKILL (Linux's
-    PR_SET_PDEATHSIG); a follower idle on a quiet journal would otherwise linger until the
-    kernel logs something."""
+def _find_prctl():
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
-    except (OSError, AttributeError):
-        pass
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return None
+
+
+_PRCTL = _find_prctl()  # looked up here: the forked child must not dlopen (it may deadlock)
+
+
+def _die_with(parent_pid):
+    """For the journalctl child: SIGTERM it when the probe dies, even by SIGKILL (Linux's
+    PR_SET_PDEATHSIG); a follower idle on a quiet journal would otherwise linger until the
+    kernel logs something. A parent already gone before prctl took effect: exit at once."""
+
+    def in_child():
+        if _PRCTL is not None:
+            _PRCTL(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
+        if os.getppid() != parent_pid:
+            os._exit(0)
+
+    return in_child
 
 
 def parse_kmsg_record(record):

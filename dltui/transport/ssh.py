@@ -341,7 +341,10 @@ class _ProbeSession(asyncssh.SSHClientSession):
             self.chan.close()
 
     def eof_received(self) -> bool:
-        # The probe closed its stdout: give its exit status a moment, then close ourselves.
+        # The probe closed its stdout: its last line even without a newline, then a moment
+        # for its exit status before we close.
+        if self.partial:
+            self.data_received(b"\n", None)
         asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self.chan.close)
         return False
 

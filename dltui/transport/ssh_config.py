@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import getpass
 import os
+from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,7 +61,8 @@ class SshConfig:
         self.options = options
         self._parsed: dict[Destination, tuple[tuple, HostSettings]] = {}
         self._slicer: tuple[tuple, ConfigSlicer] | None = None
-        self._retired: list[ConfigSlicer] = []  # kept: a connect in flight may still read a slice
+        # the slicers of the last edits, kept: a connect in flight may still read their slices
+        self._retired: deque[ConfigSlicer] = deque(maxlen=2)
 
     def paths(self) -> list[str]:
         if self.options.ssh_config:

@@ -15,7 +15,6 @@ pull in or rename is for the parser to decide.
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import tempfile
 import weakref
@@ -23,7 +22,6 @@ from pathlib import Path
 
 from asyncssh.pattern import WildcardPatternList
 
-_KEYWORD = re.compile(r"\s*([^\s=]+)\s*=?\s*(.*)")
 _WHOLE_FILE_KEYWORDS = {"include", "canonicalizehostname"}
 
 
@@ -33,7 +31,8 @@ class ConfigSlicer:
 
     def __init__(self, path: str):
         self.path = path
-        self.lines = Path(path).read_text().splitlines(keepends=True)
+        with open(path) as f:  # as the parser reads it: text mode, lines end at newlines only
+            self.lines = f.readlines()
         # (first line, end line, Host patterns); None: always kept (global part, Match blocks)
         self.sections: list[tuple[int, int, WildcardPatternList | None]] = []
         self.whole = False
@@ -59,25 +58,19 @@ class ConfigSlicer:
     def _scan(self) -> None:
         start, patterns = 0, None
         for number, line in enumerate(self.lines):
-            match = _KEYWORD.match(line)
-            if not match or match.group(1).startswith("#"):
-                continue
-            keyword = match.group(1).lower()
-            if keyword in _WHOLE_FILE_KEYWORDS:
+            try:
+                keyword, args = _keyword_and_args(line)
+            except ValueError:  # unbalanced quotes: the parser fails the whole file, let it say so
+                self.whole = True
+                return
+            if keyword in _WHOLE_FILE_KEYWORDS or (keyword == "host" and not args):
                 self.whole = True
                 return
             if keyword in ("host", "match"):
                 self.sections.append((start, number, patterns))
                 start = number
                 # the parser's own matcher: Host patterns mean here exactly what they mean there
-                try:
-                    args = shlex.split(match.group(2)) if keyword == "host" else None
-                except ValueError:
-                    args = []
-                if args == []:  # unbalanced quotes, or no pattern at all: the parser says it better
-                    self.whole = True
-                    return
-                patterns = WildcardPatternList(",".join(args)) if args else None
+                patterns = WildcardPatternList(",".join(args)) if keyword == "host" else None
         self.sections.append((start, len(self.lines), patterns))
 
     def _write(self, host: str) -> str:
@@ -94,6 +87,36 @@ class ConfigSlicer:
         with os.fdopen(fd, "w") as out:
             out.writelines(kept)
         return sliced
+
+
+def _keyword_and_args(line: str) -> tuple[str, list[str]]:
+    """A config line's lower-cased keyword and its arguments, split the way asyncssh's
+    ``SSHConfig.parse`` splits them (``shlex``, then ``Key=value`` forms; ``Host`` and ``Match``
+    keep ``=`` inside their arguments). Raises ValueError where shlex does."""
+    stripped = line.strip()
+    if not stripped or stripped[0] == "#":
+        return "", []
+    words = shlex.split(stripped)
+    args: list[str] = []
+    keyword, allow_equal = "", True
+    for i, word in enumerate(words, 1):
+        if word.startswith("="):
+            if len(word) > 1:
+                args.append(word[1:])
+        elif not allow_equal:
+            args.extend(words[i - 1 :])
+            break
+        elif word.endswith("="):
+            args.append(word[:-1])
+        elif "=" in word:
+            key, value = word.split("=", 1)
+            args += [key, value]
+        else:
+            args.append(word)
+        if i == 1:
+            keyword = args.pop(0).lower() if args else ""
+            allow_equal = keyword in ("host", "match")
+    return keyword, args
 
 
 def _remove_dir(path: str) -> None:

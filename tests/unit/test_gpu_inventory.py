@@ -82,3 +82,23 @@ def test_without_an_inventory_nothing_is_remembered(tmp_path):
     rig = Rig(facts=NodeFacts(hostname="h", gpus=gpu_facts(0)))
     rig.run(3, [busy_gpu(0, uuid="GPU-0000")])
     assert rig.fleet.engine.inventory is None and rig.alert("gpu_missing", None) is None
+
+
+def test_listed_until_stays_within_the_hour_of_the_last_session_that_saw_it(tmp_path):
+    path = tmp_path / "inventory.json"
+    GpuInventory(path).reconcile("gpu01", "h", gpu_facts(0, 1), now=1000.0)
+    GpuInventory(path).reconcile("gpu01", "h", gpu_facts(0, 1), now=1000.0 + 30 * 86400)  # a month later
+    (gone,) = GpuInventory(path).reconcile("gpu01", "h", gpu_facts(0), now=1000.0 + 31 * 86400)
+    assert gone.last_listed == 1000.0 + 30 * 86400
+
+
+def test_two_sessions_at_once_keep_each_others_changes(tmp_path):
+    path = tmp_path / "inventory.json"
+    GpuInventory(path).reconcile("gpu01", "h1", gpu_facts(0, 1))
+    first, second = GpuInventory(path), GpuInventory(path)  # both loaded now
+    first.reconcile("gpu01", "h1", gpu_facts(0))
+    first.forget("gpu01", ["GPU-0001"])  # the operator accepted the change in one session
+    second.reconcile("gpu02", "h2", gpu_facts(0, 1, 2))  # the other session meets a new node
+    stored = json.loads(path.read_text())
+    assert sorted(stored["gpu01"]["gpus"]) == ["GPU-0000"]  # not brought back by the second
+    assert sorted(stored["gpu02"]["gpus"]) == ["GPU-0000", "GPU-0001", "GPU-0002"]

@@ -34,12 +34,18 @@ Match user ops
 Host gpu99
   Bogus-Keyword-Here
   Port notanumber
+"Host" gpu21
+  User quoted-keyword
+Host gpu22=gpu23
+  User equals-in-patterns
+Host gpu24
+  SetEnv A=1\x0cPort 2222
 Host *
   ConnectTimeout 7
   User = fleet
 """
 
-HOSTS = ["jump", "gpu01", "gpu02", "gpu03", "gpu12", "gpu13", "gpu7", "other", "GPU01"]
+HOSTS = ["jump", "gpu01", "gpu02", "gpu03", "gpu12", "gpu13", "gpu7", "other", "GPU01", "gpu21", "gpu22", "gpu23", "gpu24"]
 
 
 def parse(path, host):
@@ -85,7 +91,9 @@ def test_an_error_in_the_hosts_own_block_names_the_users_file_and_line(config_fi
     assert config.settings(parse_destination("gpu12")).port == 2200  # other nodes are unaffected
 
 
-@pytest.mark.parametrize("keyword", ["Include ~/.ssh/conf.d/*", "CanonicalizeHostname yes", 'Host "unbalanced', "Host"])
+@pytest.mark.parametrize(
+    "keyword", ["Include ~/.ssh/conf.d/*", "CanonicalizeHostname yes", 'Host "unbalanced', "Host", 'Host x\n  User "unbalanced']
+)
 def test_configs_the_slicer_cannot_judge_are_handed_over_whole(config_file, keyword):
     config_file.write_text(CONFIG + keyword + "\n")
     assert ConfigSlicer(str(config_file)).path_for("gpu01") == str(config_file)

@@ -93,3 +93,12 @@ async def test_closed_resolves_once_with_the_connection_error():
     session.connection_lost(lost)
     session.connection_lost(None)
     assert session.closed.result() is lost
+
+
+async def test_a_last_line_without_newline_is_read_at_end_of_file():
+    fleet = FleetState(["gpu01"], clock=lambda: 100.0)
+    session, chan, said = session_for(fleet)
+    session.data_received(probe_bytes().rstrip(b"\n"), None)
+    assert fleet.nodes["gpu01"].history.get("gpu.0.utilization_percent") == [10.0, 20.0]
+    session.eof_received()
+    assert fleet.nodes["gpu01"].history.get("gpu.0.utilization_percent") == [10.0, 20.0, 30.0]

@@ -145,7 +145,7 @@ def test_journal_reads_this_boot_once_then_follows_after_its_cursor_fake_journal
     # then one journalctl -f after the newest line open() saw: every kernel line, filtered by
     # the caller, so the cursor keeps up even when no XID comes
     assert source.read() == [(1_700_000_004.0, DOUBLE_BIT, None), (1_700_000_005.0, "usb 1-2: new device", None)]
-    assert journal.calls[2][1:] == ["-k", "-f", "-o", "json", "--no-pager", "--after-cursor", "s=abc;i=3"]
+    assert journal.calls[2][1:] == ["-k", "-f", "--no-tail", "-o", "json", "--no-pager", "--after-cursor", "s=abc;i=3"]
     assert source.read() == []
     journal.followers[0].emit(entry(6, CHANNEL))  # a line the kernel logs while it follows
     assert source.read() == [(1_700_000_006.0, CHANNEL, None)]
