@@ -106,3 +106,11 @@ def test_the_slices_go_away_with_the_slicer(config_file):
     del slicer
     gc.collect()
     assert not os.path.exists(directory)
+
+
+def test_slices_live_in_the_users_runtime_dir_when_there_is_one(config_file, tmp_path, monkeypatch):
+    runtime = tmp_path / "run-user"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    sliced = ConfigSlicer(str(config_file)).path_for("gpu01")
+    assert os.path.dirname(os.path.dirname(sliced)) == str(runtime)
