@@ -78,7 +78,7 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
 def _recent_oom_kills(node: NodeMemory, since: float) -> list:
     """The OOM kills the engine kept for this node (see ``observe_event``) from ``since`` on."""
     kills = node.rule_state.get("oom_kills")
-    return sorted((e for e in kills.values() if e.time >= since), key=lambda e: e.time) if kills else []
+    return sorted((e for e in kills if e.time >= since), key=lambda e: e.time) if kills else []
 
 
 def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:

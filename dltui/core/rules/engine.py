@@ -8,6 +8,7 @@ sample is a few comparisons per rule and GPU; a rule's words are built only when
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from dltui.probe.kernel_log import pci_key
@@ -26,8 +27,8 @@ if TYPE_CHECKING:
 
 _SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
 SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
-_XIDS_REMEMBERED = 1000  # per node, to drop the XIDs a reconnecting probe reads again
-_OOM_KILLS_REMEMBERED = 1000  # per node, likewise for OOM kills
+_EVENTS_REMEMBERED = 1000  # per node: id-less kernel events a reconnecting probe may read again
+_OOM_KILLS_KEPT = 100  # per node, the newest; host_memory_low looks back minutes
 _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
@@ -110,13 +111,8 @@ class Engine:
             return
         if node.facts is not nm.facts:  # facts map PCI ids to GPUs; they may be newer than any sample
             self._facts_arrived(node, nm, now)
-        seen = nm.rule_state.setdefault("xids_seen", {})  # insertion-ordered set
-        once = event.data.get("id") or (round(event.time, 3), code, event.data.get("pci"))
-        if once in seen:
+        if not self._first_sighting(nm, event, (round(event.time, 3), code, event.data.get("pci"))):
             return
-        seen[once] = None
-        if len(seen) > _XIDS_REMEMBERED:
-            del seen[next(iter(seen))]
         gpu = event.gpu if event.gpu is not None else self._gpu_by_pci(nm, event.data.get("pci"))
         history = nm.rule_state.setdefault("xid_history", {}).setdefault(gpu, [])
         history.append((event.time, code))
@@ -130,14 +126,25 @@ class Engine:
         self._advance(node, nm, rule, timing, gpu, cond, check(history, p), now)
 
     def _observe_oom_kill(self, node: NodeState, event: NodeEvent) -> None:
-        """Kept for ``host_memory_low``, which judges them with the node's memory; a kill the
-        reconnect backfill reads again counts once."""
-        kills = self._memory(node).rule_state.setdefault("oom_kills", {})  # insertion-ordered
-        once = event.data.get("id") or (round(event.time, 3), event.data.get("pid"))
-        if once not in kills:
-            kills[once] = event
-            if len(kills) > _OOM_KILLS_REMEMBERED:
-                del kills[next(iter(kills))]
+        """Kept for ``host_memory_low``, which judges them with the node's memory."""
+        nm = self._memory(node)
+        if self._first_sighting(nm, event, (round(event.time, 3), "oom", event.data.get("pid"))):
+            nm.rule_state.setdefault("oom_kills", deque(maxlen=_OOM_KILLS_KEPT)).append(event)
+
+    @staticmethod
+    def _first_sighting(nm: NodeMemory, event: NodeEvent, fallback: tuple) -> bool:
+        """Whether this kernel event is new. ``FleetState`` already drops a line it has seen by
+        its id (boot + µs since boot); one without an id (no boot id on that node) is known
+        here by ``fallback``, its time and what it says, so a reconnect's backfill counts once."""
+        if event.data.get("id") is not None:
+            return True
+        seen = nm.rule_state.setdefault("events_seen", {})  # insertion-ordered set
+        if fallback in seen:
+            return False
+        seen[fallback] = None
+        if len(seen) > _EVENTS_REMEMBERED:
+            del seen[next(iter(seen))]
+        return True
 
     def tick(self, fleet: FleetState, now: float) -> None:
         for node in fleet:
