@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import asyncssh
 
+from .file_stamp import file_stamp
+
 UNKNOWN = "unknown"
 CHANGED = "changed"
 
@@ -38,19 +40,11 @@ class KnownHostsCache:
         self._parsed: dict[tuple[str, ...], tuple[tuple, asyncssh.SSHKnownHosts]] = {}
 
     def load(self, files: tuple[str, ...]) -> asyncssh.SSHKnownHosts:
-        stamp = tuple(_stamp(path) for path in files)
+        stamp = tuple(file_stamp(path) for path in files)
         cached = self._parsed.get(files)
         if cached is None or cached[0] != stamp:
             cached = self._parsed[files] = (stamp, load(files))
         return cached[1]
-
-
-def _stamp(path: str) -> tuple | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 def host_pattern(host: str, port: int) -> str:

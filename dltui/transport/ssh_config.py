@@ -15,6 +15,7 @@ from pathlib import Path
 
 from asyncssh.config import SSHClientConfig
 
+from .file_stamp import file_stamp
 from .hostspec import Destination, parse_jumps
 from .ssh_config_slice import ConfigSlicer
 from .ssh_options import SshOptions
@@ -149,11 +150,11 @@ class SshConfig:
 
 def _stamp(paths: list[str]) -> tuple:
     """What tells a changed config file from the one parsed before."""
-    stamp = []
-    for path in paths:
-        try:
-            st = os.stat(path)
-        except OSError as exc:
-            raise SshConfigError(f"cannot read SSH config: {exc}") from exc
-        stamp.append((path, st.st_mtime_ns, st.st_size))
-    return tuple(stamp)
+    try:
+        stamp = tuple((path, file_stamp(path)) for path in paths)
+    except OSError as exc:
+        raise SshConfigError(f"cannot read SSH config: {exc}") from exc
+    for path, found in stamp:
+        if found is None:
+            raise SshConfigError(f"cannot read SSH config: {path}: no such file")
+    return stamp
