@@ -8,6 +8,7 @@ import time
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.probe.main import until_next_tick
 
 from .base import Sink
 
@@ -39,8 +40,8 @@ class LocalTransport:
             facts = await asyncio.to_thread(collector.facts)
             sink.on_hello(name, NodeFacts.from_dict(facts), self.interval_s)
             sink.on_status(name, st.OK)
-            next_tick = time.monotonic()
             while True:
+                started = time.time()
                 # events() opens the kernel log a few seconds in (subprocess, journalctl): in
                 # the worker thread with the sample, so the UI's loop never waits on it
                 raw, events = await asyncio.to_thread(lambda: (collector.sample(), collector.events()))
@@ -51,10 +52,6 @@ class LocalTransport:
                     sink.on_event(
                         name, NodeEvent(time.time(), "probe-error", f"{source}: {message}", severity="warning")
                     )
-                next_tick += self.interval_s
-                delay = next_tick - time.monotonic()
-                if delay < 0:
-                    next_tick, delay = time.monotonic(), 0
-                await asyncio.sleep(delay)
+                await asyncio.sleep(until_next_tick(time.time(), self.interval_s, started))  # the probe's ticks
         finally:
             await asyncio.to_thread(collector.close)
