@@ -11,7 +11,9 @@ from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
+from dltui.actions import cli as actions_cli
+
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -76,6 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", metavar="FILE", help="the recording")
     rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
     _common(rep)
+    actions_cli.add_parsers(sub, _common)
     return parser
 
 
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
+    if args.command in actions_cli.SUBCOMMANDS:
+        return actions_cli.run(args, cfg, ssh)
     if args.command == "snapshot":
         return _snapshot(args, cfg, ssh, error_code)
     if args.command == "demo":

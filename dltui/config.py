@@ -44,6 +44,7 @@ class Config:
     ssh: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    actions: dict[str, Any] = field(default_factory=dict)  # [actions], see dltui/actions/policy.py
     source: str | None = None  # the file read, for messages
 
 
@@ -75,6 +76,7 @@ def load(path: str | None = None) -> Config:
         cfg.ssh = dict(data.get("ssh", {}))
         cfg.rules = {k: dict(v) for k, v in data.get("rules", {}).items()}
         cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}
+        cfg.actions = dict(data.get("actions", {}))
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"{file}: {exc}") from None
     if cfg.interval_s <= 0:
