@@ -176,8 +176,8 @@ class ActionService:
             fresh = keep or (state.invocation_id and state.invocation_id != before.invocation_id)
             if fresh and state.active_state == "active":
                 break
-            if fresh and state.active_state == "failed":
-                return await self._not_running(node, action, verb, unit, state, sent, started, "failed at once")
+            if fresh and (state.active_state == "failed" or state.sub_state == "auto-restart"):
+                return await self._not_running(node, action, verb, unit, state, sent, started, "it exited at once")
             if loop.time() >= deadline:
                 return await self._not_running(
                     node, action, verb, unit, state, sent, started, f"not active after {s.start_wait_s:g} s"
