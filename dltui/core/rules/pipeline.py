@@ -11,6 +11,7 @@ from .base import CLEAR, GPU, HOLD, Finding, Rule
 from .causes import explain, track_disks
 from .memory import GpuMemory
 from .starvation import detect
+from .training import checkpoint_writes, outside_checkpoint_writes
 
 _ACTIONS = {
     "io": "the loader waits on storage: check the dataset disk, stage the data on local NVMe, raise prefetching",
@@ -75,7 +76,13 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if used < p["memory_used"]:
         return CLEAR  # no job holds this GPU
-    found = detect(win.values, win.period_s)
+    values = win.values
+    writes = checkpoint_writes(node)
+    if writes and node.sample is not None:  # a pause to save a checkpoint is not starvation
+        values = outside_checkpoint_writes(
+            values, win.period_s, node.sample.time, writes, p["checkpoint_before_s"], p["checkpoint_after_s"]
+        )
+    found = detect(values, win.period_s)
     if found.zero_fraction < p["clear_below"]:
         return CLEAR
     if found.zero_fraction < p["warning"]:
@@ -186,6 +193,8 @@ RULES = (
             "await_min_ms": 1.0,
             "network_correlation": 0.5,
             "network_min_bytes_per_s": 1e6,
+            "checkpoint_before_s": 60,
+            "checkpoint_after_s": 10,
         },
         "zero fraction of sub-second utilisation with ≥ min_dips separate dips while a job holds memory",
         none_is_timing=True,
