@@ -6,9 +6,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
-# network namespaces and tc.
-SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc
-APT_PACKAGES := openssh-server openssh-client tmux iproute2
+# network namespaces and tc; systemd, sudo and util-linux for the real systemd test nodes.
+SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
+                /lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv
+APT_PACKAGES := openssh-server openssh-client tmux iproute2 systemd sudo util-linux
 
 .PHONY: run test system-deps screenshots bench clean
 

@@ -156,7 +156,8 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
         return _dashboard([replay], cfg, args.record, clock=replay.clock)
     from dltui.transport.factory import build_transports
 
-    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record, inventory=_inventory())
+    units = actions_cli.UnitConfig(cfg).for_node  # each node's units and checkpoint glob, for its probe
+    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh, units), cfg, args.record, inventory=_inventory())
 
 
 def _inventory():
@@ -173,7 +174,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     from dltui.record import Recorder, RecordError
     from dltui.transport.factory import build_transports, node_names
 
-    transports = build_transports(args.hosts, cfg.interval_s, ssh)
+    transports = build_transports(args.hosts, cfg.interval_s, ssh, actions_cli.UnitConfig(cfg).for_node)
     names = node_names(transports)
     fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory()))
     try:

@@ -467,6 +467,8 @@ def _free_subnet(index: int) -> str:
 
 
 def _keygen(path: Path) -> None:
+    for old in (path, path.with_name(path.name + ".pub")):
+        old.unlink(missing_ok=True)
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dltui-test", "-f", str(path)], check=True)
 
 

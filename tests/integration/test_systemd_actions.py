@@ -236,3 +236,55 @@ def test_unreachable_outcome_without_connection(tmp_path):
             await runner.close()
 
     assert asyncio.run(go()).outcome == UNREACHABLE
+
+
+async def _until(cond, what, seconds=30.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not cond():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what() if callable(what) else what}")
+        await asyncio.sleep(0.1)
+
+
+def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(client):
+    """The real probe over SSH reports the unit and its checkpoints; KILL of MainPID, sent on the
+    probe's own connection, makes systemd restart it (NRestarts rises) until unit_flapping opens."""
+    from dltui.config import Config
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.transport.ssh import SshFleet
+
+    nodes, options, audit = client
+    name = "sdnode0-root"
+
+    async def go():
+        fleet = FleetState([name], engine=build_engine(Config(rules={"unit_flapping": {"restarts": 2}})))
+        ssh = SshFleet([name], 1.0, options, lambda n: (("dl_train.service", "nosuch.service"), "/var/lib/ckpt/*.pt"))
+        task = asyncio.create_task(ssh.run(fleet))
+        node = fleet.nodes[name]
+
+        def unit():
+            units = node.sample.units if node.sample else []
+            return units[0] if units else None
+
+        try:
+            await _until(lambda: unit() is not None and unit().active_state == "active",
+                         lambda: f"the unit ({node.status} {node.sample.units if node.sample else None})")
+            assert node.sample.units[1].load_state == "not-found" and node.sample.units[1].error is None
+            await _until(lambda: node.sample.checkpoint and node.sample.checkpoint.newest_mtime, "a checkpoint")
+            assert node.sample.checkpoint.newest_path.startswith("/var/lib/ckpt/step-")
+            service = ActionService(ssh, FAST, audit)
+            for _ in range(2):
+                before = unit().restarts_total
+                result = await service.signal(name, unit().main_pid, "KILL", ["dl_train.service"])
+                assert result.outcome == OK and "a process of dl_train.service" in result.message, result
+                await _until(lambda: unit().restarts_total == before + 1 and unit().active_state == "active",
+                             "NRestarts to rise")
+            await _until(lambda: ("unit_flapping", None) in node.alerts, "unit_flapping")
+            assert "restarted itself 2 times" in node.alerts[("unit_flapping", None)].message
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(go())
