@@ -68,3 +68,21 @@ def _local_user() -> str:
         return getpass.getuser()
     except (KeyError, OSError):
         return str(os.getuid())
+
+
+class MemoryAudit(AuditLog):
+    """The audit of a simulated fleet (the demo): kept in memory, never mixed into the real log."""
+
+    def __init__(self) -> None:
+        super().__init__("/nonexistent/demo-audit.jsonl")
+        self.kept: list[dict[str, Any]] = []
+
+    def record(self, node, action, argv, outcome, message, duration_s, **extra):  # type: ignore[override]
+        entry = {"time": round(time.time(), 3), "user": _local_user(), "node": node, "action": action,
+                 "argv": list(argv) if argv is not None else None, "outcome": outcome, "message": message,
+                 "duration_s": round(duration_s, 3), "simulated": True, **extra}
+        self.kept.append(entry)
+        return entry
+
+    def entries(self) -> list[dict[str, Any]]:
+        return list(self.kept)

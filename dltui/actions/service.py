@@ -43,7 +43,7 @@ class ActionService:
         who = await self.identity(node)
         if isinstance(who, CommandResult):
             return f"(cannot reach {node}: {who.first_error_line()})"
-        return shell_line(self._change_argv(cmd.unit_argv(verb, unit), who))
+        return shell_line(cmd.with_timeout(self._change_argv(cmd.unit_argv(verb, unit), who), self.settings.timeout_s))
 
     # -- read ---------------------------------------------------------------------------------
 
@@ -242,13 +242,14 @@ class ActionService:
 
     # -- signals ------------------------------------------------------------------------------
 
-    async def signal(
+    async def plan_signal(
         self, node: str, pid_text: str | int, signal: str = "TERM", units: Iterable[str] = ("dl_train.service",),
-        gpu_pids: Iterable[int] = (), confirmed: bool = True,
-    ) -> ActionResult:
-        """TERM (or KILL) a process that is, at this moment, a GPU process (``gpu_pids`` from
-        the newest sample, or ``nvidia-smi --query-compute-apps`` on the node) or a process of
-        one of ``units`` (its /proc/PID/cgroup)."""
+        gpu_pids: Iterable[int] = (),
+    ) -> tuple[list[str], str, cmd.Identity] | ActionResult:
+        """What a signal will run on ``node`` — (argv, why this PID may be signalled, who) — or
+        the refusal (audited). The PID must be, at this moment, a GPU process (``gpu_pids``
+        from the newest sample, or ``nvidia-smi --query-compute-apps`` on the node) or a
+        process of one of ``units`` (its /proc/PID/cgroup)."""
         started = time.monotonic()
         action = f"signal {signal} {pid_text}"
         if self.settings.read_only:
@@ -282,6 +283,27 @@ class ActionService:
                 started,
             )
         argv = base if owner_line.strip() == str(who.uid) else self._change_argv(base, who)
+        return argv, reason, who
+
+    async def preview_signal(self, node: str, pid_text: str | int, signal: str, units: Iterable[str],
+                             gpu_pids: Iterable[int] = ()) -> str | ActionResult:
+        plan = await self.plan_signal(node, pid_text, signal, units, gpu_pids)
+        if isinstance(plan, ActionResult):
+            return plan
+        return shell_line(cmd.with_timeout(plan[0], self.settings.query_timeout_s))
+
+    async def signal(
+        self, node: str, pid_text: str | int, signal: str = "TERM", units: Iterable[str] = ("dl_train.service",),
+        gpu_pids: Iterable[int] = (), confirmed: bool = True,
+    ) -> ActionResult:
+        """TERM (or KILL) a GPU process or a process of the unit (see ``plan_signal``)."""
+        started = time.monotonic()
+        action = f"signal {signal} {pid_text}"
+        plan = await self.plan_signal(node, pid_text, signal, units, gpu_pids)
+        if isinstance(plan, ActionResult):
+            return plan
+        argv, reason, who = plan
+        pid = int(pid_text)
         if not confirmed:
             return self._refused(node, action, f"changes need confirmation (--yes); would run: {shell_line(argv)}", started)
         sent = cmd.with_timeout(argv, self.settings.query_timeout_s)

@@ -112,6 +112,7 @@ class GpuProcess:
     pid: int
     name: str | None = None
     gpu_memory_mib: float | None = None
+    unit: str | None = None  # the configured systemd unit it belongs to (its /proc/PID/cgroup)
 
 
 @dataclass(slots=True)

@@ -62,6 +62,10 @@ class Collector:
                 sample["units"], checkpoint = self.units.sample()
                 if checkpoint is not None:
                     sample["checkpoint"] = checkpoint
+                if self.units.units and sample["gpus"]:
+                    from .units import mark_unit_processes
+
+                    mark_unit_processes(sample["gpus"], self.units.units)
         return sample
 
     def events(self):

@@ -181,6 +181,35 @@ class UnitPoller:
                 "newest_mtime": None if mtime is None else round(mtime, 3), "matched_files": seen, "error": None}
 
 
+def unit_of(pid, units, proc="/proc"):
+    """The configured unit whose cgroup holds ``pid`` (``…/dl_train.service`` in
+    /proc/PID/cgroup), or None. One small read per GPU process."""
+    try:
+        with open("%s/%d/cgroup" % (proc, pid)) as f:
+            text = f.read()
+    except (OSError, ValueError):
+        return None
+    for unit in units:
+        if "/" + unit + "\n" in text or "/" + unit + "/" in text or text.endswith("/" + unit):
+            return unit
+    return None
+
+
+def mark_unit_processes(gpus, units, proc="/proc"):
+    """Set ``unit`` on each GPU process (dicts of a collected sample) that belongs to one of
+    ``units``; a PID shared by several GPUs is read once."""
+    seen = {}
+    for g in gpus:
+        for p in g.get("processes") or ():
+            pid = p.get("pid")
+            if not isinstance(pid, int):
+                continue
+            if pid not in seen:
+                seen[pid] = unit_of(pid, units, proc)
+            if seen[pid] is not None:
+                p["unit"] = seen[pid]
+
+
 def _error_record(unit, reason):
     rec = unit_record(unit, {})
     rec["error"] = reason

@@ -132,3 +132,21 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
         None if status is not None else UNREACHABLE,
         None if status is not None else "the session ended without an exit status (connection lost)",
     )
+
+
+class FleetRunner:
+    """Commands for any node of the dashboard, through the transport that serves it (the SSH
+    fleet's live connections, this machine, the demo's simulation). A transport that cannot
+    run commands (a replay) answers unreachable with the reason."""
+
+    def __init__(self, transports: Sequence[object]):
+        self.by_node = {name: t for t in transports for name in getattr(t, "names", ())}
+
+    def can_run(self, node: str) -> bool:
+        return hasattr(self.by_node.get(node), "run_command")
+
+    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
+        transport = self.by_node.get(node)
+        if transport is None or not hasattr(transport, "run_command"):
+            return unreachable(argv, f"{node}: this view cannot run commands (a recording, or an unknown node)")
+        return await transport.run_command(node, argv, timeout_s)
