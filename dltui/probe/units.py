@@ -1,7 +1,7 @@
 """The training unit(s) and the newest checkpoint: what the node's systemd says, cheaply.
 
 ``systemctl show`` is a process (~3–5 ms of CPU with its D-Bus round trip), so the poller
-runs it for all configured units together and only every ``UNIT_POLL_S`` seconds, not every
+runs it for all configured units together and only every ``UNIT_POLL_S`` (30) seconds, not every
 sample. Between polls it reads ``/run/systemd/units/invocation:<unit>`` (a symlink systemd
 keeps per running unit: a readlink, microseconds); when an invocation changes, it polls at
 once, so a restart shows within one sample while a quiet unit costs next to nothing.
@@ -16,7 +16,7 @@ import os
 import subprocess
 import time
 
-UNIT_POLL_S = 10.0
+UNIT_POLL_S = 30.0  # bench/unit_actions.py: a poll costs ~10 ms of node CPU (systemctl + systemd)
 SHOW_TIMEOUT_S = 5.0
 CHECKPOINT_MAX_FILES = 2000  # a glob matching more is cut off there (bounded work per poll)
 INVOCATION_DIR = "/run/systemd/units"

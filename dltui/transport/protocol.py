@@ -149,7 +149,7 @@ class ProbeReader:
             filesystems=list(lists["filesystem"].values()),
             networks=list(lists["network"].values()),
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
-            units=list(lists["unit"].values()),
+            units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
         )
 

@@ -60,7 +60,7 @@ UNITS = {
         [Unit]
         Description=fake training job (dltui test)
         [Service]
-        ExecStart=/bin/sh -c 'mkdir -p /var/lib/ckpt; i=0; while true; do i=$$((i+1)); echo "step $$i"; [ $$((i % 5)) = 0 ] && touch /var/lib/ckpt/step-$$i.pt; sleep 1; done'
+        ExecStart=/bin/sh -c 'mkdir -p /var/lib/ckpt; i=0; while true; do i=$$((i+1)); echo "step $$i"; [ $$((i % 5)) = 1 ] && touch /var/lib/ckpt/step-$$i.pt; sleep 1; done'
         Restart=always
         RestartSec=1
         StartLimitIntervalSec=0
