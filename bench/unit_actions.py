@@ -89,7 +89,8 @@ def config(lab: SshLab, node: SystemdNode, base: Path) -> Path:
     cfg.write_text(
         f"Host jump\n  HostName {jump.address}\n  Port {jump.port}\n  User {lab.user}\n"
         f"Host node\n  HostName {node.ip}\n  User root\n  ProxyJump jump\n"
-        f"Host *\n  IdentityFile {lab.client_key}\n  IdentityFile {node.base / 'client_key'}\n  IdentitiesOnly yes\n"
+        f"Host *\n  IdentityFile {lab.client_key}\n  IdentityFile {node.base / 'client_key'}\n"
+        "  IdentitiesOnly yes\n"
         f"  UserKnownHostsFile {known}\n  BatchMode yes\n  ConnectTimeout 5\n"
     )
     return cfg
@@ -117,8 +118,13 @@ def openssh_round_trips(cfg: Path, argv, rounds: int) -> list[float]:
     times = []
     for _ in range(rounds):
         start = time.perf_counter()
-        done = subprocess.run(["ssh", "-F", str(cfg), "node", shell_line(argv)], env=env, capture_output=True,
-                              text=True, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            ["ssh", "-F", str(cfg), "node", shell_line(argv)],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         times.append(time.perf_counter() - start)
         if done.returncode != 0 or "ActiveState=active" not in done.stdout:
             raise SystemExit(f"OpenSSH reference failed: {done.stderr.strip()}")
@@ -146,19 +152,27 @@ def main() -> None:
             ours = asyncio.run(dltui_round_trips(cfg, argv, args.rounds))
             ref = openssh_round_trips(cfg, argv, max(5, args.rounds // 3))
             m_ours, m_ref = statistics.median(ours), statistics.median(ref)
-            print(f"systemctl show round trip through the jump: dltui (existing connection) median "
-                  f"{m_ours * 1000:.1f} ms, OpenSSH ssh -J (fresh) median {m_ref * 1000:.1f} ms: "
-                  f"{m_ours / m_ref:.3f}x (target <= 0.3x)")
+            print(
+                f"systemctl show round trip through the jump: dltui (existing connection) median "
+                f"{m_ours * 1000:.1f} ms, OpenSSH ssh -J (fresh) median {m_ref * 1000:.1f} ms: "
+                f"{m_ours / m_ref:.3f}x (target <= 0.3x)"
+            )
             out = node.exec(["python3", "-c", NODE_SIDE, str(ROOT), "20"], timeout=120).stdout
             f = json.loads(out)
             per_interval = (f["full"] + f["systemd"]) / UNIT_POLL_S + f["between"]
-            print(f"unit poll on the node: one full poll {f['full'] * 1000:.2f} ms CPU (probe + systemctl) "
-                  f"+ {f['systemd'] * 1000:.2f} ms in systemd (PID 1); readlink between polls "
-                  f"{f['between'] * 1e6:.1f} us")
-            print(f"per 1 s interval at the default poll every {UNIT_POLL_S:g} s: {per_interval * 1000:.3f} ms CPU "
-                  f"(target <= 0.5 ms); {per_interval / f['host']:.2f}x the probe's own host sample "
-                  f"({f['host'] * 1000:.2f} ms); polling every second would cost "
-                  f"{(f['full'] + f['systemd']) * 1000:.2f} ms")
+            print(
+                f"unit poll on the node: one full poll {f['full'] * 1000:.2f} ms CPU "
+                "(probe + systemctl) "
+                f"+ {f['systemd'] * 1000:.2f} ms in systemd (PID 1); readlink between polls "
+                f"{f['between'] * 1e6:.1f} us"
+            )
+            print(
+                f"per 1 s interval at the default poll every {UNIT_POLL_S:g} s: "
+                f"{per_interval * 1000:.3f} ms CPU "
+                f"(target <= 0.5 ms); {per_interval / f['host']:.2f}x the probe's own host sample "
+                f"({f['host'] * 1000:.2f} ms); polling every second would cost "
+                f"{(f['full'] + f['systemd']) * 1000:.2f} ms"
+            )
         finally:
             node.close()
             lab.close()

@@ -11,12 +11,15 @@ import getpass
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "dltui" / "audit.jsonl"
 
 
@@ -78,9 +81,18 @@ class MemoryAudit(AuditLog):
         self.kept: list[dict[str, Any]] = []
 
     def record(self, node, action, argv, outcome, message, duration_s, **extra):  # type: ignore[override]
-        entry = {"time": round(time.time(), 3), "user": _local_user(), "node": node, "action": action,
-                 "argv": list(argv) if argv is not None else None, "outcome": outcome, "message": message,
-                 "duration_s": round(duration_s, 3), "simulated": True, **extra}
+        entry = {
+            "time": round(time.time(), 3),
+            "user": _local_user(),
+            "node": node,
+            "action": action,
+            "argv": list(argv) if argv is not None else None,
+            "outcome": outcome,
+            "message": message,
+            "duration_s": round(duration_s, 3),
+            "simulated": True,
+            **extra,
+        }
         self.kept.append(entry)
         return entry
 

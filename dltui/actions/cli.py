@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from dltui.config import Config
 from dltui.transport.command import CommandResult, LocalRunner
@@ -25,7 +25,8 @@ def add_parsers(sub, common: Callable[[argparse.ArgumentParser], None]) -> None:
     unit = sub.add_parser(
         "unit",
         help="the training unit without the dashboard: status, logs, restart, stop, start",
-        description="Read or change a systemd unit on nodes. Exit 0 all ok, 1 some failed, 3 unreachable.",
+        description="Read or change a systemd unit on nodes. "
+        "Exit 0 all ok, 1 some failed, 3 unreachable.",
     )
     unit.add_argument("verb", choices=UNIT_VERBS, metavar="{" + ",".join(UNIT_VERBS) + "}")
     unit.add_argument("unit", metavar="UNIT", help="systemd unit, e.g. dl_train.service")
@@ -36,7 +37,8 @@ def add_parsers(sub, common: Callable[[argparse.ArgumentParser], None]) -> None:
     sig = sub.add_parser(
         "signal",
         help="TERM (or KILL) a GPU process or a process of the node's unit",
-        description="Send TERM (--kill: KILL) to PID on HOST; it must be a GPU process or a process of "
+        description="Send TERM (--kill: KILL) to PID on HOST; "
+        "it must be a GPU process or a process of "
         "the node's configured unit at that moment. Exit 0 ok, 1 failed, 3 unreachable.",
     )
     sig.add_argument("pid", metavar="PID")
@@ -83,14 +85,20 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
     return exit_code(results)
 
 
-async def _run(args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options) -> list[ActionResult]:
+async def _run(
+    args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
+) -> list[ActionResult]:
     runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:
         if args.command == "signal":
             node = hosts[0]
             sig = "KILL" if args.kill else "TERM"
-            return [await service.signal(node, args.pid, sig, units.for_node(node)[0], confirmed=args.yes)]
+            return [
+                await service.signal(
+                    node, args.pid, sig, units.for_node(node)[0], confirmed=args.yes
+                )
+            ]
         if args.verb == "status":
             jobs = [service.status(h, args.unit) for h in hosts]
         elif args.verb == "logs":

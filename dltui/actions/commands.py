@@ -9,8 +9,8 @@ polkit is not asked anyway.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
@@ -58,7 +58,7 @@ class Identity:
         return self.uid == 0
 
     @classmethod
-    def parse(cls, text: str) -> "Identity":
+    def parse(cls, text: str) -> Identity:
         lines = [line.strip() for line in text.splitlines()] + ["", "", "", ""]
         uid = int(lines[0])  # ValueError: not what `id -u` prints
         return cls(uid, lines[1] or str(uid), lines[2] or None, lines[3] or None)
@@ -99,7 +99,9 @@ def kill_argv(pid: int, signal: str) -> list[str]:
     return ["kill", "-s", signal, str(pid)]
 
 
-def journal_argv(unit: str, lines: int = 20, invocation: str | None = None, cursor: str | None = None) -> list[str]:
+def journal_argv(
+    unit: str, lines: int = 20, invocation: str | None = None, cursor: str | None = None
+) -> list[str]:
     """The unit's journal as JSON lines; one invocation's when ``invocation`` is given."""
     argv = ["journalctl", "--no-pager", "-o", "json"]
     if invocation:

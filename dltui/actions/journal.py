@@ -14,7 +14,9 @@ KEEP = 200
 
 
 class JournalFollower:
-    def __init__(self, runner: Runner, node: str, unit: str, first_lines: int = 30, timeout_s: float = 10.0):
+    def __init__(
+        self, runner: Runner, node: str, unit: str, first_lines: int = 30, timeout_s: float = 10.0
+    ):
         self.runner = runner
         self.node = node
         self.unit = unit
@@ -32,7 +34,11 @@ class JournalFollower:
             self.problem = f"journal: {res.first_error_line()}"
             return []
         entries = journal_entries(res.stdout)
-        if not entries and self.cursor is None and "insufficient permissions" in res.stderr + res.stdout:
+        if (
+            not entries
+            and self.cursor is None
+            and "insufficient permissions" in res.stderr + res.stdout
+        ):
             self.problem = journal_denied(self.unit)
             return []
         self.problem = None

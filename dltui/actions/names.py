@@ -26,7 +26,7 @@ UNIT_TYPES = (
 )
 UNIT_NAME_MAX = 255
 _PART = r"(?:[A-Za-z0-9:_.\-]|\\x[0-9a-fA-F]{2})+"
-_UNIT_RE = re.compile(r"(%s)(?:@(%s))?\.(%s)" % (_PART, _PART, "|".join(UNIT_TYPES)))
+_UNIT_RE = re.compile(rf"({_PART})(?:@({_PART}))?\.({'|'.join(UNIT_TYPES)})")
 PID_MAX = 4194304  # the kernel's PID_MAX_LIMIT on 64-bit
 
 
@@ -57,7 +57,9 @@ def unit_name(text: str) -> str:
             "one '@instance', a type such as .service)"
         )
     if name.count("@") == 1 and not m.group(2):
-        raise InvalidName(f"{text!r} is a template; name an instance (e.g. {m.group(1)}@1.{m.group(3)})")
+        raise InvalidName(
+            f"{text!r} is a template; name an instance (e.g. {m.group(1)}@1.{m.group(3)})"
+        )
     return name
 
 

@@ -31,25 +31,30 @@ class ActionSettings:
     poll_s: float = 0.25
 
     @classmethod
-    def from_config(cls, cfg: Config | None) -> "ActionSettings":
+    def from_config(cls, cfg: Config | None) -> ActionSettings:
         if cfg is None:
             return cls()
         table: dict[str, Any] = dict(getattr(cfg, "actions", {}) or {})
         where = f"{cfg.source or 'config'}: [actions]"
         privilege = table.pop("privilege", SUDO)
         if privilege not in PRIVILEGES:
-            raise ConfigError(f"{where} privilege = {privilege!r}: expected one of {', '.join(PRIVILEGES)}")
+            raise ConfigError(
+                f"{where} privilege = {privilege!r}: expected one of {', '.join(PRIVILEGES)}"
+            )
         numbers = {}
         for key in ("timeout_s", "settle_s", "start_wait_s", "signal_wait_s", "query_timeout_s"):
             if key in table:
                 value = table.pop(key)
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                    raise ConfigError(f"{where} {key} = {value!r}: expected a positive number of seconds")
+                    raise ConfigError(
+                        f"{where} {key} = {value!r}: expected a positive number of seconds"
+                    )
                 numbers[key] = float(value)
         if table:
             raise ConfigError(
                 f"{where} unknown keys {sorted(table)} "
-                "(known: privilege, timeout_s, settle_s, start_wait_s, signal_wait_s, query_timeout_s)"
+                "(known: privilege, timeout_s, settle_s, start_wait_s, signal_wait_s, "
+                "query_timeout_s)"
             )
         return cls(read_only=cfg.read_only, privilege=privilege, **numbers)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from dltui.core.models import UnitSample
 from dltui.probe.units import parse_show, unit_record
@@ -19,15 +19,31 @@ from dltui.transport.command import TIMED_OUT, CommandResult, Runner, shell_line
 from . import commands as cmd
 from . import names
 from .audit import AuditLog
-from .policy import FAILED, NOT_PERMITTED, OK, REFUSED, TIMEOUT, UNREACHABLE, ActionResult, ActionSettings
+from .policy import (
+    FAILED,
+    NOT_PERMITTED,
+    OK,
+    REFUSED,
+    TIMEOUT,
+    UNREACHABLE,
+    ActionResult,
+    ActionSettings,
+)
 
 JOURNAL_LINES = 20
-_SUDO_DENIED = ("a password is required", "is not allowed to execute", "not in the sudoers file", "a terminal is required")
+_SUDO_DENIED = (
+    "a password is required",
+    "is not allowed to execute",
+    "not in the sudoers file",
+    "a terminal is required",
+)
 _POLKIT_DENIED = ("Interactive authentication required", "Access denied")
 
 
 class ActionService:
-    def __init__(self, runner: Runner, settings: ActionSettings | None = None, audit: AuditLog | None = None):
+    def __init__(
+        self, runner: Runner, settings: ActionSettings | None = None, audit: AuditLog | None = None
+    ):
         self.runner = runner
         self.settings = settings or ActionSettings()
         self.audit = audit or AuditLog()
@@ -43,7 +59,11 @@ class ActionService:
         who = await self.identity(node)
         if isinstance(who, CommandResult):
             return f"(cannot reach {node}: {who.first_error_line()})"
-        return shell_line(cmd.with_timeout(self._change_argv(cmd.unit_argv(verb, unit), who), self.settings.timeout_s))
+        return shell_line(
+            cmd.with_timeout(
+                self._change_argv(cmd.unit_argv(verb, unit), who), self.settings.timeout_s
+            )
+        )
 
     # -- read ---------------------------------------------------------------------------------
 
@@ -56,7 +76,15 @@ class ActionService:
         state = await self.show(node, unit)
         if isinstance(state, CommandResult):
             return self._trouble(node, f"status {unit}", state, started, audit=False)
-        return ActionResult(node, f"status {unit}", OK, describe_unit(state), None, time.monotonic() - started, unit=state)
+        return ActionResult(
+            node,
+            f"status {unit}",
+            OK,
+            describe_unit(state),
+            None,
+            time.monotonic() - started,
+            unit=state,
+        )
 
     async def logs(self, node: str, unit: str, lines: int = 50) -> ActionResult:
         started = time.monotonic()
@@ -64,7 +92,9 @@ class ActionService:
             unit = names.unit_name(unit)
         except names.InvalidName as exc:
             return self._refused(node, f"logs {unit}", str(exc), started)
-        res = await self.runner.run_command(node, cmd.journal_argv(unit, lines), self.settings.query_timeout_s)
+        res = await self.runner.run_command(
+            node, cmd.journal_argv(unit, lines), self.settings.query_timeout_s
+        )
         if not res.ok:
             return self._trouble(node, f"logs {unit}", res, started, audit=False)
         entries = journal_entries(res.stdout)
@@ -72,10 +102,14 @@ class ActionService:
         message = f"{len(text)} journal lines of {unit}"
         if not entries and "insufficient permissions" in res.stderr + res.stdout:
             message = journal_denied(unit)
-        return ActionResult(node, f"logs {unit}", OK, message, None, time.monotonic() - started, text)
+        return ActionResult(
+            node, f"logs {unit}", OK, message, None, time.monotonic() - started, text
+        )
 
     async def show(self, node: str, unit: str) -> UnitSample | CommandResult:
-        res = await self.runner.run_command(node, cmd.show_argv([unit]), self.settings.query_timeout_s)
+        res = await self.runner.run_command(
+            node, cmd.show_argv([unit]), self.settings.query_timeout_s
+        )
         if not res.ok:
             return res
         blocks = parse_show(res.stdout)
@@ -91,16 +125,22 @@ class ActionService:
         try:
             who = self._who[node] = cmd.Identity.parse(res.stdout)
         except ValueError:
-            return CommandResult(res.argv, 1, res.stdout, f"could not tell who we are on {node}: {res.stdout[:80]!r}")
+            return CommandResult(
+                res.argv, 1, res.stdout, f"could not tell who we are on {node}: {res.stdout[:80]!r}"
+            )
         return who
 
     # -- change a unit ------------------------------------------------------------------------
 
-    async def unit_change(self, node: str, verb: str, unit: str, confirmed: bool = True) -> ActionResult:
+    async def unit_change(
+        self, node: str, verb: str, unit: str, confirmed: bool = True
+    ) -> ActionResult:
         started = time.monotonic()
         action = f"{verb} {unit}"
         if self.settings.read_only:
-            return self._refused(node, action, "read-only: actions that change a node are disabled", started)
+            return self._refused(
+                node, action, "read-only: actions that change a node are disabled", started
+            )
         try:
             unit = names.unit_name(unit)
             base = cmd.unit_argv(verb, unit)
@@ -111,19 +151,41 @@ class ActionService:
         if isinstance(who, CommandResult):
             return self._trouble(node, action, who, started)
         if who.systemctl is None:
-            return self._done(node, action, FAILED, "no systemctl on this node: it does not run systemd", None, started)
+            return self._done(
+                node,
+                action,
+                FAILED,
+                "no systemctl on this node: it does not run systemd",
+                None,
+                started,
+            )
         argv = self._change_argv(base, who)
         if not confirmed:
-            return self._refused(node, action, f"changes need confirmation (--yes); would run: {shell_line(argv)}", started)
+            return self._refused(
+                node,
+                action,
+                f"changes need confirmation (--yes); would run: {shell_line(argv)}",
+                started,
+            )
         before = await self.show(node, unit)
         if isinstance(before, CommandResult):
             return self._trouble(node, action, before, started)
         if before.load_state == "not-found":
-            return self._done(node, action, FAILED, f"{unit} does not exist on this node (LoadState=not-found)", None, started, unit=before)
+            return self._done(
+                node,
+                action,
+                FAILED,
+                f"{unit} does not exist on this node (LoadState=not-found)",
+                None,
+                started,
+                unit=before,
+            )
         sent = cmd.with_timeout(argv, self.settings.timeout_s)
         res = await self.runner.run_command(node, sent, self.settings.timeout_s + 5)
         if not res.ok:
-            return await self._change_failed(node, action, verb, unit, who, argv, sent, res, started)
+            return await self._change_failed(
+                node, action, verb, unit, who, argv, sent, res, started
+            )
         if verb == "stop":
             return await self._verify_stop(node, action, unit, sent, started)
         return await self._verify_running(node, action, verb, unit, before, sent, started)
@@ -132,34 +194,76 @@ class ActionService:
         return cmd.privileged(base, who, self.settings.privilege)
 
     async def _change_failed(
-        self, node: str, action: str, verb: str, unit: str, who: cmd.Identity, argv: list[str], sent: list[str],
-        res: CommandResult, started: float,
+        self,
+        node: str,
+        action: str,
+        verb: str,
+        unit: str,
+        who: cmd.Identity,
+        argv: list[str],
+        sent: list[str],
+        res: CommandResult,
+        started: float,
     ) -> ActionResult:
         if res.problem is not None:
             return self._trouble(node, action, res, started, argv=sent)
         if res.exit_status == 124:  # coreutils timeout cut it off on the node
-            return self._done(node, action, TIMEOUT, f"no answer within {self.settings.timeout_s:g} s: cut off", sent, started)
+            return self._done(
+                node,
+                action,
+                TIMEOUT,
+                f"no answer within {self.settings.timeout_s:g} s: cut off",
+                sent,
+                started,
+            )
         error = res.first_error_line()
         if argv[0] == cmd.SUDO and any(s in res.stderr for s in _SUDO_DENIED):
             line = cmd.sudoers_line(who, argv)
             return self._done(
-                node, action, NOT_PERMITTED,
-                f"sudo refused ({error}): {who.user} may not run '{shell_line(argv[2:])}' without a password. "
+                node,
+                action,
+                NOT_PERMITTED,
+                f"sudo refused ({error}): {who.user} may not run '{shell_line(argv[2:])}' "
+                "without a password. "
                 "dltui never types a password. To allow exactly this command, add with visudo:",
-                sent, started,
-                details=[line, "or, with polkit (no sudo; set [actions] privilege = \"polkit\"):",
-                         cmd.polkit_rule(who, verb, unit)],
+                sent,
+                started,
+                details=[
+                    line,
+                    'or, with polkit (no sudo; set [actions] privilege = "polkit"):',
+                    cmd.polkit_rule(who, verb, unit),
+                ],
             )
         if any(s in res.stderr for s in _POLKIT_DENIED):
             return self._done(
-                node, action, NOT_PERMITTED, f"polkit refused ({error}); allow it with a rule such as:", sent, started,
+                node,
+                action,
+                NOT_PERMITTED,
+                f"polkit refused ({error}); allow it with a rule such as:",
+                sent,
+                started,
                 details=[cmd.polkit_rule(who, verb, unit)],
             )
         journal = await self._journal(node, unit, None)
-        return self._done(node, action, FAILED, f"systemctl {verb} failed: {error}", sent, started, details=journal)
+        return self._done(
+            node,
+            action,
+            FAILED,
+            f"systemctl {verb} failed: {error}",
+            sent,
+            started,
+            details=journal,
+        )
 
     async def _verify_running(
-        self, node: str, action: str, verb: str, unit: str, before: UnitSample, sent: list[str], started: float
+        self,
+        node: str,
+        action: str,
+        verb: str,
+        unit: str,
+        before: UnitSample,
+        sent: list[str],
+        started: float,
     ) -> ActionResult:
         """New InvocationID and active, then still active after the settle time with no
         NRestarts rise (a start of a unit already running keeps its invocation)."""
@@ -177,10 +281,19 @@ class ActionService:
             if fresh and state.active_state == "active":
                 break
             if fresh and (state.active_state == "failed" or state.sub_state == "auto-restart"):
-                return await self._not_running(node, action, verb, unit, state, sent, started, "it exited at once")
+                return await self._not_running(
+                    node, action, verb, unit, state, sent, started, "it exited at once"
+                )
             if loop.time() >= deadline:
                 return await self._not_running(
-                    node, action, verb, unit, state, sent, started, f"not active after {s.start_wait_s:g} s"
+                    node,
+                    action,
+                    verb,
+                    unit,
+                    state,
+                    sent,
+                    started,
+                    f"not active after {s.start_wait_s:g} s",
                 )
             await asyncio.sleep(s.poll_s)
         invocation, restarts = state.invocation_id, state.restarts_total
@@ -196,24 +309,40 @@ class ActionService:
                 why = f"did not stay active for {s.settle_s:g} s"
                 if rose:
                     why += f" (NRestarts {restarts} → {state.restarts_total})"
-                return await self._not_running(node, action, verb, unit, state, sent, started, why, invocation)
+                return await self._not_running(
+                    node, action, verb, unit, state, sent, started, why, invocation
+                )
         word = "restarted" if verb == "restart" else "started" if not keep else "already running"
-        message = f"{unit} {word}: active (InvocationID {state.invocation_id[:8]}…, MainPID {state.main_pid}), stable for {s.settle_s:g} s"
+        message = (
+            f"{unit} {word}: active (InvocationID {(state.invocation_id or '')[:8]}…, "
+            f"MainPID {state.main_pid}), stable for {s.settle_s:g} s"
+        )
         return self._done(node, action, OK, message, sent, started, unit=state)
 
     async def _not_running(
-        self, node: str, action: str, verb: str, unit: str, state: UnitSample, sent: list[str], started: float, why: str,
+        self,
+        node: str,
+        action: str,
+        verb: str,
+        unit: str,
+        state: UnitSample,
+        sent: list[str],
+        started: float,
+        why: str,
         invocation: str | None = None,
     ) -> ActionResult:
         word = {"restart": "restarted", "start": "started"}.get(verb, verb)
         journal = await self._journal(node, unit, invocation or state.invocation_id or None)
         message = (
-            f"{word} but failed: {why}; ActiveState={state.active_state}/{state.sub_state}, Result={state.result}, "
+            f"{word} but failed: {why}; ActiveState={state.active_state}/{state.sub_state}, "
+            f"Result={state.result}, "
             f"ExecMainStatus={state.exec_main_status}, NRestarts={state.restarts_total}"
         )
         return self._done(node, action, FAILED, message, sent, started, details=journal, unit=state)
 
-    async def _verify_stop(self, node: str, action: str, unit: str, sent: list[str], started: float) -> ActionResult:
+    async def _verify_stop(
+        self, node: str, action: str, unit: str, sent: list[str], started: float
+    ) -> ActionResult:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.start_wait_s
         while True:
@@ -221,11 +350,25 @@ class ActionService:
             if isinstance(got, CommandResult):
                 return self._trouble(node, action, got, started, argv=sent)
             if got.active_state in ("inactive", "failed"):
-                return self._done(node, action, OK, f"{unit} stopped: {got.active_state} (Result={got.result})", sent, started, unit=got)
+                return self._done(
+                    node,
+                    action,
+                    OK,
+                    f"{unit} stopped: {got.active_state} (Result={got.result})",
+                    sent,
+                    started,
+                    unit=got,
+                )
             if loop.time() >= deadline:
                 return self._done(
-                    node, action, FAILED, f"{unit} still {got.active_state}/{got.sub_state} after {self.settings.start_wait_s:g} s",
-                    sent, started, unit=got,
+                    node,
+                    action,
+                    FAILED,
+                    f"{unit} still {got.active_state}/{got.sub_state} "
+                    f"after {self.settings.start_wait_s:g} s",
+                    sent,
+                    started,
+                    unit=got,
                 )
             await asyncio.sleep(self.settings.poll_s)
 
@@ -243,7 +386,11 @@ class ActionService:
     # -- signals ------------------------------------------------------------------------------
 
     async def plan_signal(
-        self, node: str, pid_text: str | int, signal: str = "TERM", units: Iterable[str] = ("dl_train.service",),
+        self,
+        node: str,
+        pid_text: str | int,
+        signal: str = "TERM",
+        units: Iterable[str] = ("dl_train.service",),
         gpu_pids: Iterable[int] = (),
     ) -> tuple[list[str], str, cmd.Identity] | ActionResult:
         """What a signal will run on ``node`` — (argv, why this PID may be signalled, who) — or
@@ -253,7 +400,9 @@ class ActionService:
         started = time.monotonic()
         action = f"signal {signal} {pid_text}"
         if self.settings.read_only:
-            return self._refused(node, action, "read-only: actions that change a node are disabled", started)
+            return self._refused(
+                node, action, "read-only: actions that change a node are disabled", started
+            )
         try:
             pid = names.pid(pid_text)
             base = cmd.kill_argv(pid, signal)
@@ -264,7 +413,9 @@ class ActionService:
         if isinstance(who, CommandResult):
             return self._trouble(node, action, who, started)
         look = await self.runner.run_command(
-            node, ["sh", "-c", 'stat -c %u "$1" && cat "$1/cgroup"', "dltui", f"/proc/{pid}"], self.settings.query_timeout_s
+            node,
+            ["sh", "-c", 'stat -c %u "$1" && cat "$1/cgroup"', "dltui", f"/proc/{pid}"],
+            self.settings.query_timeout_s,
         )
         if look.problem is not None:
             return self._trouble(node, action, look, started)
@@ -279,22 +430,36 @@ class ActionService:
                 reason = "a GPU process"
         if reason is None:
             return self._refused(
-                node, action, f"PID {pid} is neither a GPU process nor a process of {', '.join(units) or 'the unit'}: refused",
+                node,
+                action,
+                f"PID {pid} is neither a GPU process nor a process of "
+                f"{', '.join(units) or 'the unit'}: refused",
                 started,
             )
         argv = base if owner_line.strip() == str(who.uid) else self._change_argv(base, who)
         return argv, reason, who
 
-    async def preview_signal(self, node: str, pid_text: str | int, signal: str, units: Iterable[str],
-                             gpu_pids: Iterable[int] = ()) -> str | ActionResult:
+    async def preview_signal(
+        self,
+        node: str,
+        pid_text: str | int,
+        signal: str,
+        units: Iterable[str],
+        gpu_pids: Iterable[int] = (),
+    ) -> str | ActionResult:
         plan = await self.plan_signal(node, pid_text, signal, units, gpu_pids)
         if isinstance(plan, ActionResult):
             return plan
         return shell_line(cmd.with_timeout(plan[0], self.settings.query_timeout_s))
 
     async def signal(
-        self, node: str, pid_text: str | int, signal: str = "TERM", units: Iterable[str] = ("dl_train.service",),
-        gpu_pids: Iterable[int] = (), confirmed: bool = True,
+        self,
+        node: str,
+        pid_text: str | int,
+        signal: str = "TERM",
+        units: Iterable[str] = ("dl_train.service",),
+        gpu_pids: Iterable[int] = (),
+        confirmed: bool = True,
     ) -> ActionResult:
         """TERM (or KILL) a GPU process or a process of the unit (see ``plan_signal``)."""
         started = time.monotonic()
@@ -305,41 +470,70 @@ class ActionService:
         argv, reason, who = plan
         pid = int(pid_text)
         if not confirmed:
-            return self._refused(node, action, f"changes need confirmation (--yes); would run: {shell_line(argv)}", started)
+            return self._refused(
+                node,
+                action,
+                f"changes need confirmation (--yes); would run: {shell_line(argv)}",
+                started,
+            )
         sent = cmd.with_timeout(argv, self.settings.query_timeout_s)
         res = await self.runner.run_command(node, sent, self.settings.query_timeout_s + 5)
         if not res.ok:
-            if res.problem is None and argv[0] == cmd.SUDO and any(s in res.stderr for s in _SUDO_DENIED):
+            if (
+                res.problem is None
+                and argv[0] == cmd.SUDO
+                and any(s in res.stderr for s in _SUDO_DENIED)
+            ):
                 return self._done(
-                    node, action, NOT_PERMITTED,
-                    f"sudo refused ({res.first_error_line()}); to allow exactly this command, add with visudo:",
-                    sent, started, details=[cmd.sudoers_line(who, argv)],
+                    node,
+                    action,
+                    NOT_PERMITTED,
+                    f"sudo refused ({res.first_error_line()}); "
+                    "to allow exactly this command, add with visudo:",
+                    sent,
+                    started,
+                    details=[cmd.sudoers_line(who, argv)],
                 )
             if res.problem is not None:
                 return self._trouble(node, action, res, started, argv=sent)
-            return self._done(node, action, FAILED, f"kill failed: {res.first_error_line()}", sent, started)
+            return self._done(
+                node, action, FAILED, f"kill failed: {res.first_error_line()}", sent, started
+            )
         gone = await self._wait_gone(node, pid)
         if gone:
-            return self._done(node, action, OK, f"sent {signal} to {pid} ({reason}); it exited", sent, started)
+            return self._done(
+                node, action, OK, f"sent {signal} to {pid} ({reason}); it exited", sent, started
+            )
         hint = "" if signal == "KILL" else "; KILL needs a second confirmation"
         return self._done(
-            node, action, FAILED,
-            f"sent {signal} to {pid} ({reason}), still running after {self.settings.signal_wait_s:g} s{hint}", sent, started,
+            node,
+            action,
+            FAILED,
+            f"sent {signal} to {pid} ({reason}), "
+            f"still running after {self.settings.signal_wait_s:g} s{hint}",
+            sent,
+            started,
         )
 
     async def _gpu_pids(self, node: str) -> set[int]:
         res = await self.runner.run_command(
-            node, ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader,nounits"], self.settings.query_timeout_s
+            node,
+            ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader,nounits"],
+            self.settings.query_timeout_s,
         )
         if not res.ok:
             return set()
-        return {int(line) for line in (x.strip() for x in res.stdout.splitlines()) if line.isdigit()}
+        return {
+            int(line) for line in (x.strip() for x in res.stdout.splitlines()) if line.isdigit()
+        }
 
     async def _wait_gone(self, node: str, pid: int) -> bool:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.settings.signal_wait_s
         while True:
-            res = await self.runner.run_command(node, ["test", "-e", f"/proc/{pid}"], self.settings.query_timeout_s)
+            res = await self.runner.run_command(
+                node, ["test", "-e", f"/proc/{pid}"], self.settings.query_timeout_s
+            )
             if res.problem is None and res.exit_status == 1:
                 return True
             if loop.time() >= deadline:
@@ -352,7 +546,13 @@ class ActionService:
         return self._done(node, action, REFUSED, why, None, started)
 
     def _trouble(
-        self, node: str, action: str, res: CommandResult, started: float, argv: Sequence[str] | None = None, audit: bool = True
+        self,
+        node: str,
+        action: str,
+        res: CommandResult,
+        started: float,
+        argv: Sequence[str] | None = None,
+        audit: bool = True,
     ) -> ActionResult:
         if res.problem == TIMED_OUT:
             outcome, message = TIMEOUT, res.reason or "timed out"
@@ -365,12 +565,28 @@ class ActionService:
         return self._done(node, action, outcome, message, argv, started)
 
     def _done(
-        self, node: str, action: str, outcome: str, message: str, argv: Sequence[str] | None, started: float,
-        details: list[str] | None = None, unit: UnitSample | None = None,
+        self,
+        node: str,
+        action: str,
+        outcome: str,
+        message: str,
+        argv: Sequence[str] | None,
+        started: float,
+        details: list[str] | None = None,
+        unit: UnitSample | None = None,
     ) -> ActionResult:
         duration = time.monotonic() - started
         self.audit.record(node, action, argv, outcome, message, duration)
-        return ActionResult(node, action, outcome, message, tuple(argv) if argv else None, duration, details or [], unit)
+        return ActionResult(
+            node,
+            action,
+            outcome,
+            message,
+            tuple(argv) if argv else None,
+            duration,
+            details or [],
+            unit,
+        )
 
 
 def describe_unit(u: UnitSample) -> str:
@@ -406,11 +622,16 @@ def journal_line(entry: dict) -> str:
     if message is None:
         message = "(message too long for the journal's JSON; read it with journalctl --all)"
     when = entry.get("__REALTIME_TIMESTAMP")
-    stamp = time.strftime("%H:%M:%S", time.localtime(int(when) / 1e6)) if str(when or "").isdigit() else "--:--:--"
+    stamp = (
+        time.strftime("%H:%M:%S", time.localtime(int(str(when)) / 1e6))
+        if str(when or "").isdigit()
+        else "--:--:--"
+    )
     return f"{stamp} {message}"
 
 
 def journal_denied(unit: str) -> str:
     return (
-        f"the journal of {unit} is not readable by this user: add it to group systemd-journal or adm"
+        f"the journal of {unit} is not readable by this user: "
+        "add it to group systemd-journal or adm"
     )

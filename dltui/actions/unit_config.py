@@ -32,14 +32,21 @@ class UnitConfig:
             units = group.get("units")
             if units is not None:
                 if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
-                    raise ConfigError(f'{source}: [groups.{name}] units must be a list of unit names, e.g. ["dl_train.service"]')
+                    raise ConfigError(
+                        f"{source}: [groups.{name}] units must be a list of unit names, "
+                        'e.g. ["dl_train.service"]'
+                    )
                 try:
                     units = tuple(names.unit_name(u) for u in units)
                 except names.InvalidName as exc:
                     raise ConfigError(f"{source}: [groups.{name}] units: {exc}") from None
             checkpoint = group.get("checkpoint")
-            if checkpoint is not None and (not isinstance(checkpoint, str) or not checkpoint.strip()):
-                raise ConfigError(f"{source}: [groups.{name}] checkpoint must be a glob such as \"/data/ckpt/*.pt\"")
+            if checkpoint is not None and (
+                not isinstance(checkpoint, str) or not checkpoint.strip()
+            ):
+                raise ConfigError(
+                    f'{source}: [groups.{name}] checkpoint must be a glob such as "/data/ckpt/*.pt"'
+                )
             self.groups.append((hosts, units, checkpoint))
 
     def for_node(self, node: str) -> tuple[tuple[str, ...], str | None]:

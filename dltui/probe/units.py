@@ -104,8 +104,16 @@ def newest_file(pattern, limit=CHECKPOINT_MAX_FILES):
 class UnitPoller:
     """Polls the configured units and the checkpoint glob; see the module docstring."""
 
-    def __init__(self, units, checkpoint, problems, run=subprocess.run, poll_s=UNIT_POLL_S,
-                 invocation_dir=INVOCATION_DIR, clock=time.monotonic):
+    def __init__(
+        self,
+        units,
+        checkpoint,
+        problems,
+        run=subprocess.run,
+        poll_s=UNIT_POLL_S,
+        invocation_dir=INVOCATION_DIR,
+        clock=time.monotonic,
+    ):
         self.units = list(units)
         self.checkpoint = checkpoint
         self.problems = problems
@@ -142,21 +150,38 @@ class UnitPoller:
         return out
 
     def _show(self):
-        argv = ["systemctl", "show", "--no-pager", "-p", ",".join(SHOW_PROPERTIES), "--"] + self.units
+        argv = [
+            "systemctl",
+            "show",
+            "--no-pager",
+            "-p",
+            ",".join(SHOW_PROPERTIES),
+            "--",
+        ] + self.units
         try:
-            done = self.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            timeout=SHOW_TIMEOUT_S, env=dict(os.environ, LC_ALL="C", SYSTEMD_PAGER="cat"))
+            done = self.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                timeout=SHOW_TIMEOUT_S,
+                env=dict(os.environ, LC_ALL="C", SYSTEMD_PAGER="cat"),
+            )
         except FileNotFoundError:
             return self._without_systemd("no systemctl on this node: unit state is not read")
         except subprocess.TimeoutExpired:
-            self.problems.report("units", "systemctl show did not answer within %g s" % SHOW_TIMEOUT_S)
+            self.problems.report(
+                "units", "systemctl show did not answer within %g s" % SHOW_TIMEOUT_S
+            )
             return [dict(r, error="systemd did not answer") for r in self.records]
         out = done.stdout.decode("utf-8", "replace")
         if done.returncode != 0 and not out.strip():
             err = done.stderr.decode("utf-8", "replace").strip().splitlines()
             reason = err[0] if err else "exit status %d" % done.returncode
             if "not been booted with systemd" in reason or "Failed to connect to bus" in reason:
-                return self._without_systemd("no systemd on this node (%s): unit state is not read" % reason)
+                return self._without_systemd(
+                    "no systemd on this node (%s): unit state is not read" % reason
+                )
             self.problems.report("units", "systemctl show: " + reason)
             return [_error_record(u, reason) for u in self.units]
         self.problems.clear("units")
@@ -175,10 +200,20 @@ class UnitPoller:
         try:
             path, mtime, seen = newest_file(self.checkpoint)
         except (OSError, ValueError) as exc:
-            return {"glob": self.checkpoint, "newest_path": None, "newest_mtime": None, "matched_files": 0,
-                    "error": str(exc)}
-        return {"glob": self.checkpoint, "newest_path": path,
-                "newest_mtime": None if mtime is None else round(mtime, 3), "matched_files": seen, "error": None}
+            return {
+                "glob": self.checkpoint,
+                "newest_path": None,
+                "newest_mtime": None,
+                "matched_files": 0,
+                "error": str(exc),
+            }
+        return {
+            "glob": self.checkpoint,
+            "newest_path": path,
+            "newest_mtime": None if mtime is None else round(mtime, 3),
+            "matched_files": seen,
+            "error": None,
+        }
 
 
 def unit_of(pid, units, proc="/proc"):

@@ -12,8 +12,9 @@ import asyncio
 import os
 import shlex
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Protocol
 
 # The node's trouble, as one word, beside the command's own exit status.
 UNREACHABLE = "unreachable"  # no live connection to the node
@@ -72,10 +73,12 @@ class LocalRunner:
                 start_new_session=True,
             )
         except OSError as exc:
-            return CommandResult(tuple(argv), 127, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started)
+            return CommandResult(
+                tuple(argv), 127, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started
+            )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             _kill_group(proc.pid)
             await proc.wait()
             return timed_out(argv, timeout_s, time.monotonic() - started)
@@ -86,7 +89,10 @@ class LocalRunner:
 
 def timed_out(argv: Sequence[str], timeout_s: float, duration_s: float) -> CommandResult:
     return CommandResult(
-        tuple(argv), None, duration_s=duration_s, problem=TIMED_OUT,
+        tuple(argv),
+        None,
+        duration_s=duration_s,
+        problem=TIMED_OUT,
         reason=f"no answer within {timeout_s:g} s: cut off (the node may still be running it)",
     )
 
@@ -117,10 +123,16 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
     started = time.monotonic()
     try:
         done = await asyncio.wait_for(
-            conn.run(shell_line(argv), check=False, stdin=asyncssh.DEVNULL, encoding="utf-8", errors="replace"),
+            conn.run(
+                shell_line(argv),
+                check=False,
+                stdin=asyncssh.DEVNULL,
+                encoding="utf-8",
+                errors="replace",
+            ),
             timeout_s,
         )
-    except asyncio.TimeoutError:  # wait_for closed the session's channel on its way out
+    except TimeoutError:  # wait_for closed the session's channel on its way out
         return timed_out(argv, timeout_s, time.monotonic() - started)
     except (asyncssh.Error, OSError) as exc:
         return unreachable(argv, f"the connection failed: {exc}")
@@ -128,9 +140,15 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
     if status is None and done.exit_signal:
         status = 128 + 15
     return CommandResult(
-        tuple(argv), status, _text(done.stdout), _text(done.stderr), time.monotonic() - started,
+        tuple(argv),
+        status,
+        _text(done.stdout),
+        _text(done.stderr),
+        time.monotonic() - started,
         None if status is not None else UNREACHABLE,
-        None if status is not None else "the session ended without an exit status (connection lost)",
+        None
+        if status is not None
+        else "the session ended without an exit status (connection lost)",
     )
 
 
@@ -148,5 +166,7 @@ class FleetRunner:
     async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
         transport = self.by_node.get(node)
         if transport is None or not hasattr(transport, "run_command"):
-            return unreachable(argv, f"{node}: this view cannot run commands (a recording, or an unknown node)")
+            return unreachable(
+                argv, f"{node}: this view cannot run commands (a recording, or an unknown node)"
+            )
         return await transport.run_command(node, argv, timeout_s)

@@ -5,7 +5,7 @@ read-only) is ``dltui.actions``; this module only asks and tells."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from dltui.actions import policy
 from dltui.actions.audit import MemoryAudit
@@ -20,15 +20,21 @@ from .screens.prompt import PromptScreen
 if TYPE_CHECKING:
     from .app import DltuiApp
 
-_SEVERITY = {policy.OK: "information", policy.REFUSED: "warning", policy.UNREACHABLE: "warning"}
+_SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
+    policy.OK: "information",
+    policy.REFUSED: "warning",
+    policy.UNREACHABLE: "warning",
+}
 
 
 class ActionFlows:
-    def __init__(self, app: "DltuiApp", transports: list, settings: ActionSettings) -> None:
+    def __init__(self, app: DltuiApp, transports: list, settings: ActionSettings) -> None:
         self.app = app
         self.runner = FleetRunner(transports)
         self.simulated = any(getattr(t, "simulated", False) for t in transports)
-        self.service = ActionService(self.runner, settings, MemoryAudit() if self.simulated else None)
+        self.service = ActionService(
+            self.runner, settings, MemoryAudit() if self.simulated else None
+        )
         self.read_only = settings.read_only
         self.results: dict[str, ActionResult] = {}  # newest result per node, for the unit pane
 
@@ -59,7 +65,8 @@ class ActionFlows:
         lines = await asyncio.gather(*(self.service.preview_unit(n, verb, unit) for n in nodes))
         title = f"{verb} {unit} on {len(nodes)} node{'s' if len(nodes) != 1 else ''}" + self._sim()
         note = "verified after: a new InvocationID, active, stable" if verb != "stop" else ""
-        if not await self._confirm(ConfirmScreen(title, list(zip(nodes, lines)), note)):
+        screen = ConfirmScreen(title, list(zip(nodes, lines, strict=True)), note)
+        if not await self._confirm(screen):
             self.app.notify(f"{verb} {unit}: cancelled, nothing was sent")
             return
         for n in nodes:
@@ -70,12 +77,13 @@ class ActionFlows:
     # -- signals ------------------------------------------------------------------------------
 
     def signal(self, node: str) -> None:
-        self.app.push_screen(
-            PromptScreen("PID to TERM: ", placeholder="a GPU process or a process of the unit"),
-            lambda text: self.app.run_worker(self._signal(node, text.strip()), group="actions", exit_on_error=False)
-            if text
-            else None,
-        )
+        def asked(text: str | None) -> None:
+            if text:
+                job = self._signal(node, text.strip())
+                self.app.run_worker(job, group="actions", exit_on_error=False)
+
+        prompt = PromptScreen("PID to TERM: ", placeholder="a GPU process or a process of the unit")
+        self.app.push_screen(prompt, asked)
 
     async def _signal(self, node: str, pid: str, sig: str = "TERM") -> None:
         state = self.app.fleet.nodes.get(node)
@@ -87,7 +95,11 @@ class ActionFlows:
             self._report([line])
             return
         title = f"send {sig} to PID {pid}" + self._sim()
-        note = "" if sig == "KILL" else "if it does not exit, KILL is offered after a second confirmation"
+        note = (
+            ""
+            if sig == "KILL"
+            else "if it does not exit, KILL is offered after a second confirmation"
+        )
         if not await self._confirm(ConfirmScreen(title, [(node, line)], note)):
             self.app.notify(f"signal {sig} {pid}: cancelled, nothing was sent")
             return
@@ -100,7 +112,12 @@ class ActionFlows:
 
     async def _confirm(self, screen: ConfirmScreen) -> bool:
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        self.app.push_screen(screen, lambda yes: answer.done() or answer.set_result(bool(yes)))
+
+        def done(yes: bool | None) -> None:
+            if not answer.done():
+                answer.set_result(bool(yes))
+
+        self.app.push_screen(screen, done)
         return await answer
 
     def _sim(self) -> str:
@@ -111,7 +128,9 @@ class ActionFlows:
             self.results[r.node] = r
             text = r.message + "".join("\n  " + d for d in r.details[:6])
             self.app.notify(
-                text, title=f"{r.node}: {r.action}: {r.outcome}", severity=_SEVERITY.get(r.outcome, "error"),
+                text,
+                title=f"{r.node}: {r.action}: {r.outcome}",
+                severity=_SEVERITY.get(r.outcome, "error"),
                 timeout=8 if r.ok else 30,
             )
         self.app.actions_reported()

@@ -41,7 +41,10 @@ SUDO_ALLOWED = (
     f"{SYSTEMCTL} restart broken.service",
     f"{SYSTEMCTL} restart hang.service",
 )
-CAP_DROP = "-sys_time,-sys_module,-sys_rawio,-syslog,-mac_admin,-mac_override,-wake_alarm,-block_suspend,-sys_pacct"
+CAP_DROP = (
+    "-sys_time,-sys_module,-sys_rawio,-syslog,-mac_admin,-mac_override,-wake_alarm,-block_suspend,"
+    "-sys_pacct"
+)
 KEEP_ENABLED = "ssh.service sshd.service"
 MASK = """systemd-timesyncd.service sys-kernel-debug.mount sys-kernel-tracing.mount
  sys-kernel-config.mount sys-fs-fuse-connections.mount proc-sys-fs-binfmt_misc.automount
@@ -51,8 +54,17 @@ MASK = """systemd-timesyncd.service sys-kernel-debug.mount sys-kernel-tracing.mo
  systemd-firstboot.service systemd-repart.service getty.target console-getty.service
  container-getty@.service getty@.service serial-getty@.service"""
 LAB_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-NEEDS = ("/lib/systemd/systemd", "/usr/sbin/sshd", "/usr/bin/sudo", "/usr/bin/unshare", "/usr/bin/nsenter",
-         "/usr/bin/setpriv", "/usr/sbin/ip", "/usr/bin/ssh-keygen", "/usr/bin/timeout")
+NEEDS = (
+    "/lib/systemd/systemd",
+    "/usr/sbin/sshd",
+    "/usr/bin/sudo",
+    "/usr/bin/unshare",
+    "/usr/bin/nsenter",
+    "/usr/bin/setpriv",
+    "/usr/sbin/ip",
+    "/usr/bin/ssh-keygen",
+    "/usr/bin/timeout",
+)
 
 UNITS = {
     # A training job that steps and checkpoints; Restart=always as in production.
@@ -60,7 +72,8 @@ UNITS = {
         [Unit]
         Description=fake training job (dltui test)
         [Service]
-        ExecStart=/bin/sh -c 'mkdir -p /var/lib/ckpt; i=0; while true; do i=$$((i+1)); echo "step $$i"; [ $$((i % 5)) = 1 ] && touch /var/lib/ckpt/step-$$i.pt; sleep 1; done'
+        ExecStart=/bin/sh -c 'mkdir -p /var/lib/ckpt; i=0; while true; do i=$$((i+1)); \\
+            echo "step $$i"; [ $$((i % 5)) = 1 ] && touch /var/lib/ckpt/step-$$i.pt; sleep 1; done'
         Restart=always
         RestartSec=1
         StartLimitIntervalSec=0
@@ -71,7 +84,8 @@ UNITS = {
         Description=training job that cannot start (dltui test)
         StartLimitIntervalSec=0
         [Service]
-        ExecStart=/bin/sh -c 'echo "loading dataset /data/imagenet"; echo "FileNotFoundError: /data/imagenet/train" >&2; exit 3'
+        ExecStart=/bin/sh -c 'echo "loading dataset /data/imagenet"; \\
+            echo "FileNotFoundError: /data/imagenet/train" >&2; exit 3'
         Restart=always
         RestartSec=0.5
     """,
@@ -99,7 +113,9 @@ set -euo pipefail
 R=$DIR/root
 [ "$$" = 1 ] || { echo "inner: not PID 1 of a new PID namespace" >&2; exit 1; }
 for p in mnt net uts ipc cgroup; do
-  case " $HOST_NS " in *" $(readlink /proc/self/ns/$p) "*) echo "inner: still in host $p ns" >&2; exit 1 ;; esac
+  case " $HOST_NS " in
+    *" $(readlink /proc/self/ns/$p) "*) echo "inner: still in host $p ns" >&2; exit 1 ;;
+  esac
 done
 mount --make-rprivate /
 ! grep -q ' shared:' /proc/self/mountinfo || { echo "inner: shared propagation left" >&2; exit 1; }
@@ -127,7 +143,8 @@ else
 fi
 mount -t tmpfs -o mode=0755,size=4m,nosuid dltui-dev "$R/dev"
 mknod -m 666 "$R/dev/null" c 1 3; mknod -m 666 "$R/dev/zero" c 1 5; mknod -m 666 "$R/dev/full" c 1 7
-mknod -m 666 "$R/dev/random" c 1 8; mknod -m 666 "$R/dev/urandom" c 1 9; mknod -m 666 "$R/dev/tty" c 5 0
+mknod -m 666 "$R/dev/random" c 1 8; mknod -m 666 "$R/dev/urandom" c 1 9
+mknod -m 666 "$R/dev/tty" c 5 0
 mkdir -m 0755 "$R/dev/pts"; mkdir -m 1777 "$R/dev/shm"
 mount -t devpts -o newinstance,ptmxmode=0666,mode=620,gid=5,nosuid,noexec devpts "$R/dev/pts"
 ln -s pts/ptmx "$R/dev/ptmx"
@@ -143,7 +160,8 @@ echo "$NODE_NAME" > "$R/etc/hostname"
 printf '127.0.1.1\t%s\n' "$NODE_NAME" >> "$R/etc/hosts"
 tr -d '-' < /proc/sys/kernel/random/uuid > "$R/etc/machine-id"
 mkdir -p "$R/etc/systemd/journald.conf.d"
-printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' > "$R/etc/systemd/journald.conf.d/dltui.conf"
+printf '[Journal]\nStorage=volatile\nRateLimitBurst=0\n' \
+  > "$R/etc/systemd/journald.conf.d/dltui.conf"
 for l in "$R"/etc/systemd/system/*.wants/* "$R"/etc/systemd/system/*.requires/*; do
   [ -L "$l" ] || continue
   case " $KEEP_ENABLED " in *" ${l##*/} "*) continue ;; esac
@@ -157,13 +175,16 @@ rm -f "$R"/etc/ssh/ssh_host_*
 install -m 600 "$DIR/hostkey" "$R/etc/ssh/ssh_host_ed25519_key"
 install -m 644 "$DIR/hostkey.pub" "$R/etc/ssh/ssh_host_ed25519_key.pub"
 mkdir -p "$R/etc/ssh/sshd_config.d"
-printf 'PasswordAuthentication no\nKbdInteractiveAuthentication no\nUseDNS no\nMaxSessions 64\nHostKey /etc/ssh/ssh_host_ed25519_key\n' \
+printf '%s\n' 'PasswordAuthentication no' 'KbdInteractiveAuthentication no' 'UseDNS no' \
+  'MaxSessions 64' 'HostKey /etc/ssh/ssh_host_ed25519_key' \
   > "$R/etc/ssh/sshd_config.d/dltui.conf"
 mkdir -p "$R/etc/systemd/system/multi-user.target.wants"
 ln -sfn /lib/systemd/system/ssh.service "$R/etc/systemd/system/multi-user.target.wants/ssh.service"
 cp "$DIR"/units/*.service "$R/etc/systemd/system/"
-ln -sfn /etc/systemd/system/dl_train.service "$R/etc/systemd/system/multi-user.target.wants/dl_train.service"
-chroot "$R" id -u "$OPERATOR" >/dev/null 2>&1 || chroot "$R" useradd -m -s /bin/bash -U -G systemd-journal "$OPERATOR"
+ln -sfn /etc/systemd/system/dl_train.service \
+  "$R/etc/systemd/system/multi-user.target.wants/dl_train.service"
+chroot "$R" id -u "$OPERATOR" >/dev/null 2>&1 \
+  || chroot "$R" useradd -m -s /bin/bash -U -G systemd-journal "$OPERATOR"
 chroot "$R" usermod -p '*' "$OPERATOR"
 : > "$R/etc/sudoers.d/README" 2>/dev/null || true
 install -m 440 "$DIR/sudoers" "$R/etc/sudoers.d/dltui-test"
@@ -193,7 +214,9 @@ def missing() -> str | None:
         return "a real systemd node needs root (namespaces, overlayfs, veth)"
     for path in NEEDS:
         if not os.path.exists(path):
-            return f"{path} is missing (install systemd, openssh-server, sudo, util-linux, iproute2)"
+            return (
+                f"{path} is missing (install systemd, openssh-server, sudo, util-linux, iproute2)"
+            )
     with open("/proc/filesystems") as f:
         if "overlay" not in f.read():
             return "the kernel has no overlayfs"
@@ -208,20 +231,30 @@ def _cgmode() -> str:
     kind = _fstype("/sys/fs/cgroup")
     if kind == "cgroup2fs":
         return "unified"
-    if kind == "tmpfs" and _fstype("/sys/fs/cgroup/systemd") == "cgroupfs" and _fstype("/sys/fs/cgroup/unified") == "cgroup2fs":
+    if (
+        kind == "tmpfs"
+        and _fstype("/sys/fs/cgroup/systemd") == "cgroupfs"
+        and _fstype("/sys/fs/cgroup/unified") == "cgroup2fs"
+    ):
         return "hybrid"
     raise SystemdNodeError("unsupported cgroup layout at /sys/fs/cgroup")
 
 
 def _fstype(path: str) -> str:
     try:
-        return subprocess.run(["stat", "-f", "-c", "%T", path], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["stat", "-f", "-c", "%T", path], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return ""
 
 
 def _cg_roots(mode: str) -> list[str]:
-    return ["/sys/fs/cgroup"] if mode == "unified" else ["/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified"]
+    return (
+        ["/sys/fs/cgroup"]
+        if mode == "unified"
+        else ["/sys/fs/cgroup/systemd", "/sys/fs/cgroup/unified"]
+    )
 
 
 class SystemdNode:
@@ -244,7 +277,7 @@ class SystemdNode:
 
     # -- lifecycle ----------------------------------------------------------------------------
 
-    def start(self) -> "SystemdNode":
+    def start(self) -> SystemdNode:
         if self.dir.exists():
             raise SystemdNodeError(f"{self.dir} exists from an earlier run")
         try:
@@ -287,39 +320,88 @@ class SystemdNode:
         for root in _cg_roots(self.mode):
             os.mkdir(f"{root}/{self.cg}")
             cgprocs.append(f"{root}/{self.cg}/cgroup.procs")
-        host_ns = " ".join(os.readlink(f"/proc/self/ns/{n}") for n in ("mnt", "net", "uts", "ipc", "cgroup"))
+        host_ns = " ".join(
+            os.readlink(f"/proc/self/ns/{n}") for n in ("mnt", "net", "uts", "ipc", "cgroup")
+        )
         (self.dir / "inner.sh").write_text(INNER)
         env = {
-            "PATH": LAB_PATH, "DIR": str(self.dir), "HOST_NS": host_ns, "CGMODE": self.mode, "NODE_NAME": self.name,
-            "OPERATOR": OPERATOR, "KEEP_ENABLED": KEEP_ENABLED, "MASK": " ".join(MASK.split()), "CAP_DROP": CAP_DROP,
+            "PATH": LAB_PATH,
+            "DIR": str(self.dir),
+            "HOST_NS": host_ns,
+            "CGMODE": self.mode,
+            "NODE_NAME": self.name,
+            "OPERATOR": OPERATOR,
+            "KEEP_ENABLED": KEEP_ENABLED,
+            "MASK": " ".join(MASK.split()),
+            "CAP_DROP": CAP_DROP,
         }
         # Join the node's cgroups, then unshare: its cgroup namespace is rooted there.
         launcher = (
             'for f in "$@"; do echo $$ > "$f"; done; '
-            'exec unshare --mount --propagation private --pid --fork --net --uts --ipc --cgroup -- bash "$DIR/inner.sh"'
+            "exec unshare --mount --propagation private --pid --fork --net --uts --ipc --cgroup "
+            '-- bash "$DIR/inner.sh"'
         )
         started = time.monotonic()
         with open(self.dir / "launcher.log", "wb") as log:
             self.launcher = subprocess.Popen(
-                ["bash", "-c", launcher, "_", *cgprocs], env=env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
+                ["bash", "-c", launcher, "_", *cgprocs],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         self.pid = self._child_of(self.launcher.pid)
         self.pidns = os.readlink(f"/proc/{self.pid}/ns/pid")
         self._leave_cgroups(self.launcher.pid)
-        if not self._wait(lambda: _comm(self.pid) == "systemd" or not os.path.exists(f"/proc/{self.pid}"), 30):
+        if not self._wait(
+            lambda: _comm(self.pid) == "systemd" or not os.path.exists(f"/proc/{self.pid}"), 30
+        ):
             raise SystemdNodeError("the node's setup did not exec systemd: " + self._log())
         if _comm(self.pid) != "systemd":
             raise SystemdNodeError("the node's setup failed: " + self._log())
-        subprocess.run(["ip", "link", "add", self.veth, "type", "veth", "peer", "name", "host0", "netns", str(self.pid)], check=True)
+        subprocess.run(
+            [
+                "ip",
+                "link",
+                "add",
+                self.veth,
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "host0",
+                "netns",
+                str(self.pid),
+            ],
+            check=True,
+        )
         subprocess.run(["ip", "addr", "add", f"{self.host_ip}/30", "dev", self.veth], check=True)
         subprocess.run(["ip", "link", "set", self.veth, "up"], check=True)
-        subprocess.run(["nsenter", "-t", str(self.pid), "-n", "ip", "addr", "add", f"{self.ip}/30", "dev", "host0"], check=True)
-        subprocess.run(["nsenter", "-t", str(self.pid), "-n", "ip", "link", "set", "host0", "up"], check=True)
+        subprocess.run(
+            [
+                "nsenter",
+                "-t",
+                str(self.pid),
+                "-n",
+                "ip",
+                "addr",
+                "add",
+                f"{self.ip}/30",
+                "dev",
+                "host0",
+            ],
+            check=True,
+        )
+        subprocess.run(
+            ["nsenter", "-t", str(self.pid), "-n", "ip", "link", "set", "host0", "up"], check=True
+        )
         state = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            state = self.exec(["systemctl", "is-system-running", "--wait"], timeout=90, check=False).stdout.strip()
+            state = self.exec(
+                ["systemctl", "is-system-running", "--wait"], timeout=90, check=False
+            ).stdout.strip()
             if state:
                 break
             time.sleep(0.1)
@@ -327,8 +409,16 @@ class SystemdNode:
         if not self.canary.exists():
             raise SystemdNodeError(f"HOST CANARY {self.canary} VANISHED during boot")
         if state not in ("running", "degraded"):
-            raise SystemdNodeError(f"systemd never finished booting (state {state!r}): " + self._log())
-        if not self._wait(lambda: self.exec(["systemctl", "is-active", "ssh.service"], check=False).stdout.strip() == "active", 20):
+            raise SystemdNodeError(
+                f"systemd never finished booting (state {state!r}): " + self._log()
+            )
+        if not self._wait(
+            lambda: (
+                self.exec(["systemctl", "is-active", "ssh.service"], check=False).stdout.strip()
+                == "active"
+            ),
+            20,
+        ):
             raise SystemdNodeError("sshd did not start inside the node")
 
     def _child_of(self, ppid: int) -> int:
@@ -376,7 +466,9 @@ class SystemdNode:
             for _ in range(50):
                 if not top.exists():
                     break
-                for d in sorted((p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)) + [top]:
+                for d in sorted(
+                    (p for p in top.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)
+                ) + [top]:
                     try:
                         d.rmdir()
                     except OSError:
@@ -396,16 +488,43 @@ class SystemdNode:
 
     # -- inside the node ----------------------------------------------------------------------
 
-    def exec(self, argv: list[str], timeout: float = 30, check: bool = True, user: str | None = None,
-             input: str | None = None) -> subprocess.CompletedProcess:
+    def exec(
+        self,
+        argv: list[str],
+        timeout: float = 30,
+        check: bool = True,
+        user: str | None = None,
+        input: str | None = None,
+    ) -> subprocess.CompletedProcess:
         """Run ``argv`` inside every namespace of the node, on its root (as root, or ``user``)."""
         if not self._is_ours():
             raise SystemdNodeError("the node is not running")
         if user is not None:
             argv = ["runuser", "-u", user, "--", *argv]
-        full = ["nsenter", "-t", str(self.pid), "-m", "-u", "-i", "-n", "-p", "-C", "-r", "-w", "--",
-                "setpriv", "--bounding-set", CAP_DROP, "/usr/bin/env", "-i", f"PATH={LAB_PATH}", "LANG=C.UTF-8",
-                "SYSTEMD_PAGER=cat", "SYSTEMD_COLORS=0", *argv]
+        full = [
+            "nsenter",
+            "-t",
+            str(self.pid),
+            "-m",
+            "-u",
+            "-i",
+            "-n",
+            "-p",
+            "-C",
+            "-r",
+            "-w",
+            "--",
+            "setpriv",
+            "--bounding-set",
+            CAP_DROP,
+            "/usr/bin/env",
+            "-i",
+            f"PATH={LAB_PATH}",
+            "LANG=C.UTF-8",
+            "SYSTEMD_PAGER=cat",
+            "SYSTEMD_COLORS=0",
+            *argv,
+        ]
         done = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input)
         if check and done.returncode != 0:
             raise SystemdNodeError(f"{argv} failed ({done.returncode}): {done.stderr.strip()}")
@@ -422,7 +541,15 @@ class SystemdNode:
         self.install_sudoers_text(text)
 
     def install_sudoers_text(self, text: str) -> None:
-        self.exec(["sh", "-c", "cat > /etc/sudoers.d/dltui-test && chmod 440 /etc/sudoers.d/dltui-test && visudo -cq"], input=text)
+        self.exec(
+            [
+                "sh",
+                "-c",
+                "cat > /etc/sudoers.d/dltui-test && chmod 440 /etc/sudoers.d/dltui-test "
+                "&& visudo -cq",
+            ],
+            input=text,
+        )
 
     def sudoers_text(self) -> str:
         return self.exec(["cat", "/etc/sudoers.d/dltui-test"]).stdout
@@ -433,7 +560,11 @@ class SystemdNode:
         if self.pid is None or not os.path.exists(f"/proc/{self.pid}"):
             return False
         try:
-            return os.readlink(f"/proc/{self.pid}/ns/pid") == self.pidns != os.readlink("/proc/self/ns/pid")
+            return (
+                os.readlink(f"/proc/{self.pid}/ns/pid")
+                == self.pidns
+                != os.readlink("/proc/self/ns/pid")
+            )
         except OSError:
             return False
 
@@ -469,7 +600,10 @@ def _free_subnet(index: int) -> str:
 def _keygen(path: Path) -> None:
     for old in (path, path.with_name(path.name + ".pub")):
         old.unlink(missing_ok=True)
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dltui-test", "-f", str(path)], check=True)
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "dltui-test", "-f", str(path)],
+        check=True,
+    )
 
 
 def _comm(pid: int | None) -> str:

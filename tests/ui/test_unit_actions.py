@@ -5,6 +5,7 @@ from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.ui.action_flows import ActionFlows
 from dltui.ui.screens import ConfirmScreen, NodeScreen
+from dltui.ui.widgets import UnitPane
 
 from .demo_fleet import demo_app, feed
 
@@ -13,7 +14,9 @@ FULL = (160, 48)
 
 def _with_actions(app, demo, read_only=False):
     """The demo's simulated actions (the app in these tests runs no transport of its own)."""
-    app.actions = ActionFlows(app, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05))
+    app.actions = ActionFlows(
+        app, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
+    )
 
 
 def test_unit_pane_of_the_crash_looping_node(snap_compare):
@@ -25,9 +28,10 @@ def test_unit_pane_of_the_crash_looping_node(snap_compare):
     async def run_before(pilot):
         feed(app, demo)
         _with_actions(app, demo)
-        await pilot.pause()
+        app.open_node("gpu08")
+        await _until(pilot, lambda: any(len(p.journal) >= 3 for p in app.screen.query(UnitPane)))
 
-    assert snap_compare(app, press=["j"] * 7 + ["enter", "wait:400"], terminal_size=FULL, run_before=run_before)
+    assert snap_compare(app, terminal_size=FULL, run_before=run_before)
 
 
 def test_confirm_dialog_of_a_fleet_restart(snap_compare):
@@ -41,7 +45,9 @@ def test_confirm_dialog_of_a_fleet_restart(snap_compare):
         _with_actions(app, demo)
         await pilot.pause()
 
-    assert snap_compare(app, press=["space", "space", "R", "wait:400"], terminal_size=FULL, run_before=run_before)
+    assert snap_compare(
+        app, press=["space", "space", "R", "wait:400"], terminal_size=FULL, run_before=run_before
+    )
 
 
 async def test_restart_from_the_node_screen_is_confirmed_then_verified():

@@ -10,7 +10,15 @@ import pytest
 from dltui.actions import commands as cmd
 from dltui.actions import names
 from dltui.actions.audit import AuditLog
-from dltui.actions.policy import FAILED, OK, REFUSED, UNREACHABLE, ActionResult, ActionSettings, exit_code
+from dltui.actions.policy import (
+    FAILED,
+    OK,
+    REFUSED,
+    UNREACHABLE,
+    ActionResult,
+    ActionSettings,
+    exit_code,
+)
 from dltui.actions.service import ActionService
 from dltui.actions.unit_config import UnitConfig
 from dltui.config import Config, ConfigError
@@ -67,7 +75,9 @@ def test_valid_unit_names_pass_with_their_type(text, full):
     assert names.unit_name(text) == full
 
 
-@pytest.mark.parametrize("text", ["abc", "12a", "-5", "0", "012", "1", "5000000", "12 13", "$(id)", "4.2", ""])
+@pytest.mark.parametrize(
+    "text", ["abc", "12a", "-5", "0", "012", "1", "5000000", "12 13", "$(id)", "4.2", ""]
+)
 def test_bad_pids_are_refused(text):
     with pytest.raises(names.InvalidName):
         names.pid(text)
@@ -81,18 +91,32 @@ def test_pids_are_integers():
 def test_root_runs_systemctl_directly_and_others_under_sudo_n_with_the_full_path():
     base = cmd.unit_argv("restart", "dl_train.service")
     assert cmd.privileged(base, ROOT) == ["systemctl", "restart", "dl_train.service"]
-    assert cmd.privileged(base, OPS) == ["sudo", "-n", "/usr/bin/systemctl", "restart", "dl_train.service"]
+    assert cmd.privileged(base, OPS) == [
+        "sudo",
+        "-n",
+        "/usr/bin/systemctl",
+        "restart",
+        "dl_train.service",
+    ]
 
 
 def test_no_ask_password_only_on_the_polkit_path_never_under_sudo():
     base = cmd.unit_argv("restart", "dl_train.service")
     assert "--no-ask-password" not in cmd.privileged(base, OPS, cmd.SUDO)
-    assert cmd.privileged(base, OPS, cmd.POLKIT) == ["systemctl", "--no-ask-password", "restart", "dl_train.service"]
+    assert cmd.privileged(base, OPS, cmd.POLKIT) == [
+        "systemctl",
+        "--no-ask-password",
+        "restart",
+        "dl_train.service",
+    ]
 
 
 def test_sudoers_line_allows_exactly_the_command_run():
     argv = cmd.privileged(cmd.unit_argv("restart", "dl_train.service"), OPS)
-    assert cmd.sudoers_line(OPS, argv) == "ops ALL=(root) NOPASSWD: /usr/bin/systemctl restart dl_train.service"
+    assert (
+        cmd.sudoers_line(OPS, argv)
+        == "ops ALL=(root) NOPASSWD: /usr/bin/systemctl restart dl_train.service"
+    )
     odd = cmd.privileged(cmd.unit_argv("stop", "job:a.service"), OPS)
     assert cmd.sudoers_line(OPS, odd).endswith("/usr/bin/systemctl stop job\\:a.service")
 
@@ -121,7 +145,16 @@ def test_audit_log_is_append_only_json_lines(tmp_path):
     lines = (tmp_path / "state" / "audit.jsonl").read_text().splitlines()
     assert len(lines) == 2
     first = json.loads(lines[0])
-    assert set(first) == {"time", "user", "node", "action", "argv", "outcome", "message", "duration_s"}
+    assert set(first) == {
+        "time",
+        "user",
+        "node",
+        "action",
+        "argv",
+        "outcome",
+        "message",
+        "duration_s",
+    }
     assert first["argv"] == ["sudo", "-n", "x"] and first["duration_s"] == 1.235
     assert json.loads(lines[1])["argv"] is None
     assert (tmp_path / "state" / "audit.jsonl").stat().st_mode & 0o777 == 0o600
@@ -148,7 +181,9 @@ class _Recorder:
         return CommandResult(tuple(argv), None, problem="unreachable", reason="test")
 
 
-@pytest.mark.parametrize("unit", ["dl_train.service; reboot", "$(id)", "`id`", "a\nb", "../x", "--help"])
+@pytest.mark.parametrize(
+    "unit", ["dl_train.service; reboot", "$(id)", "`id`", "a\nb", "../x", "--help"]
+)
 def test_refused_names_send_nothing_and_are_audited(tmp_path, unit):
     runner = _Recorder()
     audit = AuditLog(tmp_path / "audit.jsonl")
@@ -179,10 +214,16 @@ def test_read_only_comes_from_the_config_file():
 
 
 def test_units_per_group_default_dl_train():
-    cfg = Config(groups={
-        "train": {"hosts": ["gpu0*"], "units": ["trainer@1.service", "feeder"], "checkpoint": "/ckpt/*.pt"},
-        "all": {"hosts": ["*"], "units": ["other.service"]},
-    })
+    cfg = Config(
+        groups={
+            "train": {
+                "hosts": ["gpu0*"],
+                "units": ["trainer@1.service", "feeder"],
+                "checkpoint": "/ckpt/*.pt",
+            },
+            "all": {"hosts": ["*"], "units": ["other.service"]},
+        }
+    )
     units = UnitConfig(cfg)
     assert units.for_node("gpu01") == (("trainer@1.service", "feeder.service"), "/ckpt/*.pt")
     assert units.for_node("login1") == (("other.service",), None)

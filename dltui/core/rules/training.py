@@ -30,7 +30,8 @@ def unit_failed(sample: Sample, node: NodeMemory, p: dict) -> object:
     return Finding(
         "critical",
         words,
-        "read its journal (unit pane, or dltui unit logs UNIT NODE), fix the cause, then restart it",
+        "read its journal (unit pane, or dltui unit logs UNIT NODE), "
+        "fix the cause, then restart it",
         evidence={"units": [u.name for u in failed], "result": failed[0].result},
         lasting=True,
     )
@@ -63,12 +64,18 @@ def unit_flapping(sample: Sample, node: NodeMemory, p: dict) -> object:
         return CLEAR
     u, rises = worst
     # systemd gave up on it (start-limit-hit): it will not come back by itself
-    level = "critical" if rises >= p["critical_restarts"] or u.result == "start-limit-hit" else "warning"
+    level = (
+        "critical"
+        if rises >= p["critical_restarts"] or u.result == "start-limit-hit"
+        else "warning"
+    )
     return Finding(
         level,
-        f"{u.name} restarted itself {rises} times in {fmt.duration(p['window_s'])} (NRestarts {u.restarts_total}, "
+        f"{u.name} restarted itself {rises} times in {fmt.duration(p['window_s'])} "
+        f"(NRestarts {u.restarts_total}, "
         f"now {u.active_state}/{u.sub_state})",
-        "it is crash-looping: read the journal of its last run and fix the cause before restarting by hand",
+        "it is crash-looping: read the journal of its last run "
+        "and fix the cause before restarting by hand",
         evidence={"unit": u.name, "restarts": rises, "restarts_total": u.restarts_total},
     )
 
@@ -85,7 +92,8 @@ def checkpoint_stale(sample: Sample, node: NodeMemory, p: dict) -> object:
         return CLEAR
     return Finding(
         "critical" if age > p["critical_ratio"] * p["expected_s"] else "warning",
-        f"newest checkpoint {ck.newest_path} is {fmt.duration(age)} old while {active[0].name} is active",
+        f"newest checkpoint {ck.newest_path} is {fmt.duration(age)} old "
+        f"while {active[0].name} is active",
         "the job may be hung or no longer saving: check its log and the checkpoint file system",
         evidence={"age_s": round(age), "path": ck.newest_path, "glob": ck.glob},
         lasting=False,
@@ -100,20 +108,34 @@ def checkpoint_writes(node: NodeMemory) -> list[float]:
     if writes is None:
         writes = node.rule_state["checkpoint_writes"] = deque(maxlen=_WRITES_KEPT)
     ck = node.sample.checkpoint if node.sample is not None else None
-    if ck is not None and ck.newest_mtime is not None and (not writes or writes[-1] != ck.newest_mtime):
+    if (
+        ck is not None
+        and ck.newest_mtime is not None
+        and (not writes or writes[-1] != ck.newest_mtime)
+    ):
         writes.append(ck.newest_mtime)
     return list(writes)
 
 
-def outside_checkpoint_writes(values, period_s: float, newest_time: float, writes: list[float], before_s: float,
-                              after_s: float) -> list[float]:
+def outside_checkpoint_writes(
+    values,
+    period_s: float,
+    newest_time: float,
+    writes: list[float],
+    before_s: float,
+    after_s: float,
+) -> list[float]:
     """``values`` (evenly spaced, the newest at ``newest_time``) without the readings that fall
     in [write - before_s, write + after_s] of any checkpoint write: a job pausing its GPUs to
     save is not a starving loader."""
     values = list(values)
     n = len(values)
     first = newest_time - (n - 1) * period_s
-    spans = [(w - before_s, w + after_s) for w in writes if w + after_s >= first and w - before_s <= newest_time]
+    spans = [
+        (w - before_s, w + after_s)
+        for w in writes
+        if w + after_s >= first and w - before_s <= newest_time
+    ]
     if not spans:
         return values
     out = []
@@ -125,16 +147,33 @@ def outside_checkpoint_writes(values, period_s: float, newest_time: float, write
 
 
 RULES = (
-    Rule("unit_failed", NODE, unit_failed, {"clear_s": 0}, "a configured systemd unit is in state failed"),
     Rule(
-        "unit_flapping", NODE, unit_flapping,
+        "unit_failed",
+        NODE,
+        unit_failed,
+        {"clear_s": 0},
+        "a configured systemd unit is in state failed",
+    ),
+    Rule(
+        "unit_flapping",
+        NODE,
+        unit_flapping,
         {"restarts": 3, "critical_restarts": 10, "window_s": 900, "clear_s": 1800},
         "NRestarts (automatic restarts) rising by ≥ restarts within window_s",
     ),
     Rule(
-        "checkpoint_stale", NODE, checkpoint_stale,
-        {"expected_s": 3600, "warning_ratio": 2.0, "critical_ratio": 4.0, "for_s": 60, "clear_s": 0},
-        "newest file matching the group's checkpoint glob older than warning_ratio (critical_ratio) × expected_s "
+        "checkpoint_stale",
+        NODE,
+        checkpoint_stale,
+        {
+            "expected_s": 3600,
+            "warning_ratio": 2.0,
+            "critical_ratio": 4.0,
+            "for_s": 60,
+            "clear_s": 0,
+        },
+        "newest file matching the group's checkpoint glob older than "
+        "warning_ratio (critical_ratio) × expected_s "
         "while the unit is active",
     ),
 )

@@ -42,7 +42,8 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         width = max((len(node) for node, _ in self.lines), default=4)
         body = [
-            Content.assemble((node.ljust(width), "bold"), "  $ ", (line, "$text-accent")) for node, line in self.lines
+            Content.assemble((node.ljust(width), "bold"), "  $ ", (line, "$text-accent"))
+            for node, line in self.lines
         ]
         if self.note:
             body.append(Content.styled("\n" + self.note, "$text-warning"))

@@ -14,7 +14,11 @@ from dltui.core.units import known_units, started_at
 from .pane import Pane
 
 JOURNAL_SHOWN = 8
-_STATE_STYLE = {"active": "$text-success", "failed": "bold $text-error", "activating": "$text-warning"}
+_STATE_STYLE = {
+    "active": "$text-success",
+    "failed": "bold $text-error",
+    "activating": "$text-warning",
+}
 
 
 class UnitPane(Pane):
@@ -44,13 +48,16 @@ class UnitPane(Pane):
                 lines.append(Content.styled(f"{u.name}: {u.error}", "$foreground-muted"))
                 continue
             if not known_units([u]):
-                lines.append(Content.styled(f"{u.name}: not-found on this node", "$foreground-muted"))
+                lines.append(
+                    Content.styled(f"{u.name}: not-found on this node", "$foreground-muted")
+                )
                 continue
             state = f"{u.active_state}/{u.sub_state}"
             since = started_at(u, node.facts)
             when = ""
-            if since is not None and u.active_state == "active":
-                when = f"since {time.strftime('%H:%M:%S', time.localtime(since))} ({fmt.duration(max(0.0, sample.time - since))})"
+            if since is not None and sample is not None and u.active_state == "active":
+                clock = time.strftime("%H:%M:%S", time.localtime(since))
+                when = f"since {clock} ({fmt.duration(max(0.0, sample.time - since))})"
             exit_words = f"last exit {u.exec_main_status} ({u.result})" if u.result else ""
             lines.append(
                 Content.assemble(
@@ -64,7 +71,9 @@ class UnitPane(Pane):
             detail = [f"restarts {u.restarts_total}", f"MainPID {u.main_pid or '-'}", exit_words]
             if u.memory_current_bytes is not None:
                 detail.append(f"mem {fmt.size(u.memory_current_bytes)}")
-            lines.append(Content.styled("  " + "   ".join(d for d in detail if d), "$foreground-muted"))
+            lines.append(
+                Content.styled("  " + "   ".join(d for d in detail if d), "$foreground-muted")
+            )
         if self.last_action:
             lines.append(Content.styled(self.last_action, "$text-accent"))
         if self.journal_problem:
