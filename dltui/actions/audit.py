@@ -48,6 +48,10 @@ class AuditLog:
             "duration_s": round(duration_s, 3),
             **extra,
         }
+        self._write(entry)
+        return entry
+
+    def _write(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         # O_APPEND: concurrent dltui sessions never interleave within a line (one write each)
@@ -56,7 +60,6 @@ class AuditLog:
             os.write(fd, line.encode("utf-8"))
         finally:
             os.close(fd)
-        return entry
 
     def entries(self) -> list[dict[str, Any]]:
         try:
@@ -80,21 +83,8 @@ class MemoryAudit(AuditLog):
         super().__init__("/nonexistent/demo-audit.jsonl")
         self.kept: list[dict[str, Any]] = []
 
-    def record(self, node, action, argv, outcome, message, duration_s, **extra):  # type: ignore[override]
-        entry = {
-            "time": round(time.time(), 3),
-            "user": _local_user(),
-            "node": node,
-            "action": action,
-            "argv": list(argv) if argv is not None else None,
-            "outcome": outcome,
-            "message": message,
-            "duration_s": round(duration_s, 3),
-            "simulated": True,
-            **extra,
-        }
-        self.kept.append(entry)
-        return entry
+    def _write(self, entry: dict[str, Any]) -> None:
+        self.kept.append(dict(entry, simulated=True))
 
     def entries(self) -> list[dict[str, Any]]:
         return list(self.kept)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dltui.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
 SUDO = "sudo"
@@ -27,19 +28,6 @@ IDENTITY_ARGV = (
     "for k in /usr/bin/kill /bin/kill; do [ -x $k ] && echo $k && break; done",
 )
 
-SHOW_PROPERTIES = (
-    "LoadState",
-    "ActiveState",
-    "SubState",
-    "Result",
-    "NRestarts",
-    "MainPID",
-    "ExecMainStatus",
-    "InvocationID",
-    "ExecMainStartTimestampMonotonic",
-    "MemoryCurrent",
-    "CPUUsageNSec",
-)
 UNIT_VERBS = ("restart", "stop", "start")
 SIGNALS = ("TERM", "KILL")
 

@@ -31,6 +31,7 @@ from .policy import (
 )
 
 JOURNAL_LINES = 20
+READ_ONLY = "read-only: actions that change a node are disabled"
 _SUDO_DENIED = (
     "a password is required",
     "is not allowed to execute",
@@ -138,9 +139,7 @@ class ActionService:
         started = time.monotonic()
         action = f"{verb} {unit}"
         if self.settings.read_only:
-            return self._refused(
-                node, action, "read-only: actions that change a node are disabled", started
-            )
+            return self._refused(node, action, READ_ONLY, started)
         try:
             unit = names.unit_name(unit)
             base = cmd.unit_argv(verb, unit)
@@ -400,9 +399,7 @@ class ActionService:
         started = time.monotonic()
         action = f"signal {signal} {pid_text}"
         if self.settings.read_only:
-            return self._refused(
-                node, action, "read-only: actions that change a node are disabled", started
-            )
+            return self._refused(node, action, READ_ONLY, started)
         try:
             pid = names.pid(pid_text)
             base = cmd.kill_argv(pid, signal)

@@ -610,8 +610,13 @@ def _simulate(n: _Node, argv: list[str], now: float) -> tuple[str, int]:
         return "", 0
     if tool == "journalctl":
         step = int(now) % 100000
+        after = -1  # --after-cursor: only what came later (a frozen demo clock adds nothing)
+        if "--after-cursor" in argv:
+            after = int(argv[argv.index("--after-cursor") + 1].rsplit("=", 1)[-1])
         lines = []
         for k in range(3):
+            if step * 3 + k <= after:
+                continue
             text = f"step {step * 3 + k}: loss {2.0 + (step % 7) / 10:.3f}, {1180 + k} samples/s"
             if n.crashloops and k == 2:
                 text = "RuntimeError: CUDA error: an illegal memory access was encountered"
