@@ -403,3 +403,25 @@ def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(clien
             await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(go())
+
+
+def test_the_journal_is_followed_after_its_cursor(client):
+    """journalctl -u UNIT -o json once, then --after-cursor: new lines only, none twice."""
+    from dltui.actions.journal import JournalFollower
+
+    nodes, options, _ = client
+
+    async def go():
+        commands = SshCommands(options)
+        try:
+            follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
+            first = await follower.poll()
+            assert len(first) == 5 and follower.cursor and follower.problem is None
+            await asyncio.sleep(2.5)  # the unit prints a line a second
+            later = await follower.poll()
+            assert later and not set(later) & set(first)
+            assert any("step " in line for line in later)
+        finally:
+            await commands.close()
+
+    asyncio.run(go())
