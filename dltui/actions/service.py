@@ -76,6 +76,8 @@ class ActionService:
             return self._refused(node, f"status {unit}", str(exc), started)
         state = await self.show(node, unit)
         if isinstance(state, CommandResult):
+            if "not been booted with systemd" in state.stderr:
+                return ActionResult(node, f"status {unit}", FAILED, "no systemd on this node")
             return self._trouble(node, f"status {unit}", state, started, audit=False)
         return ActionResult(
             node,

@@ -331,6 +331,12 @@ def test_unreachable_outcome_without_connection(tmp_path):
     assert asyncio.run(go()).outcome == UNREACHABLE
 
 
+def _logins(node) -> int:
+    """SSH logins the node's sshd has accepted so far (one per connection, not per session)."""
+    out = node.exec(["journalctl", "-u", "ssh.service", "-o", "cat", "--no-pager"]).stdout
+    return out.count("Accepted publickey")
+
+
 async def _until(cond, what, seconds=30.0):
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -382,6 +388,8 @@ def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(clien
                 and node.sample.units[1].error is None
             )
             service = ActionService(ssh, FAST, audit)
+            logins = _logins(nodes[0])
+            assert logins >= 1  # the probe's own connection is in the log
             for _ in range(2):
                 before = unit().restarts_total
                 result = await service.signal(name, unit().main_pid, "KILL", ["dl_train.service"])
@@ -394,6 +402,8 @@ def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(clien
                     "NRestarts to rise",
                 )
             await _until(lambda: ("unit_flapping", None) in node.alerts, "unit_flapping")
+            # every command went as a new session on the probe's connection: no new login
+            assert _logins(nodes[0]) == logins
             # each restart (a new invocation) made the probe poll again, the checkpoint glob too
             assert node.sample.checkpoint.newest_path.startswith("/var/lib/ckpt/step-")
             assert node.sample.checkpoint.matched_files >= 1

@@ -41,7 +41,11 @@ CPUUsageNSec=[not set]
 def test_show_blocks_become_unit_records():
     blocks = parse_show(SHOW)
     train, missing = (unit_record(b["Id"], b) for b in blocks)
-    assert train["active_state"] == "active" and train["restarts_total"] == 2 and train["main_pid"] == 175
+    assert (
+        train["active_state"] == "active"
+        and train["restarts_total"] == 2
+        and train["main_pid"] == 175
+    )
     assert train["started_monotonic_us"] == 3735918025 and train["memory_current_bytes"] is None
     assert missing["load_state"] == "not-found" and missing["error"] is None
 
@@ -61,8 +65,15 @@ class _Run:
 def test_one_systemctl_for_all_units_then_only_every_poll_period():
     run = _Run(subprocess.CompletedProcess([], 0, SHOW.encode(), b""))
     clock = [100.0]
-    poller = UnitPoller(["dl_train.service", "nosuch.service"], None, Problems(), run=run, poll_s=30,
-                        invocation_dir="/nonexistent", clock=lambda: clock[0])
+    poller = UnitPoller(
+        ["dl_train.service", "nosuch.service"],
+        None,
+        Problems(),
+        run=run,
+        poll_s=30,
+        invocation_dir="/nonexistent",
+        clock=lambda: clock[0],
+    )
     units, _ = poller.sample()
     assert [u["name"] for u in units] == ["dl_train.service", "nosuch.service"]
     clock[0] += 10
@@ -77,8 +88,14 @@ def test_a_new_invocation_triggers_a_poll_at_once(tmp_path):
     run = _Run(subprocess.CompletedProcess([], 0, SHOW.encode(), b""))
     link = tmp_path / "invocation:dl_train.service"
     link.symlink_to("aaaa")
-    poller = UnitPoller(["dl_train.service"], None, Problems(), run=run, invocation_dir=str(tmp_path),
-                        clock=lambda: 0.0)
+    poller = UnitPoller(
+        ["dl_train.service"],
+        None,
+        Problems(),
+        run=run,
+        invocation_dir=str(tmp_path),
+        clock=lambda: 0.0,
+    )
     poller.sample()
     poller.sample()
     assert run.calls == 1
@@ -101,7 +118,7 @@ def test_no_systemctl_is_said_once_and_never_asked_again():
 
 
 def test_this_machine_without_systemd_as_init_says_so_once():
-    """Real systemctl on a machine whose PID 1 is not systemd (the CI container): one plain report."""
+    """Real systemctl where PID 1 is not systemd (the CI container): one plain report."""
     if shutil.which("systemctl") is None or os.path.exists("/run/systemd/system"):
         import pytest
 
@@ -127,7 +144,10 @@ def test_newest_checkpoint_is_bounded_work(tmp_path):
 
 
 def test_gpu_processes_are_matched_to_their_unit_by_cgroup(tmp_path):
-    for pid, cgroup in ((41, "0::/system.slice/dl_train.service\n"), (42, "0::/user.slice/session-3.scope\n")):
+    for pid, cgroup in (
+        (41, "0::/system.slice/dl_train.service\n"),
+        (42, "0::/user.slice/session-3.scope\n"),
+    ):
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "cgroup").write_text(cgroup)
     gpus = [{"processes": [{"pid": 41}, {"pid": 42}, {"pid": 43}]}, {"processes": [{"pid": 41}]}]
