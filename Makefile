@@ -6,9 +6,11 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
-# network namespaces and tc.
-SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc
-APT_PACKAGES := openssh-server openssh-client tmux iproute2
+# network namespaces and tc; Prometheus, promtool and node_exporter for the exporter and the
+# Prometheus source.
+SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
+	/usr/bin/prometheus /usr/bin/promtool /usr/bin/prometheus-node-exporter
+APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter
 
 .PHONY: run test system-deps screenshots bench clean
 

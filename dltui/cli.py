@@ -11,7 +11,7 @@ from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export")
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -76,6 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", metavar="FILE", help="the recording")
     rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
     _common(rep)
+
+    from dltui.export.command import add_parser as add_export
+
+    add_export(sub, _common, HOST_HELP)
     return parser
 
 
@@ -134,6 +138,10 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
     if args.command == "snapshot":
         return _snapshot(args, cfg, ssh, error_code)
+    if args.command == "export":
+        from dltui.export.command import run as export
+
+        return export(args, cfg, ssh, _inventory())
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 

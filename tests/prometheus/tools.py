@@ -58,11 +58,13 @@ def wait_http(url: str, what: str, proc: subprocess.Popen, log: Path, timeout_s:
 
 
 class Daemon:
-    def __init__(self, argv: list[str], log: Path):
+    """A server process of the test's own, output to ``log``; ``stop`` ends it by its PID."""
+
+    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None):
         self.log = log
         self.proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-            start_new_session=True,
+            start_new_session=True, env=env, cwd=cwd,
         )
 
     def stop(self) -> None:
@@ -91,6 +93,7 @@ def start_prometheus(base: Path, jobs: dict[str, list[str]], interval: str = "1s
         f"  - job_name: {json.dumps(job)}\n    static_configs:\n      - targets: {json.dumps(targets)}\n"
         for job, targets in jobs.items()
     )
+    base.mkdir(parents=True, exist_ok=True)
     cfg = base / "prometheus.yml"
     cfg.write_text(
         f"global:\n  scrape_interval: {interval}\n  evaluation_interval: {interval}\n"
