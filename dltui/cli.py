@@ -9,6 +9,7 @@ import sys
 from dltui import __version__
 from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
+from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh_options import SshOptions
 
 SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export")
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = sub.add_parser("watch", help="live dashboard (the default command)", description="Live dashboard on the given nodes.")
     watch.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
+    add_prometheus(watch)
     _common(watch)
 
     snap = sub.add_parser(
@@ -62,6 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
     snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
     snap.add_argument("--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)")
+    add_prometheus(snap)
     _common(snap)
 
     demo = sub.add_parser("demo", help="dashboard on a seeded simulated fleet", description="Dashboard on a simulated fleet.")
@@ -157,9 +160,20 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
             return 2
         # The recorded clock: ages, timeline times and rule durations come out as recorded.
         return _dashboard([replay], cfg, args.record, clock=replay.clock)
+    return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory())
+
+
+def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
+    if args.prometheus or args.match:
+        from dltui.transport.prometheus import SelectorError, from_args
+
+        try:
+            return from_args(args.hosts, args.prometheus, args.match, cfg.interval_s)
+        except SelectorError as exc:
+            raise ConfigError(str(exc)) from None
     from dltui.transport.factory import build_transports
 
-    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record, inventory=_inventory())
+    return build_transports(args.hosts, cfg.interval_s, ssh)
 
 
 def _inventory():
@@ -174,9 +188,9 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
     from dltui.record import Recorder, RecordError
-    from dltui.transport.factory import build_transports, node_names
+    from dltui.transport.factory import node_names
 
-    transports = build_transports(args.hosts, cfg.interval_s, ssh)
+    transports = _transports(args, cfg, ssh)
     names = node_names(transports)
     fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory()))
     try:

@@ -89,7 +89,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     detail = f"likely cause {cause.label}" + (f" ({cause.reason})" if cause.reason else "") + f"; {cause.evidence}"
     return Finding(
         "critical" if found.zero_fraction >= p["critical"] else "warning",
-        found.words() + ("" if sub_second else " (1 Hz)"),
+        found.words() + ("" if sub_second else f" ({_coarse(win.period_s)})"),
         _ACTIONS[cause.label],
         detail,
         {
@@ -102,6 +102,12 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
             **cause.numbers,
         },
     )
+
+
+def _coarse(period_s: float) -> str:
+    """Says the signal was coarse: 1 Hz (the nvidia-smi fallback) or slower (a Prometheus
+    source reads one utilisation value per refresh)."""
+    return "1 Hz" if abs(period_s - 1.0) < 0.05 else f"one reading every {period_s:g} s"
 
 
 def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
