@@ -179,5 +179,5 @@ def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():
     alert = fleet.nodes["gpu01"].alerts.get(("loader_starvation", 0))
     assert alert is not None, fleet.nodes["gpu01"].alerts
     assert "GPU starved 33 % of the time, dips every ~15 s" in alert.message
-    assert alert.message.endswith("(one reading every 5 s)")
+    assert "(8 dips in 120 s) (one reading every 5 s) for " in alert.message
     assert alert.evidence["sub_second"] is False
