@@ -49,7 +49,7 @@ from .base import Sink
 QUERY_TIMEOUT_S = 10.0
 RATE_WINDOW = "2m"  # irate takes the newest two points in it: covers scrape intervals up to 1 min
 # File systems an operator does not fill with data sets or checkpoints.
-_PSEUDO_FS = {"tmpfs", "devtmpfs", "overlay", "squashfs", "nsfs", "ramfs", "autofs", "fuse.lxcfs"}
+_PSEUDO_FS = {"tmpfs", "devtmpfs", "squashfs", "nsfs", "ramfs", "autofs", "fuse.lxcfs"}
 
 _DCGM_FIELDS = {
     "GPU_TEMP": "temperature_c",

@@ -1,0 +1,125 @@
+"""End to end with real parts: a real Prometheus scraping every second a real node_exporter
+(this machine) and a loopback endpoint serving a real dcgm-exporter capture (the A100 of
+tests/fixtures/dcgm-exporter, its ``Hostname`` label set to this machine's name so the two
+join, as on a real GPU node); ``dltui snapshot --prometheus`` reports one node with both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from .promtext import capture
+from .tools import free_port, start_node_exporter, start_prometheus, wait_query
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class _Endpoint:
+    """Serves one fixed exposition page at /metrics on loopback."""
+
+    def __init__(self, body: str):
+        data = body.encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the stdlib's name
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture(scope="module")
+def prometheus_lab(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("prometheus")
+    nodename = os.uname().nodename
+    dcgm = _Endpoint(capture("a100-mig_ub20-a100-k8s.prom").replace('Hostname="ub20-a100-k8s"', f'Hostname="{nodename}"'))
+    node_exporter = prom = None
+    try:
+        node_exporter, node_addr = start_node_exporter(tmp_path)
+        prom, url = start_prometheus(tmp_path / "prom", {"node": [node_addr], "dcgm": [dcgm.address]})
+        # irate needs two scrapes of each target
+        wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
+        wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)
+        yield url, nodename
+    finally:
+        if prom is not None:
+            prom.stop()
+        if node_exporter is not None:
+            node_exporter.stop()
+        dcgm.close()
+
+
+def _snapshot(*args: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.run(
+        [sys.executable, "-m", "dltui", "snapshot", "--json", "--seconds", "1.5", *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+    )
+
+
+def _meminfo_total_bytes() -> int:
+    with open("/proc/meminfo") as f:
+        for line in f:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    raise AssertionError("no MemTotal")
+
+
+def test_snapshot_from_prometheus_joins_node_exporter_and_dcgm_exporter_into_one_node(prometheus_lab):
+    url, nodename = prometheus_lab
+    done = _snapshot("--prometheus", url, "--match", '{job=~"node|dcgm"}', "--interval", "0.5")
+    assert done.returncode in (0, 1, 2), done.stderr + done.stdout
+    report = json.loads(done.stdout)
+    (node,) = report["nodes"]
+    assert node["name"] == nodename and node["status"] == "ok"
+    sample, facts = node["sample"], node["facts"]
+    (g,) = sample["gpus"]
+    assert (g["index"], g["uuid"]) == (0, "GPU-34319582-d595-d1c7-d1d2-179bcfa61660")
+    assert (g["temperature_c"], g["memory_temperature_c"], g["power_w"]) == (61, 69, 409.692)
+    assert (g["memory_used_mib"], g["memory_total_mib"]) == (4845, 40535)
+    assert g["utilization_percent"] is None  # not in the capture: n/a, never 0
+    assert sample["memory"]["total_bytes"] == _meminfo_total_bytes()
+    assert facts["cpu_count"] == os.cpu_count() and facts["kernel"] == os.uname().release
+    assert facts["gpu_source"] == "dcgm-exporter"
+    assert 0 <= sample["cpu"]["total_percent"] <= 100
+    root = os.statvfs("/")
+    (fs,) = [f for f in sample["filesystems"] if f["mountpoint"] == "/"]
+    assert fs["total_bytes"] == root.f_blocks * root.f_frsize
+    worst = {a["severity"] for a in node["alerts"]}
+    assert done.returncode == (2 if "critical" in worst else 1 if "warning" in worst else 0)
+
+
+def test_a_selector_that_matches_nothing_is_unknown_not_ok(prometheus_lab):
+    url, _ = prometheus_lab
+    done = _snapshot("--prometheus", url, "--match", 'job="no-such-job"')
+    assert done.returncode == 3, done.stdout + done.stderr
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["status"] == "unreachable" and "no-such-job" in node["error"]
+
+
+def test_an_unreachable_prometheus_is_unknown_with_the_reason():
+    port = free_port()
+    done = _snapshot("--prometheus", f"http://127.0.0.1:{port}")
+    assert done.returncode == 3, done.stdout + done.stderr
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["status"] == "unreachable"
+    assert f"cannot reach Prometheus at http://127.0.0.1:{port}" in node["error"]
