@@ -162,6 +162,8 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     assert node.sample.gpus[0].temperature_c == 61
     notes = [e.message for e in node.timeline if e.kind == "source-note"]
     assert len(notes) == 1 and "one reading every 5 s" in notes[0] and "loader_starvation" in notes[0]
+    # The capture has no DCGM_FI_DEV_GPU_UTIL: the starvation rule is n/a, not silently "fine".
+    assert "loader_starvation" in node.rules_na[0]
 
 
 def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():

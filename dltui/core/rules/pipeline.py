@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import deque
 
 from ..models import GpuSample
-from .base import CLEAR, GPU, HOLD, Finding, Rule
+from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
 from .causes import explain, track_disks
 from .memory import GpuMemory
 from .starvation import detect
@@ -59,7 +59,7 @@ def _window(g: GpuSample, mem: GpuMemory, p: dict) -> _UtilWindow | None:
 def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     win = _window(g, mem, p)
     if win is None:
-        return None
+        return NOT_REPORTED  # no utilisation at all (a Prometheus without DCGM_FI_DEV_GPU_UTIL)
     node, now = mem.node, mem.now
     if not node.window:  # watching: judge every every_s, after the warm-up
         if now < win.next_eval:
