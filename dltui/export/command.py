@@ -27,7 +27,9 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
     )
     exp.add_argument("hosts", nargs="*", metavar="HOST", help=host_help)
     exp.add_argument(
-        "--listen", metavar="ADDR:PORT", default=DEFAULT_LISTEN,
+        "--listen",
+        metavar="ADDR:PORT",
+        default=DEFAULT_LISTEN,
         help=f"address to serve on (default {DEFAULT_LISTEN}, loopback only); another address, "
         "e.g. 0.0.0.0:9400, is served only when named here — there is no authentication",
     )
@@ -47,7 +49,10 @@ def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
     if not is_loopback(host):
-        print(f"dltui: serving on {host}, beyond this machine, without authentication", file=sys.stderr)
+        print(
+            f"dltui: serving on {host}, beyond this machine, without authentication",
+            file=sys.stderr,
+        )
     transports = build_transports(args.hosts, cfg.interval_s, ssh)
     fleet = FleetState(node_names(transports), engine=build_engine(cfg, inventory=inventory))
     try:
@@ -66,7 +71,11 @@ async def _serve(fleet, transports: list, host: str, port: int) -> None:
 
     server = await serve(CachedPage(fleet), host, port)
     shown = f"[{host}]" if ":" in host else host
-    print(f"dltui: serving http://{shown}:{port}/metrics for {len(fleet)} node(s)", file=sys.stderr, flush=True)
+    print(
+        f"dltui: serving http://{shown}:{port}/metrics for {len(fleet)} node(s)",
+        file=sys.stderr,
+        flush=True,
+    )
     tasks = [asyncio.create_task(t.run(fleet)) for t in transports]
     try:
         while True:

@@ -30,7 +30,9 @@ def parse_listen(text: str) -> tuple[str, int]:
         host, port = "127.0.0.1", text
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not host:
-        raise ListenError(f"--listen {text!r}: name the address (127.0.0.1, or 0.0.0.0 for all interfaces)")
+        raise ListenError(
+            f"--listen {text!r}: name the address (127.0.0.1, or 0.0.0.0 for all interfaces)"
+        )
     try:
         number = int(port)
     except ValueError:
@@ -55,7 +57,7 @@ async def serve(page: CachedPage, host: str, port: int) -> asyncio.Server:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), REQUEST_TIMEOUT_S)
             writer.write(_answer(page, head))
             await asyncio.wait_for(writer.drain(), REQUEST_TIMEOUT_S)
-        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
+        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
             pass  # a client that went away or sent nonsense: nothing to answer
         finally:
             writer.close()
@@ -85,7 +87,9 @@ def _answer(page: CachedPage, head: bytes) -> bytes:
 _REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed"}
 
 
-def _response(code: int, ctype: str, body: bytes, head_only: bool = False, extra: str = "") -> bytes:
+def _response(
+    code: int, ctype: str, body: bytes, head_only: bool = False, extra: str = ""
+) -> bytes:
     head = (
         f"HTTP/1.1 {code} {_REASONS[code]}\r\nContent-Type: {ctype}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n{extra}\r\n"

@@ -76,9 +76,16 @@ _DCGM_FIELDS = {
     "ROW_REMAP_PENDING": "remapped_rows_pending",
 }
 _INT_FIELDS = {
-    "pcie_replay_count", "pcie_gen", "pcie_width", "pstate", "ecc_corrected_volatile",
-    "ecc_uncorrected_volatile", "ecc_corrected_aggregate", "ecc_uncorrected_aggregate",
-    "remapped_rows_correctable", "remapped_rows_uncorrectable",
+    "pcie_replay_count",
+    "pcie_gen",
+    "pcie_width",
+    "pstate",
+    "ecc_corrected_volatile",
+    "ecc_uncorrected_volatile",
+    "ecc_corrected_aggregate",
+    "ecc_uncorrected_aggregate",
+    "remapped_rows_correctable",
+    "remapped_rows_uncorrectable",
 }
 _BOOL_FIELDS = {"remapped_rows_failure", "remapped_rows_pending"}
 # The clock-event mask under its current name and its deprecated one (same NVML bits).
@@ -86,14 +93,29 @@ _REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
 _OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS")
 
 _HOST_GAUGES = (
-    "up", "node_uname_info", "node_os_info", "node_boot_time_seconds",
-    "node_memory_MemTotal_bytes", "node_memory_MemAvailable_bytes", "node_memory_Cached_bytes",
-    "node_memory_Buffers_bytes", "node_memory_Shmem_bytes", "node_memory_SwapTotal_bytes",
-    "node_memory_SwapFree_bytes", "node_load1", "node_load5", "node_load15",
-    "node_procs_running", "node_procs_blocked",
-    "node_filesystem_size_bytes", "node_filesystem_free_bytes", "node_filesystem_avail_bytes",
-    "node_network_receive_errs_total", "node_network_transmit_errs_total",
-    "node_network_receive_drop_total", "node_network_transmit_drop_total",
+    "up",
+    "node_uname_info",
+    "node_os_info",
+    "node_boot_time_seconds",
+    "node_memory_MemTotal_bytes",
+    "node_memory_MemAvailable_bytes",
+    "node_memory_Cached_bytes",
+    "node_memory_Buffers_bytes",
+    "node_memory_Shmem_bytes",
+    "node_memory_SwapTotal_bytes",
+    "node_memory_SwapFree_bytes",
+    "node_load1",
+    "node_load5",
+    "node_load15",
+    "node_procs_running",
+    "node_procs_blocked",
+    "node_filesystem_size_bytes",
+    "node_filesystem_free_bytes",
+    "node_filesystem_avail_bytes",
+    "node_network_receive_errs_total",
+    "node_network_transmit_errs_total",
+    "node_network_receive_drop_total",
+    "node_network_transmit_drop_total",
 )
 _RATES = (  # (dltui tag, counter)
     ("disk_read", "node_disk_read_bytes_total"),
@@ -140,13 +162,16 @@ def queries(selector: str | None = None) -> dict[str, str]:
     gpu = f'{{__name__=~"DCGM_FI_DEV_({"|".join(fields)})"{extra}}}'
     host = f'{{__name__=~"{"|".join(_HOST_GAUGES)}"{extra}}}'
     parts = [
-        f'label_replace(sum by (instance, mode) (irate(node_cpu_seconds_total{{{m}}}[{RATE_WINDOW}])),'
+        "label_replace(sum by (instance, mode) "
+        f"(irate(node_cpu_seconds_total{{{m}}}[{RATE_WINDOW}])),"
         ' "dltui", "cpu", "", "")',
         f'label_replace(count by (instance) (node_cpu_seconds_total{{mode="idle"{extra}}}),'
         ' "dltui", "cpus", "", "")',
     ]
     for tag, counter in _RATES:
-        parts.append(f'label_replace(irate({counter}{{{m}}}[{RATE_WINDOW}]), "dltui", "{tag}", "", "")')
+        parts.append(
+            f'label_replace(irate({counter}{{{m}}}[{RATE_WINDOW}]), "dltui", "{tag}", "", "")'
+        )
     return {"gpu": gpu, "host": host, "rates": " or ".join(parts)}
 
 
@@ -172,13 +197,17 @@ class Client:
             try:
                 body = json.load(exc)
             except ValueError:
-                raise PrometheusError(f"Prometheus at {self.url} answered HTTP {exc.code}") from None
+                raise PrometheusError(
+                    f"Prometheus at {self.url} answered HTTP {exc.code}"
+                ) from None
         except urllib.error.URLError as exc:
             raise PrometheusError(f"cannot reach Prometheus at {self.url}: {exc.reason}") from None
         except (OSError, ValueError) as exc:
             raise PrometheusError(f"Prometheus at {self.url}: {exc}") from None
         if body.get("status") != "success":
-            raise PrometheusError(f"Prometheus at {self.url} refused a query: {body.get('error', body)}")
+            raise PrometheusError(
+                f"Prometheus at {self.url} refused a query: {body.get('error', body)}"
+            )
         return body["data"]
 
 
@@ -232,8 +261,13 @@ class Fleet:
     def facts(self, name: str) -> NodeFacts:
         n = self.nodes[name]
         gpus = [
-            GpuFacts(index=i, name=g.get("model"), uuid=g.get("uuid"), bus_id=g.get("bus_id"),
-                     memory_total_mib=g.get("memory_total_mib"))
+            GpuFacts(
+                index=i,
+                name=g.get("model"),
+                uuid=g.get("uuid"),
+                bus_id=g.get("bus_id"),
+                memory_total_mib=g.get("memory_total_mib"),
+            )
             for i, g in sorted(n.gpus.items())
         ]
         driver = next((g["driver"] for g in n.gpus.values() if g.get("driver")), None)
@@ -260,8 +294,12 @@ class Fleet:
             pressure=_pressure(n),
             tasks=_tasks(n),
             disks=[
-                DiskSample(d, read_bytes_per_s=v.get("disk_read"), write_bytes_per_s=v.get("disk_written"),
-                           busy_percent=_pct(v.get("disk_busy")))
+                DiskSample(
+                    d,
+                    read_bytes_per_s=v.get("disk_read"),
+                    write_bytes_per_s=v.get("disk_written"),
+                    busy_percent=_pct(v.get("disk_busy")),
+                )
                 for d, v in sorted(n.disks.items())
             ],
             filesystems=[_filesystem(mp, f) for mp, f in sorted(n.filesystems.items())],
@@ -289,8 +327,11 @@ def _cpu(n: _Node) -> CpuSample | None:
     total = sum(modes.values())
     if not modes or total <= 0:
         load_only = [n.gauges.get(k) for k in ("node_load1", "node_load5", "node_load15")]
-        return CpuSample(load_1=load_only[0], load_5=load_only[1], load_15=load_only[2]) if any(
-            v is not None for v in load_only) else None
+        return (
+            CpuSample(load_1=load_only[0], load_5=load_only[1], load_15=load_only[2])
+            if any(v is not None for v in load_only)
+            else None
+        )
 
     def share(*names: str) -> float:
         return 100.0 * sum(modes.get(x, 0.0) for x in names) / total
@@ -316,7 +357,10 @@ def _memory(n: _Node) -> MemorySample | None:
     total, avail = g.get("node_memory_MemTotal_bytes"), g.get("node_memory_MemAvailable_bytes")
     if total is None:
         return None
-    swap_total, swap_free = g.get("node_memory_SwapTotal_bytes"), g.get("node_memory_SwapFree_bytes")
+    swap_total, swap_free = (
+        g.get("node_memory_SwapTotal_bytes"),
+        g.get("node_memory_SwapFree_bytes"),
+    )
     return MemorySample(
         total_bytes=_int(total),
         used_bytes=_int(total - avail) if avail is not None else None,
@@ -325,7 +369,9 @@ def _memory(n: _Node) -> MemorySample | None:
         buffers_bytes=_int(g.get("node_memory_Buffers_bytes")),
         shmem_bytes=_int(g.get("node_memory_Shmem_bytes")),
         swap_total_bytes=_int(swap_total),
-        swap_used_bytes=_int(swap_total - swap_free) if swap_total is not None and swap_free is not None else None,
+        swap_used_bytes=_int(swap_total - swap_free)
+        if swap_total is not None and swap_free is not None
+        else None,
     )
 
 
@@ -354,16 +400,27 @@ def _tasks(n: _Node) -> TaskSample | None:
 def _filesystem(mountpoint: str, f: dict[str, Any]) -> FilesystemSample:
     size, free, avail = f.get("size"), f.get("free"), f.get("avail")
     used = size - free if size is not None and free is not None else None
-    used_pct = 100.0 * used / (used + avail) if used is not None and avail is not None and used + avail > 0 else None
+    used_pct = (
+        100.0 * used / (used + avail)
+        if used is not None and avail is not None and used + avail > 0
+        else None
+    )
     return FilesystemSample(
-        mountpoint, device=f.get("device"), fstype=f.get("fstype"), total_bytes=_int(size),
-        used_bytes=_int(used), available_bytes=_int(avail), used_percent=used_pct,
+        mountpoint,
+        device=f.get("device"),
+        fstype=f.get("fstype"),
+        total_bytes=_int(size),
+        used_bytes=_int(used),
+        available_bytes=_int(avail),
+        used_percent=used_pct,
     )
 
 
 def _network(nic: str, v: dict[str, float]) -> NetworkSample:
     return NetworkSample(
-        nic, rx_bytes_per_s=v.get("net_rx"), tx_bytes_per_s=v.get("net_tx"),
+        nic,
+        rx_bytes_per_s=v.get("net_rx"),
+        tx_bytes_per_s=v.get("net_tx"),
         rx_errors_total=_int(v.get("node_network_receive_errs_total")),
         tx_errors_total=_int(v.get("node_network_transmit_errs_total")),
         rx_drops_total=_int(v.get("node_network_receive_drop_total")),
@@ -380,9 +437,12 @@ def _gpu(index: int, g: dict[str, Any]) -> GpuSample:
     mask = g.get("reasons")
     mask = int(mask) if mask is not None else None
     return GpuSample(
-        index=index, uuid=g.get("uuid"), name=g.get("model"),
+        index=index,
+        uuid=g.get("uuid"),
+        name=g.get("model"),
         memory_total_mib=g.get("memory_total_mib"),
-        clock_event_reasons_mask=mask, clock_event_reasons=decode_clock_event_reasons(mask),
+        clock_event_reasons_mask=mask,
+        clock_event_reasons=decode_clock_event_reasons(mask),
         **values,
     )
 
@@ -409,11 +469,15 @@ def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet
         name = name or _host_of(m.get("instance", "unknown"))
         inst_node.setdefault(m.get("instance", ""), name)
         g = nodes[name].gpus.setdefault(index, {})
-        for label, key in (("UUID", "uuid"), ("modelName", "model"), ("pci_bus_id", "bus_id"),
-                           ("DCGM_FI_DRIVER_VERSION", "driver")):
+        for label, key in (
+            ("UUID", "uuid"),
+            ("modelName", "model"),
+            ("pci_bus_id", "bus_id"),
+            ("DCGM_FI_DRIVER_VERSION", "driver"),
+        ):
             if m.get(label):
                 g[key] = m[label]
-        field_name = m["__name__"][len("DCGM_FI_DEV_"):]
+        field_name = m["__name__"][len("DCGM_FI_DEV_") :]
         stamp = stamp or float(s["value"][0])
         v = _dcgm(s["value"][1])
         if field_name in _REASON_FIELDS:
@@ -439,9 +503,11 @@ def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet
         elif metric.startswith("node_filesystem_"):
             if m.get("fstype") in _PSEUDO_FS or "mountpoint" not in m:
                 continue
-            f = n.filesystems.setdefault(m["mountpoint"], {"device": m.get("device"), "fstype": m.get("fstype")})
-            f[metric[len("node_filesystem_"):-len("_bytes")]] = v
-        elif metric.startswith("node_network_") and "device" in m:
+            f = n.filesystems.setdefault(
+                m["mountpoint"], {"device": m.get("device"), "fstype": m.get("fstype")}
+            )
+            f[metric[len("node_filesystem_") : -len("_bytes")]] = v
+        elif metric.startswith("node_network_") and "device" in m and v is not None:
             n.nics[m["device"]][metric] = v
         elif v is not None:
             n.gauges[metric] = v
@@ -485,8 +551,13 @@ SOURCE_NOTE = (
 class PrometheusTransport:
     """Reads the fleet from Prometheus every ``interval_s``; nodes appear as their series do."""
 
-    def __init__(self, url: str, selector: str | None = None, interval_s: float = 5.0,
-                 client: Client | None = None):
+    def __init__(
+        self,
+        url: str,
+        selector: str | None = None,
+        interval_s: float = 5.0,
+        client: Client | None = None,
+    ):
         self.client = client or Client(url)
         self.queries = queries(selector)  # a bad --match fails here, before anything starts
         self.selector = selector
@@ -501,7 +572,7 @@ class PrometheusTransport:
         keys = list(self.queries)
         answers = await asyncio.gather(*(self.client.query(self.queries[k]) for k in keys))
         self.refreshes += 1
-        return build(dict(zip(keys, answers)))
+        return build(dict(zip(keys, answers, strict=True)))
 
     async def run(self, sink: Sink) -> None:
         while True:
@@ -516,7 +587,9 @@ class PrometheusTransport:
 
     def deliver(self, fleet: Fleet, sink: Sink) -> None:
         if not fleet.nodes:
-            self._unreachable(sink, f"no node_exporter or dcgm-exporter series match {self.selector or 'any job'}")
+            self._unreachable(
+                sink, f"no node_exporter or dcgm-exporter series match {self.selector or 'any job'}"
+            )
             return
         for name in sorted(fleet.nodes, key=natural_key):
             if name not in self._facts:
@@ -532,7 +605,9 @@ class PrometheusTransport:
                 sink.on_hello(name, facts, self.interval_s)
                 if first and facts.gpus:
                     every = f"one reading every {self.interval_s:g} s"
-                    sink.on_event(name, NodeEvent(fleet.time, "source-note", SOURCE_NOTE.format(every=every)))
+                    sink.on_event(
+                        name, NodeEvent(fleet.time, "source-note", SOURCE_NOTE.format(every=every))
+                    )
             self._targets(sink, name, fleet)
             sink.on_sample(name, fleet.sample(name))
             self._xids(sink, name, fleet)
@@ -541,8 +616,15 @@ class PrometheusTransport:
         down = fleet.down_targets(name)
         for inst in down:
             if inst not in self._down.get(name, ()):
-                sink.on_event(name, NodeEvent(fleet.time, "target-down", f"Prometheus cannot scrape {inst} (up == 0)",
-                                              severity="warning"))
+                sink.on_event(
+                    name,
+                    NodeEvent(
+                        fleet.time,
+                        "target-down",
+                        f"Prometheus cannot scrape {inst} (up == 0)",
+                        severity="warning",
+                    ),
+                )
         self._down[name] = down
 
     def _xids(self, sink: Sink, name: str, fleet: Fleet) -> None:
@@ -551,8 +633,17 @@ class PrometheusTransport:
             code = g.get("XID_ERRORS")
             key = (name, index)
             if code and code != self._xid.get(key):
-                sink.on_event(name, NodeEvent(fleet.time, "xid", f"XID {int(code)} (dcgm-exporter)", gpu=index,
-                                              severity="warning", data={"xid": int(code)}))
+                sink.on_event(
+                    name,
+                    NodeEvent(
+                        fleet.time,
+                        "xid",
+                        f"XID {int(code)} (dcgm-exporter)",
+                        gpu=index,
+                        severity="warning",
+                        data={"xid": int(code)},
+                    ),
+                )
             self._xid[key] = code
 
     def _unreachable(self, sink: Sink, reason: str) -> None:
@@ -564,18 +655,28 @@ class PrometheusTransport:
 def add_arguments(parser: Any) -> None:
     """``--prometheus URL`` and ``--match SELECTOR`` on a subcommand's parser."""
     group = parser.add_argument_group("reading nodes from Prometheus instead of SSH")
-    group.add_argument("--prometheus", metavar="URL",
-                       help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)")
-    group.add_argument("--match", metavar="SELECTOR",
-                       help='only series matching these label matchers, e.g. \'{job=~"gpu.*"}\'')
+    group.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)",
+    )
+    group.add_argument(
+        "--match",
+        metavar="SELECTOR",
+        help="only series matching these label matchers, e.g. '{job=~\"gpu.*\"}'",
+    )
 
 
-def from_args(hosts: list[str], url: str | None, selector: str | None, interval_s: float) -> list[PrometheusTransport]:
+def from_args(
+    hosts: list[str], url: str | None, selector: str | None, interval_s: float
+) -> list[PrometheusTransport]:
     """The transports for ``--prometheus``; ``SelectorError`` for a usage mistake."""
     if url is None:
         raise SelectorError("--match needs --prometheus URL")
     if hosts:
-        raise SelectorError("give nodes as HOST or --prometheus URL, not both (--match selects nodes there)")
+        raise SelectorError(
+            "give nodes as HOST or --prometheus URL, not both (--match selects nodes there)"
+        )
     if not urllib.parse.urlsplit(url).scheme:
         url = "http://" + url
     return [PrometheusTransport(url, selector, interval_s)]

@@ -20,12 +20,26 @@ def _value(result: list[dict]) -> float:
     return float(result[0]["value"][1])
 
 
-def test_prometheus_scrapes_the_exporter_and_answers_with_the_probes_values_fake_smi(shared_lab, tmp_path):
+def test_prometheus_scrapes_the_exporter_and_answers_with_the_probes_values_fake_smi(
+    shared_lab, tmp_path
+):
     env = client_env(shared_lab.make_home(tmp_path / "home"))
     port = free_port()
     exporter = Daemon(
-        [sys.executable, "-m", "dltui", "export", "gpu01", "--listen", f"127.0.0.1:{port}", "--interval", "0.5"],
-        tmp_path / "export.log", env=env, cwd=REPO,
+        [
+            sys.executable,
+            "-m",
+            "dltui",
+            "export",
+            "gpu01",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--interval",
+            "0.5",
+        ],
+        tmp_path / "export.log",
+        env=env,
+        cwd=REPO,
     )
     prom = None
     try:
@@ -35,14 +49,24 @@ def test_prometheus_scrapes_the_exporter_and_answers_with_the_probes_values_fake
         temp = _value(wait_query(url, f"dltui_gpu_temperature_celsius{{{gpu0}}}", bool))
         snap = subprocess.run(
             [sys.executable, "-m", "dltui", "snapshot", "gpu01", "--json", "--seconds", "1"],
-            cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
         node = json.loads(snap.stdout)["nodes"][0]
         g = node["sample"]["gpus"][0]
         assert temp == g["temperature_c"]
         assert _value(wait_query(url, f"dltui_gpu_power_watts{{{gpu0}}}", bool)) == g["power_w"]
-        assert _value(wait_query(url, f"dltui_gpu_memory_total_bytes{{{gpu0}}}", bool)) == g["memory_total_mib"] * MIB
-        assert _value(wait_query(url, f"dltui_gpu_sm_clock_hertz{{{gpu0}}}", bool)) == g["sm_clock_mhz"] * 1e6
+        assert (
+            _value(wait_query(url, f"dltui_gpu_memory_total_bytes{{{gpu0}}}", bool))
+            == g["memory_total_mib"] * MIB
+        )
+        assert (
+            _value(wait_query(url, f"dltui_gpu_sm_clock_hertz{{{gpu0}}}", bool))
+            == g["sm_clock_mhz"] * 1e6
+        )
         mem_total = node["sample"]["memory"]["total_bytes"]
         assert _value(wait_query(url, 'dltui_memory_total_bytes{node="gpu01"}', bool)) == mem_total
         info = wait_query(url, 'dltui_gpu_info{node="gpu01"}', bool)
@@ -52,7 +76,10 @@ def test_prometheus_scrapes_the_exporter_and_answers_with_the_probes_values_fake
         # The H100 capture has no fan reading ([N/A]): no series, not a 0.
         assert g["fan_percent"] is None
         assert wait_query(url, f"dltui_gpu_fan_ratio{{{gpu0}}}", lambda r: True) == []
-        assert _value(wait_query(url, f"dltui_gpu_memory_temperature_celsius{{{gpu0}}}", bool)) == g["memory_temperature_c"]
+        assert (
+            _value(wait_query(url, f"dltui_gpu_memory_temperature_celsius{{{gpu0}}}", bool))
+            == g["memory_temperature_c"]
+        )
     finally:
         if prom is not None:
             prom.stop()

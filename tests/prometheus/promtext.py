@@ -19,7 +19,10 @@ def parse(text: str) -> list[tuple[str, dict[str, str], str]]:
             continue
         m = _LINE.match(line)
         assert m, line
-        labels = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LABEL.findall(m.group(2) or "")}
+        labels = {
+            k: v.replace('\\"', '"').replace("\\\\", "\\")
+            for k, v in _LABEL.findall(m.group(2) or "")
+        }
         out.append((m.group(1), labels, m.group(3)))
     return out
 
@@ -27,7 +30,10 @@ def parse(text: str) -> list[tuple[str, dict[str, str], str]]:
 def vector(text: str, instance: str, job: str, t: float = 1700000000.0) -> list[dict]:
     """The series as an instant query answers them, with the target labels Prometheus adds."""
     return [
-        {"metric": {"__name__": name, **labels, "instance": instance, "job": job}, "value": [t, value]}
+        {
+            "metric": {"__name__": name, **labels, "instance": instance, "job": job},
+            "value": [t, value],
+        }
         for name, labels, value in parse(text)
     ]
 

@@ -26,15 +26,27 @@ def _series(text: str) -> dict[str, float]:
 def _one_node() -> FleetState:
     fleet = FleetState(["gpu01"])
     fleet.on_status("gpu01", st.OK)
-    fleet.on_hello("gpu01", NodeFacts(hostname="gpu01", gpus=[GpuFacts(0, name="NVIDIA H100", uuid="GPU-a")]))
-    gpu = GpuSample(0, utilization_percent=87.0, memory_used_mib=1024.0, temperature_c=0.0,
-                    memory_temperature_c=None, power_w=310.5, sm_clock_mhz=1980.0)
-    fleet.on_sample("gpu01", Sample(
-        time=1700000000.0,
-        memory=MemorySample(total_bytes=64 * 2**30, used_bytes=None),
-        filesystems=[FilesystemSample('/mnt/we"ird\\dir\nx', fstype="ext4", total_bytes=100)],
-        gpus=[gpu],
-    ))
+    fleet.on_hello(
+        "gpu01", NodeFacts(hostname="gpu01", gpus=[GpuFacts(0, name="NVIDIA H100", uuid="GPU-a")])
+    )
+    gpu = GpuSample(
+        0,
+        utilization_percent=87.0,
+        memory_used_mib=1024.0,
+        temperature_c=0.0,
+        memory_temperature_c=None,
+        power_w=310.5,
+        sm_clock_mhz=1980.0,
+    )
+    fleet.on_sample(
+        "gpu01",
+        Sample(
+            time=1700000000.0,
+            memory=MemorySample(total_bytes=64 * 2**30, used_bytes=None),
+            filesystems=[FilesystemSample('/mnt/we"ird\\dir\nx', fstype="ext4", total_bytes=100)],
+            gpus=[gpu],
+        ),
+    )
     return fleet
 
 
@@ -88,7 +100,7 @@ def test_no_label_names_a_process():
     demo.step_into(fleet, 130)
     text = render(fleet)
     assert "pid" not in text.lower()
-    assert 'dltui_alert{' in text  # the demo fleet has open alerts by now
+    assert "dltui_alert{" in text  # the demo fleet has open alerts by now
     check = promtool_check(text)
     assert check.returncode == 0, check.stdout + check.stderr
 

@@ -36,7 +36,9 @@ async def test_serves_metrics_404_elsewhere_and_renders_once_for_many_scrapes():
         assert head.startswith(b"HTTP/1.1 200 OK")
         assert f"Content-Type: {CONTENT_TYPE}".encode() in head
         assert b'dltui_gpu_info{node="gpu01",gpu="0"' in body
-        answers = await asyncio.gather(*(_get(port, b"GET /metrics HTTP/1.0\r\n\r\n") for _ in range(5)))
+        answers = await asyncio.gather(
+            *(_get(port, b"GET /metrics HTTP/1.0\r\n\r\n") for _ in range(5))
+        )
         assert {b for _, b in answers} == {body} and page.renders == 1
         head, body2 = await _get(port, b"HEAD /metrics HTTP/1.1\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 200") and body2 == b""

@@ -51,11 +51,17 @@ class _Endpoint:
 def prometheus_lab(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("prometheus")
     nodename = os.uname().nodename
-    dcgm = _Endpoint(capture("a100-mig_ub20-a100-k8s.prom").replace('Hostname="ub20-a100-k8s"', f'Hostname="{nodename}"'))
+    dcgm = _Endpoint(
+        capture("a100-mig_ub20-a100-k8s.prom").replace(
+            'Hostname="ub20-a100-k8s"', f'Hostname="{nodename}"'
+        )
+    )
     node_exporter = prom = None
     try:
         node_exporter, node_addr = start_node_exporter(tmp_path)
-        prom, url = start_prometheus(tmp_path / "prom", {"node": [node_addr], "dcgm": [dcgm.address]})
+        prom, url = start_prometheus(
+            tmp_path / "prom", {"node": [node_addr], "dcgm": [dcgm.address]}
+        )
         # irate needs two scrapes of each target
         wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
         wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)
@@ -72,7 +78,11 @@ def _snapshot(*args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.run(
         [sys.executable, "-m", "dltui", "snapshot", "--json", "--seconds", "1.5", *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=60,
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -84,7 +94,9 @@ def _meminfo_total_bytes() -> int:
     raise AssertionError("no MemTotal")
 
 
-def test_snapshot_from_prometheus_joins_node_exporter_and_dcgm_exporter_into_one_node(prometheus_lab):
+def test_snapshot_from_prometheus_joins_node_exporter_and_dcgm_exporter_into_one_node(
+    prometheus_lab,
+):
     url, nodename = prometheus_lab
     done = _snapshot("--prometheus", url, "--match", '{job=~"node|dcgm"}', "--interval", "0.5")
     assert done.returncode in (0, 1, 2), done.stderr + done.stdout

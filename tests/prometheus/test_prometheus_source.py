@@ -16,8 +16,14 @@ from tests.unit.rules_support import busy_gpu
 from .promtext import capture, vector
 
 
-def _answers(gpu: list[dict], host: list[dict] | None = None, rates: list[dict] | None = None) -> dict:
-    return {"gpu": {"result": gpu}, "host": {"result": host or []}, "rates": {"result": rates or []}}
+def _answers(
+    gpu: list[dict], host: list[dict] | None = None, rates: list[dict] | None = None
+) -> dict:
+    return {
+        "gpu": {"result": gpu},
+        "host": {"result": host or []},
+        "rates": {"result": rates or []},
+    }
 
 
 def test_the_a100_capture_maps_into_one_node_and_skips_the_mig_instance():
@@ -48,18 +54,36 @@ def test_both_hostname_spellings_model_name_and_both_reason_metric_names():
     old = vector(capture("a100-mig_ub20-a100-k8s.prom"), "a:9400", "dcgm")
     new = [
         {**s, "metric": {("hostname" if k == "Hostname" else k): v for k, v in s["metric"].items()}}
-        for s in vector(capture("a100-mig_ub20-a100-k8s.prom").replace("ub20-a100-k8s", "gpu02"), "b:9400", "dcgm")
+        for s in vector(
+            capture("a100-mig_ub20-a100-k8s.prom").replace("ub20-a100-k8s", "gpu02"),
+            "b:9400",
+            "dcgm",
+        )
     ]
     for s in new:
         s["metric"]["modelName"] = "NVIDIA A100-SXM4-40GB"
     base = {"gpu": "0", "UUID": "GPU-34319582-d595-d1c7-d1d2-179bcfa61660"}
     throttle = [
-        {"metric": {"__name__": "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", **base, "Hostname": "ub20-a100-k8s"},
-         "value": [1.0, "136"]},
-        {"metric": {"__name__": "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", **base, "hostname": "gpu02"},
-         "value": [1.0, "1"]},
-        {"metric": {"__name__": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", **base, "hostname": "gpu02"},
-         "value": [1.0, "4"]},
+        {
+            "metric": {
+                "__name__": "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                **base,
+                "Hostname": "ub20-a100-k8s",
+            },
+            "value": [1.0, "136"],
+        },
+        {
+            "metric": {
+                "__name__": "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+                **base,
+                "hostname": "gpu02",
+            },
+            "value": [1.0, "1"],
+        },
+        {
+            "metric": {"__name__": "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", **base, "hostname": "gpu02"},
+            "value": [1.0, "4"],
+        },
     ]
     fleet = build(_answers(old + new + throttle))
     assert sorted(fleet.nodes) == ["gpu02", "ub20-a100-k8s"]
@@ -74,27 +98,80 @@ def test_both_hostname_spellings_model_name_and_both_reason_metric_names():
 def _host(instance: str, nodename: str) -> tuple[list[dict], list[dict]]:
     gauges = [
         {"metric": {"__name__": "up", "instance": instance, "job": "node"}, "value": [1.0, "1"]},
-        {"metric": {"__name__": "node_uname_info", "instance": instance, "nodename": nodename,
-                    "release": "6.1.0-18-amd64"}, "value": [1.0, "1"]},
-        {"metric": {"__name__": "node_memory_MemTotal_bytes", "instance": instance}, "value": [1.0, "1000"]},
-        {"metric": {"__name__": "node_memory_MemAvailable_bytes", "instance": instance}, "value": [1.0, "250"]},
-        {"metric": {"__name__": "node_filesystem_size_bytes", "instance": instance, "mountpoint": "/data",
-                    "fstype": "ext4", "device": "/dev/nvme0n1"}, "value": [1.0, "100"]},
-        {"metric": {"__name__": "node_filesystem_free_bytes", "instance": instance, "mountpoint": "/data",
-                    "fstype": "ext4", "device": "/dev/nvme0n1"}, "value": [1.0, "40"]},
-        {"metric": {"__name__": "node_filesystem_avail_bytes", "instance": instance, "mountpoint": "/data",
-                    "fstype": "ext4", "device": "/dev/nvme0n1"}, "value": [1.0, "30"]},
-        {"metric": {"__name__": "node_filesystem_size_bytes", "instance": instance, "mountpoint": "/run",
-                    "fstype": "tmpfs"}, "value": [1.0, "5"]},
+        {
+            "metric": {
+                "__name__": "node_uname_info",
+                "instance": instance,
+                "nodename": nodename,
+                "release": "6.1.0-18-amd64",
+            },
+            "value": [1.0, "1"],
+        },
+        {
+            "metric": {"__name__": "node_memory_MemTotal_bytes", "instance": instance},
+            "value": [1.0, "1000"],
+        },
+        {
+            "metric": {"__name__": "node_memory_MemAvailable_bytes", "instance": instance},
+            "value": [1.0, "250"],
+        },
+        {
+            "metric": {
+                "__name__": "node_filesystem_size_bytes",
+                "instance": instance,
+                "mountpoint": "/data",
+                "fstype": "ext4",
+                "device": "/dev/nvme0n1",
+            },
+            "value": [1.0, "100"],
+        },
+        {
+            "metric": {
+                "__name__": "node_filesystem_free_bytes",
+                "instance": instance,
+                "mountpoint": "/data",
+                "fstype": "ext4",
+                "device": "/dev/nvme0n1",
+            },
+            "value": [1.0, "40"],
+        },
+        {
+            "metric": {
+                "__name__": "node_filesystem_avail_bytes",
+                "instance": instance,
+                "mountpoint": "/data",
+                "fstype": "ext4",
+                "device": "/dev/nvme0n1",
+            },
+            "value": [1.0, "30"],
+        },
+        {
+            "metric": {
+                "__name__": "node_filesystem_size_bytes",
+                "instance": instance,
+                "mountpoint": "/run",
+                "fstype": "tmpfs",
+            },
+            "value": [1.0, "5"],
+        },
     ]
     rates = [
         {"metric": {"instance": instance, "mode": mode, "dltui": "cpu"}, "value": [1.0, v]}
         for mode, v in (("idle", "6"), ("user", "1.5"), ("system", "0.5"), ("iowait", "0"))
     ] + [
         {"metric": {"instance": instance, "dltui": "cpus"}, "value": [1.0, "8"]},
-        {"metric": {"instance": instance, "device": "nvme0n1", "dltui": "disk_read"}, "value": [1.0, "2048"]},
-        {"metric": {"instance": instance, "device": "nvme0n1", "dltui": "disk_busy"}, "value": [1.0, "0.25"]},
-        {"metric": {"instance": instance, "device": "eth0", "dltui": "net_rx"}, "value": [1.0, "1e6"]},
+        {
+            "metric": {"instance": instance, "device": "nvme0n1", "dltui": "disk_read"},
+            "value": [1.0, "2048"],
+        },
+        {
+            "metric": {"instance": instance, "device": "nvme0n1", "dltui": "disk_busy"},
+            "value": [1.0, "0.25"],
+        },
+        {
+            "metric": {"instance": instance, "device": "eth0", "dltui": "net_rx"},
+            "value": [1.0, "1e6"],
+        },
     ]
     return gauges, rates
 
@@ -107,7 +184,9 @@ def test_host_series_join_the_gpus_on_the_node_exporters_nodename():
     s = fleet.sample("ub20-a100-k8s")
     assert s.cpu.total_percent == 25.0 and s.cpu.user_percent == 18.75
     assert (s.memory.total_bytes, s.memory.used_bytes) == (1000, 750)
-    assert [(f.mountpoint, f.used_bytes, f.available_bytes) for f in s.filesystems] == [("/data", 60, 30)]
+    assert [(f.mountpoint, f.used_bytes, f.available_bytes) for f in s.filesystems] == [
+        ("/data", 60, 30)
+    ]
     assert s.disks[0].read_bytes_per_s == 2048 and s.disks[0].busy_percent == 25.0
     assert s.disks[0].write_bytes_per_s is None  # no series: n/a
     assert s.networks[0].rx_bytes_per_s == 1e6 and s.networks[0].rx_errors_total is None
@@ -161,7 +240,9 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     assert node.status == st.OK and node.interval_s == 5
     assert node.sample.gpus[0].temperature_c == 61
     notes = [e.message for e in node.timeline if e.kind == "source-note"]
-    assert len(notes) == 1 and "one reading every 5 s" in notes[0] and "loader_starvation" in notes[0]
+    assert (
+        len(notes) == 1 and "one reading every 5 s" in notes[0] and "loader_starvation" in notes[0]
+    )
     # The capture has no DCGM_FI_DEV_GPU_UTIL: the starvation rule is n/a, not silently "fine".
     assert "loader_starvation" in node.rules_na[0]
 
@@ -174,7 +255,12 @@ def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():
     fleet.on_status("gpu01", st.OK)
     for i in range(60):  # 300 s: a dip to 0 % every third reading (every 15 s)
         util = 0 if i % 3 == 0 else 97
-        gpu = busy_gpu(0, utilization_percent=util, utilization_samples_percent=[], utilization_sample_period_ms=None)
+        gpu = busy_gpu(
+            0,
+            utilization_percent=util,
+            utilization_samples_percent=[],
+            utilization_sample_period_ms=None,
+        )
         fleet.on_sample("gpu01", Sample.from_dict({"time": clock[0], "gpus": [gpu]}))
         fleet.tick()
         clock[0] += 5.0

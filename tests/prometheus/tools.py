@@ -38,10 +38,14 @@ def free_port() -> int:
 
 def promtool_check(text: str) -> subprocess.CompletedProcess:
     require_tool(PROMTOOL, "prometheus")
-    return subprocess.run([PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True)
+    return subprocess.run(
+        [PROMTOOL, "check", "metrics"], input=text, capture_output=True, text=True
+    )
 
 
-def wait_http(url: str, what: str, proc: subprocess.Popen, log: Path, timeout_s: float = 30.0) -> None:
+def wait_http(
+    url: str, what: str, proc: subprocess.Popen, log: Path, timeout_s: float = 30.0
+) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:
@@ -60,11 +64,18 @@ def wait_http(url: str, what: str, proc: subprocess.Popen, log: Path, timeout_s:
 class Daemon:
     """A server process of the test's own, output to ``log``; ``stop`` ends it by its PID."""
 
-    def __init__(self, argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None):
+    def __init__(
+        self, argv: list[str], log: Path, env: dict[str, str] | None = None, cwd: Path | None = None
+    ):
         self.log = log
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log.open("wb"), stderr=subprocess.STDOUT,
-            start_new_session=True, env=env, cwd=cwd,
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
         )
 
     def stop(self) -> None:
@@ -80,17 +91,22 @@ class Daemon:
 def start_node_exporter(base: Path) -> tuple[Daemon, str]:
     require_tool(NODE_EXPORTER, "prometheus-node-exporter")
     port = free_port()
-    d = Daemon([NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}"], base / "node_exporter.log")
+    d = Daemon(
+        [NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}"], base / "node_exporter.log"
+    )
     wait_http(f"http://127.0.0.1:{port}/metrics", "node_exporter", d.proc, d.log)
     return d, f"127.0.0.1:{port}"
 
 
-def start_prometheus(base: Path, jobs: dict[str, list[str]], interval: str = "1s") -> tuple[Daemon, str]:
+def start_prometheus(
+    base: Path, jobs: dict[str, list[str]], interval: str = "1s"
+) -> tuple[Daemon, str]:
     """A real Prometheus scraping ``jobs`` (job name -> targets) every ``interval``."""
     require_tool(PROMETHEUS, "prometheus")
     port = free_port()
     scrape = "".join(
-        f"  - job_name: {json.dumps(job)}\n    static_configs:\n      - targets: {json.dumps(targets)}\n"
+        f"  - job_name: {json.dumps(job)}\n"
+        f"    static_configs:\n      - targets: {json.dumps(targets)}\n"
         for job, targets in jobs.items()
     )
     base.mkdir(parents=True, exist_ok=True)
@@ -100,8 +116,13 @@ def start_prometheus(base: Path, jobs: dict[str, list[str]], interval: str = "1s
         f"scrape_configs:\n{scrape}"
     )
     d = Daemon(
-        [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={base / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"],
+        [
+            PROMETHEUS,
+            f"--config.file={cfg}",
+            f"--storage.tsdb.path={base / 'tsdb'}",
+            f"--web.listen-address=127.0.0.1:{port}",
+            "--log.level=warn",
+        ],
         base / "prometheus.log",
     )
     url = f"http://127.0.0.1:{port}"
