@@ -17,6 +17,7 @@ works on one reading per refresh, and its alerts say so.
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 import time
@@ -160,7 +161,10 @@ def queries(selector: str | None = None) -> dict[str, str]:
     extra = f",{m}" if m else ""
     fields = sorted({*_DCGM_FIELDS, *_REASON_FIELDS, *_OTHER_DCGM})
     gpu = f'{{__name__=~"DCGM_FI_DEV_({"|".join(fields)})"{extra}}}'
-    host = f'{{__name__=~"{"|".join(_HOST_GAUGES)}"{extra}}}'
+    # Pseudo file systems are dropped by Prometheus itself: a series without fstype matches
+    # fstype!~"..." (its value is ""), so the other gauges are kept.
+    pseudo = "|".join(sorted(_PSEUDO_FS))  # "." in fuse.lxcfs matches itself too
+    host = f'{{__name__=~"{"|".join(_HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}}'
     parts = [
         "label_replace(sum by (instance, mode) "
         f"(irate(node_cpu_seconds_total{{{m}}}[{RATE_WINDOW}])),"
@@ -189,10 +193,19 @@ class Client:
 
     def _query(self, promql: str) -> dict[str, Any]:
         data = urllib.parse.urlencode({"query": promql}).encode()
-        request = urllib.request.Request(f"{self.url}/api/v1/query", data=data, method="POST")
+        # gzip: a 2,000-node answer is tens of MB of JSON, a few MB compressed
+        request = urllib.request.Request(
+            f"{self.url}/api/v1/query",
+            data=data,
+            method="POST",
+            headers={"Accept-Encoding": "gzip"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as r:
-                body = json.load(r)
+                raw = r.read()
+                if r.headers.get("Content-Encoding") == "gzip":
+                    raw = gzip.decompress(raw)
+                body = json.loads(raw)
         except urllib.error.HTTPError as exc:
             try:
                 body = json.load(exc)
