@@ -103,7 +103,8 @@ def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dic
 _SERVER = r"""
 import gzip, json, sys, urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-by_query = {q: gzip.compress(open(path, "rb").read(), 6) for q, path in json.load(open(sys.argv[1])).items()}
+index = json.load(open(sys.argv[1]))
+by_query = {q: gzip.compress(open(path, "rb").read(), 6) for q, path in index.items()}
 class H(BaseHTTPRequestHandler):
     def do_POST(self):
         form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
