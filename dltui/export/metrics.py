@@ -26,12 +26,28 @@ MHZ = 1_000_000
 PERCENT = 0.01
 US = 1e-6
 
-Labels = tuple[tuple[str, str], ...]
-
 
 def escape_label(value: str) -> str:
     """Label values escape backslash, double quote and newline (the text format's rule)."""
     return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class Labels(str):
+    """A label set, rendered and escaped once (``node="a",gpu="0"``): a GPU's labels are
+    written into some thirty families, so they are not rebuilt for each. ``+`` appends pairs."""
+
+    __slots__ = ()
+
+    def __add__(self, other: object) -> Labels:
+        more = other if isinstance(other, Labels) else labels(*other)  # type: ignore[misc]
+        if not more:
+            return self
+        return Labels(f"{self},{more}" if self else more)
+
+
+def labels(*pairs: tuple[str, str | None]) -> Labels:
+    """Pairs whose value is known: an unknown fact is left out, not written as ''."""
+    return Labels(",".join(f'{k}="{escape_label(v)}"' for k, v in pairs if v is not None))
 
 
 def _escape_help(text: str) -> str:
@@ -67,9 +83,8 @@ class Family:
             return
         yield f"# HELP {self.name} {_escape_help(self.help)}"
         yield f"# TYPE {self.name} {self.type}"
-        for labels, value in self.samples:
-            if labels:
-                body = ",".join(f'{k}="{escape_label(v)}"' for k, v in labels)
+        for body, value in self.samples:
+            if body:
                 yield f"{self.name}{{{body}}} {_number(value)}"
             else:
                 yield f"{self.name} {_number(value)}"
@@ -268,7 +283,7 @@ def render(fleet: FleetState) -> str:
 
 
 def _node(page: Page, node: NodeState) -> None:
-    n = (("node", node.name),)
+    n = labels(("node", node.name))
     up = page.family("dltui_node_up", "gauge", "1 when dltui has live data from the node.")
     up.add(n, node.status == st.OK and node.sample is not None)
     page.family("dltui_node_status", "gauge", "The node's connection status word (value 1).").add(
@@ -291,7 +306,7 @@ def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
     info = page.family("dltui_node_info", "gauge", "Facts about the node (value 1).")
     info.add(
         n
-        + _present(
+        + labels(
             ("hostname", f.hostname),
             ("os", f.os),
             ("kernel", f.kernel),
@@ -312,7 +327,7 @@ def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
         gpu_info.add(
             n
             + (("gpu", str(g.index)),)
-            + _present(
+            + labels(
                 ("uuid", g.uuid),
                 ("model", g.name),
                 ("bus_id", g.bus_id),
@@ -321,11 +336,6 @@ def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
             ),
             1,
         )
-
-
-def _present(*pairs: tuple[str, str | None]) -> Labels:
-    """Labels whose value is known: an unknown fact is left out, not written as ''."""
-    return tuple((k, v) for k, v in pairs if v is not None)
 
 
 def _host(page: Page, n: Labels, s: Sample) -> None:
@@ -412,7 +422,7 @@ def _host(page: Page, n: Labels, s: Sample) -> None:
     ):
         fam = page.family(name, "gauge", help_)
         for f in s.filesystems:
-            fam.add(n + (("mountpoint", f.mountpoint),) + _present(("fstype", f.fstype)), get(f))
+            fam.add(n + (("mountpoint", f.mountpoint),) + labels(("fstype", f.fstype)), get(f))
     _devices(
         page,
         n,
@@ -474,23 +484,23 @@ def _gpu_labels(node: NodeState, g: GpuSample) -> Labels:
         for f in node.facts.gpus:  # the sample may leave out what the facts already said
             if f.index == g.index:
                 uuid, model = uuid or f.uuid, model or f.name
-    return (("node", node.name), ("gpu", str(g.index))) + _present(("uuid", uuid), ("model", model))
+    return labels(("node", node.name), ("gpu", str(g.index)), ("uuid", uuid), ("model", model))
 
 
 def _gpus(page: Page, node: NodeState, s: Sample) -> None:
     if not s.gpus:
         return
-    labels = [_gpu_labels(node, g) for g in s.gpus]
+    gpu_labels = [_gpu_labels(node, g) for g in s.gpus]
     for name, type_, help_, get, scale in _GPU:
         fam = page.family(name, type_, help_)
-        for lab, g in zip(labels, s.gpus, strict=True):
+        for lab, g in zip(gpu_labels, s.gpus, strict=True):
             fam.add(lab, get(g), scale)
     ecc = page.family(
         "dltui_gpu_ecc_errors_total",
         "counter",
         "ECC errors: volatile since the driver loaded, aggregate over the GPU's life.",
     )
-    for lab, g in zip(labels, s.gpus, strict=True):
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
         for kind, scope, get in _ECC:
             ecc.add(lab + (("type", kind), ("scope", scope)), get(g))
     thr = page.family(
@@ -498,12 +508,12 @@ def _gpus(page: Page, node: NodeState, s: Sample) -> None:
         "counter",
         "Time the GPU's clocks were held down, by reason.",
     )
-    for lab, g in zip(labels, s.gpus, strict=True):
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
         for reason, get in _CLOCK_EVENT_TIME:
             thr.add(lab + (("reason", reason),), get(g), US)
     procs = page.family("dltui_gpu_processes", "gauge", "Processes using the GPU.")
     err = page.family("dltui_gpu_readable", "gauge", "0 when the GPU could not be read.")
-    for lab, g in zip(labels, s.gpus, strict=True):
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
         procs.add(lab, len(g.processes) if g.error is None else None)
         err.add(lab, g.error is None)
 
@@ -522,7 +532,7 @@ def _alerts(page: Page, node: NodeState) -> None:
     for alert in sorted(
         node.alerts.values(), key=lambda a: (a.rule, a.gpu if a.gpu is not None else -1)
     ):
-        lab: Labels = (("node", node.name),)
+        lab = labels(("node", node.name))
         if alert.gpu is not None:
             lab += (("gpu", str(alert.gpu)),)
         lab += (("rule", alert.rule), ("severity", alert.severity))
