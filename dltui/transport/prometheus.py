@@ -17,9 +17,12 @@ works on one reading per refresh, and its alerts say so.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import gzip
 import json
 import re
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -132,6 +135,31 @@ _RATES = (  # (dltui tag, counter)
 )
 
 
+_gc_lock = threading.Lock()
+_gc_pausers = [0, False]  # how many hold the pause; whether the collector was on before it
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while a large answer is decoded and delivered.
+
+    A 2,000-node answer decodes into millions of acyclic containers; the collector's passes
+    over them (each one scanning the whole young heap again) took 60 % of the decode time and
+    half of the first delivery. Nested and thread-safe: the last holder restores it."""
+    with _gc_lock:
+        if _gc_pausers[0] == 0:
+            _gc_pausers[1] = gc.isenabled()
+            gc.disable()
+        _gc_pausers[0] += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pausers[0] -= 1
+            if _gc_pausers[0] == 0 and _gc_pausers[1]:
+                gc.enable()
+
+
 class PrometheusError(Exception):
     """Prometheus could not answer: said in plain words."""
 
@@ -205,7 +233,8 @@ class Client:
                 raw = r.read()
                 if r.headers.get("Content-Encoding") == "gzip":
                     raw = gzip.decompress(raw)
-                body = json.loads(raw)
+                with gc_paused():
+                    body = json.loads(raw)
         except urllib.error.HTTPError as exc:
             try:
                 body = json.load(exc)
@@ -551,6 +580,14 @@ def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet
     return Fleet(stamp or time.time(), dict(nodes))
 
 
+def _build_paused(answers: dict[str, dict[str, Any]]) -> Fleet:
+    with gc_paused():
+        return build(answers)
+
+
+DELIVER_BATCH = 100  # nodes delivered between two turns of the event loop
+
+
 def natural_key(name: str) -> list[Any]:
     return [int(p) if p.isdigit() else p for p in re.split(r"(\d+)", name)]
 
@@ -576,16 +613,18 @@ class PrometheusTransport:
         self.selector = selector
         self.interval_s = interval_s
         self.names: list[str] = []
+        self._known: set[str] = set()
         self._facts: dict[str, NodeFacts] = {}
         self._down: dict[str, list[str]] = {}
         self._xid: dict[tuple[str, int], float | None] = {}
         self.refreshes = 0
 
     async def refresh(self) -> Fleet:
+        """The three queries at once, mapped in a worker thread (0.5 s at 2,000 nodes)."""
         keys = list(self.queries)
         answers = await asyncio.gather(*(self.client.query(self.queries[k]) for k in keys))
         self.refreshes += 1
-        return build(dict(zip(keys, answers, strict=True)))
+        return await asyncio.to_thread(_build_paused, dict(zip(keys, answers, strict=True)))
 
     async def run(self, sink: Sink) -> None:
         while True:
@@ -595,17 +634,29 @@ class PrometheusTransport:
             except PrometheusError as exc:
                 self._unreachable(sink, str(exc))
             else:
-                self.deliver(fleet, sink)
+                await self.deliver_in_batches(fleet, sink)
             await asyncio.sleep(max(0.0, self.interval_s - (time.monotonic() - started)))
 
-    def deliver(self, fleet: Fleet, sink: Sink) -> None:
+    async def deliver_in_batches(self, fleet: Fleet, sink: Sink) -> None:
+        """Into the sink on the loop (the state is not thread-safe), a batch of nodes at a
+        time so the screen keeps drawing while thousands of nodes arrive."""
+        names = sorted(fleet.nodes, key=natural_key)
+        if not names:
+            self.deliver(fleet, sink)
+        for i in range(0, len(names), DELIVER_BATCH):
+            with gc_paused():
+                self.deliver(fleet, sink, names[i : i + DELIVER_BATCH])
+            await asyncio.sleep(0)
+
+    def deliver(self, fleet: Fleet, sink: Sink, names: list[str] | None = None) -> None:
         if not fleet.nodes:
             self._unreachable(
                 sink, f"no node_exporter or dcgm-exporter series match {self.selector or 'any job'}"
             )
             return
-        for name in sorted(fleet.nodes, key=natural_key):
-            if name not in self._facts:
+        for name in sorted(fleet.nodes, key=natural_key) if names is None else names:
+            if name not in self._known:
+                self._known.add(name)
                 self.names.append(name)
             status, reason = fleet.status(name)
             sink.on_status(name, status, reason)
