@@ -269,3 +269,16 @@ def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():
     assert "GPU starved 33 % of the time, dips every ~15 s" in alert.message
     assert "(8 dips in 120 s) (one reading every 5 s) for " in alert.message
     assert alert.evidence["sub_second"] is False
+
+
+async def test_a_node_down_from_the_start_is_listed_once_and_unreachable_with_the_reason():
+    gauges, _ = _host("10.0.0.9:9100", "gpu09")
+    gauges[0]["value"] = [1.0, "0"]
+    client = _Recorded(_answers([], gauges))
+    transport = PrometheusTransport("http://prom:9090", interval_s=5, client=client)  # type: ignore[arg-type]
+    fleet = FleetState([], engine=build_engine())
+    for _ in range(3):
+        await transport.deliver_in_batches(await transport.refresh(), fleet)
+    assert transport.names == ["gpu09"]
+    node = fleet.nodes["gpu09"]
+    assert node.status == st.UNREACHABLE and "10.0.0.9:9100" in node.reason
