@@ -168,7 +168,7 @@ def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
         from dltui.transport.prometheus import SelectorError, from_args
 
         try:
-            return from_args(args.hosts, args.prometheus, args.match, cfg.interval_s)
+            return from_args(args.hosts, args.prometheus, args.match, args.interval)
         except SelectorError as exc:
             raise ConfigError(str(exc)) from None
     from dltui.transport.factory import build_transports

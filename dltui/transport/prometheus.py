@@ -731,10 +731,14 @@ def add_arguments(parser: Any) -> None:
     )
 
 
+DEFAULT_REFRESH_S = 5.0  # without --interval: Prometheus scrapes every 15-60 s at most sites
+
+
 def from_args(
-    hosts: list[str], url: str | None, selector: str | None, interval_s: float
+    hosts: list[str], url: str | None, selector: str | None, interval_s: float | None
 ) -> list[PrometheusTransport]:
-    """The transports for ``--prometheus``; ``SelectorError`` for a usage mistake."""
+    """The transports for ``--prometheus`` (``interval_s`` None: the default refresh);
+    ``SelectorError`` for a usage mistake."""
     if url is None:
         raise SelectorError("--match needs --prometheus URL")
     if hosts:
@@ -743,4 +747,4 @@ def from_args(
         )
     if not urllib.parse.urlsplit(url).scheme:
         url = "http://" + url
-    return [PrometheusTransport(url, selector, interval_s)]
+    return [PrometheusTransport(url, selector, interval_s or DEFAULT_REFRESH_S)]
