@@ -28,7 +28,6 @@ import asyncio
 import copy
 import gzip
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -42,35 +41,19 @@ from dltui.core.rules import build_engine  # noqa: E402
 from dltui.core.state import FleetState  # noqa: E402
 from dltui.transport.prometheus import Client, PrometheusTransport, queries  # noqa: E402
 from tests.prometheus.promtext import capture  # noqa: E402
-from tests.prometheus.test_prometheus_e2e import _Endpoint  # noqa: E402
-from tests.prometheus.tools import start_node_exporter, start_prometheus, wait_query  # noqa: E402
+from tests.prometheus.tools import gpu_node_lab  # noqa: E402
 
 
 def record(base: Path) -> tuple[dict[str, dict], str]:
     """The three answers from a real Prometheus over a real node_exporter and the capture."""
-    nodename = os.uname().nodename
-    page = capture("a100-mig_ub20-a100-k8s.prom")
-    dcgm = _Endpoint(page.replace('Hostname="ub20-a100-k8s"', f'Hostname="{nodename}"'))
-    node_exporter = prom = None
-    try:
-        node_exporter, node_addr = start_node_exporter(base)
-        prom, url = start_prometheus(base / "prom", {"node": [node_addr], "dcgm": [dcgm.address]})
-        wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
-        wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)
+    with gpu_node_lab(base, capture("a100-mig_ub20-a100-k8s.prom")) as (url, nodename):
         client = Client(url)
         keys = list(queries())
 
         async def ask() -> list[dict]:
             return await asyncio.gather(*(client.query(queries()[k]) for k in keys))
 
-        answers = dict(zip(keys, asyncio.run(ask()), strict=True))
-        return answers, nodename
-    finally:
-        if prom is not None:
-            prom.stop()
-        if node_exporter is not None:
-            node_exporter.stop()
-        dcgm.close()
+        return dict(zip(keys, asyncio.run(ask()), strict=True)), nodename
 
 
 def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dict[str, bytes]:

@@ -28,7 +28,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from dltui.core import status as st
@@ -79,19 +79,9 @@ _DCGM_FIELDS = {
     "ROW_REMAP_FAILURE": "remapped_rows_failure",
     "ROW_REMAP_PENDING": "remapped_rows_pending",
 }
-_INT_FIELDS = {
-    "pcie_replay_count",
-    "pcie_gen",
-    "pcie_width",
-    "pstate",
-    "ecc_corrected_volatile",
-    "ecc_uncorrected_volatile",
-    "ecc_corrected_aggregate",
-    "ecc_uncorrected_aggregate",
-    "remapped_rows_correctable",
-    "remapped_rows_uncorrectable",
-}
-_BOOL_FIELDS = {"remapped_rows_failure", "remapped_rows_pending"}
+# Counters and flags become ints and bools, as the probe's records have them.
+_INT_FIELDS = {f.name for f in fields(GpuSample) if f.type == "int | None"}
+_BOOL_FIELDS = {f.name for f in fields(GpuSample) if f.type == "bool | None"}
 # The clock-event mask under its current name and its deprecated one (same NVML bits).
 _REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
 _OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS")

@@ -9,69 +9,21 @@ import json
 import os
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from .promtext import capture
-from .tools import free_port, start_node_exporter, start_prometheus, wait_query
+from .tools import free_port, gpu_node_lab
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-class _Endpoint:
-    """Serves one fixed exposition page at /metrics on loopback."""
-
-    def __init__(self, body: str):
-        data = body.encode()
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):  # noqa: N802 - the stdlib's name
-                self.send_response(200)
-                self.send_header("Content-Type", "text/plain; version=0.0.4")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.address = f"127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
+A100 = "a100-mig_ub20-a100-k8s.prom"
 
 
 @pytest.fixture(scope="module")
 def prometheus_lab(tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("prometheus")
-    nodename = os.uname().nodename
-    dcgm = _Endpoint(
-        capture("a100-mig_ub20-a100-k8s.prom").replace(
-            'Hostname="ub20-a100-k8s"', f'Hostname="{nodename}"'
-        )
-    )
-    node_exporter = prom = None
-    try:
-        node_exporter, node_addr = start_node_exporter(tmp_path)
-        prom, url = start_prometheus(
-            tmp_path / "prom", {"node": [node_addr], "dcgm": [dcgm.address]}
-        )
-        # irate needs two scrapes of each target
-        wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
-        wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)
-        yield url, nodename
-    finally:
-        if prom is not None:
-            prom.stop()
-        if node_exporter is not None:
-            node_exporter.stop()
-        dcgm.close()
+    with gpu_node_lab(tmp_path_factory.mktemp("prometheus"), capture(A100)) as lab:
+        yield lab
 
 
 def _snapshot(*args: str) -> subprocess.CompletedProcess:

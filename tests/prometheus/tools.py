@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -148,3 +153,52 @@ def wait_query(url: str, promql: str, ok, timeout_s: float = 30.0) -> list[dict]
         if time.monotonic() > deadline:
             raise AssertionError(f"{promql}: no satisfying answer in {timeout_s} s, last {result}")
         time.sleep(0.2)
+
+
+class Endpoint:
+    """Serves one fixed exposition page at /metrics on loopback (a scrape target)."""
+
+    def __init__(self, body: str):
+        data = body.encode()
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - the stdlib's name
+                self.send_response(200)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@contextlib.contextmanager
+def gpu_node_lab(base: Path, dcgm_page: str) -> Iterator[tuple[str, str]]:
+    """A real Prometheus scraping every second a real node_exporter (this machine) and an
+    endpoint serving ``dcgm_page`` with its ``Hostname`` set to this machine's name, so the two
+    join as on a real GPU node. Yields (Prometheus URL, node name) once both were scraped twice
+    (irate needs two points)."""
+    nodename = os.uname().nodename
+    dcgm = Endpoint(re.sub(r'Hostname="[^"]*"', f'Hostname="{nodename}"', dcgm_page))
+    node_exporter = prom = None
+    try:
+        node_exporter, node_addr = start_node_exporter(base)
+        prom, url = start_prometheus(base / "prom", {"node": [node_addr], "dcgm": [dcgm.address]})
+        wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
+        wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)
+        yield url, nodename
+    finally:
+        if prom is not None:
+            prom.stop()
+        if node_exporter is not None:
+            node_exporter.stop()
+        dcgm.close()
