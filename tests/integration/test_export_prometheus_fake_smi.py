@@ -1,6 +1,7 @@
 """End to end: ``dltui export gpu01`` (real sshd, the real probe, a fake ``nvidia-smi`` replaying
 the real H100 capture) scraped every second by a real Prometheus; PromQL answers carry the
-values the probe reported (read back with ``dltui snapshot --json`` from the same node)."""
+values the probe reported (read back with ``dltui snapshot --json`` from the same node), and a
+hot, throttled GPU's open alerts as ``dltui_alert`` series."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import json
 import subprocess
 import sys
 
-from tests.prometheus.tools import Daemon, free_port, start_prometheus, wait_http, wait_query
+import pytest
 
+from tests.prometheus.tools import Daemon, free_port, query, start_prometheus, wait_http, wait_query
+
+from .conftest import build_lab
 from .sshd import REPO, client_env
+from .test_alerts_e2e_fake_smi import HOT_AND_THROTTLED
 
 MIB = 1024 * 1024
 
@@ -80,6 +85,61 @@ def test_prometheus_scrapes_the_exporter_and_answers_with_the_probes_values_fake
             _value(wait_query(url, f"dltui_gpu_memory_temperature_celsius{{{gpu0}}}", bool))
             == g["memory_temperature_c"]
         )
+    finally:
+        if prom is not None:
+            prom.stop()
+        exporter.stop()
+
+
+@pytest.fixture
+def hot_lab(tmp_path):
+    lab = build_lab(tmp_path / "lab", extra_nodes=("gpu-hot",))
+    scenario = tmp_path / "hot.jsonl"
+    scenario.write_text(json.dumps({"gpus": {"0": HOT_AND_THROTTLED}}) + "\n")
+    lab.nodes["gpu-hot"].env.update(FAKE_SMI_SCENARIO=str(scenario), FAKE_SMI_GPU_COUNT="2")
+    try:
+        yield lab.start()
+    finally:
+        lab.close()
+
+
+def test_open_alerts_reach_prometheus_as_dltui_alert_series_fake_smi(hot_lab, tmp_path):
+    """GPU 0 of gpu-hot reports HW slowdown + power brake (0x88): its alerts become
+    dltui_alert{node,gpu,rule,severity} 1 in Prometheus; gpu01 has none."""
+    env = client_env(hot_lab.make_home(tmp_path / "home"))
+    port = free_port()
+    exporter = Daemon(
+        [
+            sys.executable,
+            "-m",
+            "dltui",
+            "export",
+            "gpu01",
+            "gpu-hot",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--interval",
+            "0.5",
+        ],
+        tmp_path / "export.log",
+        env=env,
+        cwd=REPO,
+    )
+    prom = None
+    try:
+        wait_http(f"http://127.0.0.1:{port}/metrics", "dltui export", exporter.proc, exporter.log)
+        prom, url = start_prometheus(tmp_path / "prom", {"dltui": [f"127.0.0.1:{port}"]})
+        hot = 'node="gpu-hot",gpu="0"'
+        brake = wait_query(url, f'dltui_alert{{{hot},rule="power_brake"}}', bool)
+        assert brake[0]["metric"]["severity"] == "critical" and brake[0]["value"][1] == "1"
+        mask = wait_query(url, f"dltui_gpu_clock_event_reasons{{{hot}}}", bool)
+        assert int(float(mask[0]["value"][1])) == 0x88
+        assert (
+            _value(wait_query(url, 'dltui_gpu_temperature_celsius{node="gpu-hot",gpu="0"}', bool))
+            == 91
+        )
+        assert query(url, 'dltui_alert{node="gpu01"}') == []
+        assert query(url, 'dltui_alert{node="gpu-hot",gpu="1"}') == []
     finally:
         if prom is not None:
             prom.stop()
