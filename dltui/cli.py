@@ -144,7 +144,7 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
     if args.command == "export":
         from dltui.export.command import run as export
 
-        return export(args, cfg, ssh, _inventory())
+        return export(args, cfg, ssh, _inventory(args))
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
@@ -160,7 +160,7 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
             return 2
         # The recorded clock: ages, timeline times and rule durations come out as recorded.
         return _dashboard([replay], cfg, args.record, clock=replay.clock)
-    return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory())
+    return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory(args))
 
 
 def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
@@ -176,8 +176,12 @@ def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
     return build_transports(args.hosts, cfg.interval_s, ssh)
 
 
-def _inventory():
-    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it."""
+def _inventory(args: argparse.Namespace):
+    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it,
+    nor a Prometheus fleet: the inventory rewrites one file per node change, which thousands
+    of nodes appearing at once turn into minutes of work on the UI's loop."""
+    if getattr(args, "prometheus", None):
+        return None
     from dltui.core.gpu_inventory import GpuInventory, default_path
 
     return GpuInventory(default_path())
@@ -192,7 +196,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 
     transports = _transports(args, cfg, ssh)
     names = node_names(transports)
-    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory()))
+    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory(args)))
     try:
         recorder = Recorder.create(fleet, args.record, names) if args.record else None
     except RecordError as exc:
