@@ -233,15 +233,11 @@ class Client:
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as r:
-                raw = r.read()
-                if r.headers.get("Content-Encoding") == "gzip":
-                    raw = gzip.decompress(raw)
-                with gc_paused():
-                    body = json.loads(raw)
-        except urllib.error.HTTPError as exc:
+                body = _decode(r.read(), r.headers.get("Content-Encoding"))
+        except urllib.error.HTTPError as exc:  # a refused query: Prometheus says why in JSON
             try:
-                body = json.load(exc)
-            except ValueError:
+                body = _decode(exc.read(), exc.headers.get("Content-Encoding"))
+            except (OSError, ValueError):
                 raise PrometheusError(
                     f"Prometheus at {self.url} answered HTTP {exc.code}"
                 ) from None
@@ -254,6 +250,16 @@ class Client:
                 f"Prometheus at {self.url} refused a query: {body.get('error', body)}"
             )
         return body["data"]
+
+
+def _decode(raw: bytes, encoding: str | None) -> dict[str, Any]:
+    if encoding == "gzip":
+        raw = gzip.decompress(raw)
+    with gc_paused():
+        body = json.loads(raw)
+    if not isinstance(body, dict):
+        raise ValueError("not a Prometheus API answer")
+    return body
 
 
 def _host_of(instance: str) -> str:

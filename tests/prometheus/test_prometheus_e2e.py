@@ -87,3 +87,13 @@ def test_an_unreachable_prometheus_is_unknown_with_the_reason():
     (node,) = json.loads(done.stdout)["nodes"]
     assert node["status"] == "unreachable"
     assert f"cannot reach Prometheus at http://127.0.0.1:{port}" in node["error"]
+
+
+def test_a_query_prometheus_refuses_is_unknown_with_prometheus_own_words(prometheus_lab):
+    url, _ = prometheus_lab
+    done = _snapshot("--prometheus", url, "--match", 'job=~"("')  # a regex Prometheus rejects
+    assert done.returncode == 3, done.stdout + done.stderr
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["status"] == "unreachable"
+    assert node["error"].startswith(f"Prometheus at {url} refused a query: ")
+    assert "missing closing )" in node["error"]
