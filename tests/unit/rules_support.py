@@ -17,7 +17,6 @@ from dltui.probe.smi_text import parse
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT_CAPTURES = REPO / "tests" / "fixtures" / "nvidia-smi-text"
-SHARED = REPO.parent / "shared" / "fixtures" / "real"
 H100_THROTTLED = "h100-80gb-hbm3-x8_535.161.08_q_hw-slowdown-active.txt"
 
 
