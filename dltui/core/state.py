@@ -11,8 +11,9 @@ import math
 import time
 from array import array
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import Protocol
 
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
@@ -187,7 +188,7 @@ class Engine(Protocol):
 
     def observe_sample(self, node: NodeState, sample: Sample, now: float) -> None: ...
     def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None: ...
-    def tick(self, fleet: "FleetState", now: float) -> None: ...
+    def tick(self, fleet: FleetState, now: float) -> None: ...
 
 
 class FleetState:

@@ -26,7 +26,11 @@ class Args:
         self.stdin_watchdog = stdin_watchdog
 
 
-_PLAIN_OPTIONS = {"--interval": ("interval", float), "--count": ("count", int), "--stdin-watchdog": ("stdin_watchdog", float)}
+_PLAIN_OPTIONS = {
+    "--interval": ("interval", float),
+    "--count": ("count", int),
+    "--stdin-watchdog": ("stdin_watchdog", float),
+}
 
 
 def parse_args(argv):
@@ -153,7 +157,14 @@ def main(argv=None):
                 event = dict(event, type="event")
                 out.emit(event)
             for source, message in problems.drain():
-                out.emit({"type": "error", "time": round(time.time(), 3), "source": source, "message": message})
+                out.emit(
+                    {
+                        "type": "error",
+                        "time": round(time.time(), 3),
+                        "source": source,
+                        "message": message,
+                    }
+                )
             count += 1
             if args.count and count >= args.count:
                 break

@@ -358,7 +358,7 @@ def run_smi(argv, timeout_s):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=timeout_s,
-            universal_newlines=True,
+            text=True,
             errors="replace",
         )
     except FileNotFoundError:

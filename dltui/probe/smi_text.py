@@ -289,5 +289,11 @@ def _processes(section):
             continue
         pid = v.number(node.value)
         if isinstance(pid, int):
-            out.append({"pid": pid, "name": v.text(node.get("Name")), "gpu_memory_mib": v.number(node.get("Used GPU Memory"))})
+            out.append(
+                {
+                    "pid": pid,
+                    "name": v.text(node.get("Name")),
+                    "gpu_memory_mib": v.number(node.get("Used GPU Memory")),
+                }
+            )
     return out

@@ -18,8 +18,9 @@ import json
 import math
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.record import FORMAT

@@ -19,7 +19,7 @@ class FrameStats:
         self.frames_ms: list[float] = []
 
     @classmethod
-    def from_env(cls) -> "FrameStats | None":
+    def from_env(cls) -> FrameStats | None:
         path = os.environ.get(ENV)
         return cls(Path(path)) if path else None
 

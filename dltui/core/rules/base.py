@@ -16,8 +16,9 @@ from the rule's timing parameters (``for_s``, ``critical_for_s``, ``for_samples`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 # Where a rule looks, which decides when the engine calls it and with what. "Every sample"
 # means every few seconds for a slow rule (``Rule.slow``).

@@ -33,7 +33,12 @@ _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
 class Engine:
-    def __init__(self, settings: RuleSettings, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None):
+    def __init__(
+        self,
+        settings: RuleSettings,
+        snapshot_window_s: float | None = None,
+        inventory: GpuInventory | None = None,
+    ):
         self.settings = settings
         self.window_s = snapshot_window_s
         self.inventory = inventory  # GPUs listed in earlier sessions, for gpu_missing
@@ -69,7 +74,16 @@ class Engine:
             for check, _, p, timing, rule in rules[NODE]:
                 self._judge(node, nm, rule, timing, None, check(sample, nm, p), now)
 
-    def _gpu_pass(self, node: NodeState, nm: NodeMemory, gm: GpuMemory, g: GpuSample, rules: list[Bound], prev, now: float) -> None:
+    def _gpu_pass(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        gm: GpuMemory,
+        g: GpuSample,
+        rules: list[Bound],
+        prev,
+        now: float,
+    ) -> None:
         """One GPU through a list of rules: the hot loop, kept free of anything a quiet rule
         does not need (most answers are CLEAR on a GPU with no condition open)."""
         gm.prev = prev  # what these rules saw last time they ran, for counter rises
@@ -109,7 +123,8 @@ class Engine:
         bound = next(iter(nm.rules[EVENT]), None)
         if bound is None:
             return
-        if node.facts is not nm.facts:  # facts map PCI ids to GPUs; they may be newer than any sample
+        # facts map PCI ids to GPUs; they may be newer than any sample
+        if node.facts is not nm.facts:
             self._facts_arrived(node, nm, now)
         if not self._first_sighting(nm, event, (round(event.time, 3), code, event.data.get("pci"))):
             return
@@ -184,8 +199,12 @@ class Engine:
             for rule in self.settings.rules.values():
                 p = params[rule.id]
                 if p["enabled"]:
-                    (slow if rule.slow else fast)[rule.scope].append((rule.check, rule.id, p, Timing.from_params(p), rule))
-            nm = self.nodes[node.name] = NodeMemory(node.name, groups, fast, slow, self.window_s is not None)
+                    (slow if rule.slow else fast)[rule.scope].append(
+                        (rule.check, rule.id, p, Timing.from_params(p), rule)
+                    )
+            nm = self.nodes[node.name] = NodeMemory(
+                node.name, groups, fast, slow, self.window_s is not None
+            )
             nm.history = node.history
         return nm
 
@@ -196,8 +215,10 @@ class Engine:
         for index, gm in nm.gpus.items():
             gm.facts = nm.gpu_facts.get(index)
         if self.inventory is not None and new is not None:
-            nm.rule_state["gpus_gone"] = self.inventory.reconcile(node.name, new.hostname, new.gpus, now)
-            nm.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed before
+            nm.rule_state["gpus_gone"] = self.inventory.reconcile(
+                node.name, new.hostname, new.gpus, now
+            )
+            nm.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed
         if old is not None and new is not None and old.boot_time and new.boot_time:
             if abs(old.boot_time - new.boot_time) > _NEW_BOOT_S:
                 self._new_boot(node, nm, now)
@@ -228,7 +249,16 @@ class Engine:
                 if bound is not None:
                     self._judge(fleet.nodes[name], nm, rule, bound[3], None, answer, now)
 
-    def _judge(self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, answer: Any, now: float) -> None:
+    def _judge(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule: Rule,
+        timing: Timing,
+        gpu: int | None,
+        answer: Any,
+        now: float,
+    ) -> None:
         if answer is None:
             return
         conditions = nm.conditions_of(gpu)
@@ -240,7 +270,15 @@ class Engine:
         self._advance(node, nm, rule, timing, gpu, cond, answer, now)
 
     def _advance(
-        self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, cond: Condition, answer: Any, now: float
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule: Rule,
+        timing: Timing,
+        gpu: int | None,
+        cond: Condition,
+        answer: Any,
+        now: float,
     ) -> None:
         first_seen = nm.first_seen if nm.first_seen is not None else now
         step = advance(cond, answer, now, timing, first_seen, nm.window)
@@ -257,33 +295,64 @@ class Engine:
         since = cond.started if alert is None else alert.since
         message = self._message(answer, cond, timing, since, now)
         if step is OPEN:
-            node.alerts[key] = Alert(rule.id, cond.severity, message, since, gpu, dict(answer.evidence))
+            node.alerts[key] = Alert(
+                rule.id, cond.severity, message, since, gpu, dict(answer.evidence)
+            )
             node.add(TimelineEntry(now, "alert-opened", message, cond.severity, gpu, rule.id))
             return
         if step is CHANGE:
-            node.add(TimelineEntry(now, "alert-changed", f"{alert.severity} → {cond.severity}: {message}", cond.severity, gpu, rule.id))
+            node.add(
+                TimelineEntry(
+                    now,
+                    "alert-changed",
+                    f"{alert.severity} → {cond.severity}: {message}",
+                    cond.severity,
+                    gpu,
+                    rule.id,
+                )
+            )
             alert.severity = cond.severity
         alert.message = message
         alert.evidence = dict(answer.evidence)
 
-    def _message(self, f: Finding, cond: Condition, timing: Timing, since: float, now: float) -> str:
+    def _message(
+        self, f: Finding, cond: Condition, timing: Timing, since: float, now: float
+    ) -> str:
         text = f.what
         if f.lasting and now - since >= 1:
             text += f" for {fmt.duration(now - since)}"
         if f.detail:
             text += f"; {f.detail}"
         if cond.provisional:
-            text += f" (seen throughout the {self.window_s:g} s snapshot; the rule normally needs {timing.needs(RANK[cond.severity])})"
+            text += (
+                f" (seen throughout the {self.window_s:g} s snapshot; the "
+                f"rule normally needs {timing.needs(RANK[cond.severity])})"
+            )
         if f.action:
             text += f" — {f.action}"
         return text
 
-    def _close(self, node: NodeState, nm: NodeMemory, rule_id: str, gpu: int | None, now: float, reason: str) -> None:
+    def _close(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule_id: str,
+        gpu: int | None,
+        now: float,
+        reason: str,
+    ) -> None:
         nm.conditions_of(gpu).pop(rule_id, None)
         alert = node.alerts.pop((rule_id, gpu), None)
         if alert is not None:
             node.add(
-                TimelineEntry(now, "alert-closed", f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}", "info", gpu, rule_id)
+                TimelineEntry(
+                    now,
+                    "alert-closed",
+                    f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}",
+                    "info",
+                    gpu,
+                    rule_id,
+                )
             )
 
     @staticmethod

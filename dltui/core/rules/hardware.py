@@ -48,7 +48,8 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return HOLD
     return Finding(
         "critical",
-        f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime {g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
+        f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime "
+        f"{g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
         "drain the node, reset the GPU and run diagnostics (dcgmi diag -r 3)",
         evidence={"rise": rise, "ecc_uncorrected_volatile": now},
         lasting=False,
@@ -88,7 +89,10 @@ def ecc_lifetime(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if not corrected and not uncorrected:
         return CLEAR
-    counts = f"{corrected if corrected is not None else 'n/a'} corrected, {uncorrected if uncorrected is not None else 'n/a'} uncorrected"
+    counts = (
+        f"{corrected if corrected is not None else 'n/a'} corrected, "
+        f"{uncorrected if uncorrected is not None else 'n/a'} uncorrected"
+    )
     return Finding(
         "info",
         f"lifetime ECC counts: {counts} (aggregate, kept across resets)",
@@ -104,7 +108,12 @@ def row_remap_pending(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if not remap and not retire:
         return CLEAR
     what = "row remap pending" if remap else "page retirement pending"
-    return Finding("warning", what, "reset the GPU to apply it (drain the node first)", evidence={"remap": remap, "retire": retire})
+    return Finding(
+        "warning",
+        what,
+        "reset the GPU to apply it (drain the node first)",
+        evidence={"remap": remap, "retire": retire},
+    )
 
 
 def row_remap_failure(g: GpuSample, mem: GpuMemory, p: dict) -> object:
@@ -137,7 +146,12 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         "warning",
         f"PCIe link at gen {gen} x{width}, below the gen {top_gen} x{top_width} this slot allows, at {util:.0f} % load",
         "reseat the card or riser; check the slot's BIOS link settings",
-        evidence={"pcie_gen": gen, "pcie_width": width, "pcie_max_gen": top_gen, "pcie_max_width": top_width},
+        evidence={
+            "pcie_gen": gen,
+            "pcie_width": width,
+            "pcie_max_gen": top_gen,
+            "pcie_max_width": top_width,
+        },
     )
 
 
@@ -176,8 +190,15 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
             out[index] = CLEAR
             continue
         who = ", ".join(x for x in ((f.name, f.bus_id) if f else ()) if x)
-        what = f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
-        out[index] = Finding("critical", what + (f" ({who})" if who else ""), _RESEAT, evidence={"error": g.error if g else None})
+        what = (
+            f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
+        )
+        out[index] = Finding(
+            "critical",
+            what + (f" ({who})" if who else ""),
+            _RESEAT,
+            evidence={"error": g.error if g else None},
+        )
     expected = p["expected_gpus"]
     healthy = sum(1 for g in sample.gpus if not g.error)
     gone = state.get("gpus_gone")
@@ -190,12 +211,22 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
         if len(gone) == 1:
             words.append(f"{listed} is gone (this node listed it until {when})")
         else:
-            words.append(f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}")
+            words.append(
+                f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}"
+            )
     if words:
-        action = _RESEAT + ("; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else "")
+        action = _RESEAT + (
+            "; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else ""
+        )
         out[None] = Finding(
-            "critical", "; ".join(words), action,
-            evidence={"readable": healthy, "expected": expected or None, "gone": [k.uuid for k in gone or ()]},
+            "critical",
+            "; ".join(words),
+            action,
+            evidence={
+                "readable": healthy,
+                "expected": expected or None,
+                "gone": [k.uuid for k in gone or ()],
+            },
         )
     elif expected or gone is not None:
         out[None] = CLEAR
@@ -232,33 +263,83 @@ def persistence_off(f: GpuFacts, p: dict) -> object:
 
 
 RULES = (
-    Rule("xid", EVENT, xid, {}, "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot"),
     Rule(
-        "ecc_uncorrectable", GPU, ecc_uncorrectable, {},
+        "xid",
+        EVENT,
+        xid,
+        {},
+        "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot",
+    ),
+    Rule(
+        "ecc_uncorrectable",
+        GPU,
+        ecc_uncorrectable,
+        {},
         "a rise in uncorrected volatile ECC errors; clears when volatile is 0 again",
         slow=True,
     ),
     Rule(
-        "ecc_correctable_burst", GPU, ecc_correctable_burst,
+        "ecc_correctable_burst",
+        GPU,
+        ecc_correctable_burst,
         {"per_hour": 100, "clear_s": 3600},
         "corrected ECC errors per sliding hour",
         slow=True,
     ),
-    Rule("ecc_lifetime", GPU, ecc_lifetime, {}, "non-zero lifetime (aggregate) ECC counts, as info", slow=True),
-    Rule("row_remap_pending", GPU, row_remap_pending, {}, "a row remap or page retirement waits for a GPU reset", slow=True),
-    Rule("row_remap_failure", GPU, row_remap_failure, {}, "row remapping failed (never clears by itself)", slow=True),
     Rule(
-        "pcie_degraded", GPU, pcie_degraded,
+        "ecc_lifetime",
+        GPU,
+        ecc_lifetime,
+        {},
+        "non-zero lifetime (aggregate) ECC counts, as info",
+        slow=True,
+    ),
+    Rule(
+        "row_remap_pending",
+        GPU,
+        row_remap_pending,
+        {},
+        "a row remap or page retirement waits for a GPU reset",
+        slow=True,
+    ),
+    Rule(
+        "row_remap_failure",
+        GPU,
+        row_remap_failure,
+        {},
+        "row remapping failed (never clears by itself)",
+        slow=True,
+    ),
+    Rule(
+        "pcie_degraded",
+        GPU,
+        pcie_degraded,
         {"busy_util": 50, "for_s": 10, "clear_s": 60},
         "PCIe link below the slot's gen/width under load",
         slow=True,
     ),
-    Rule("pcie_host_limited", FACTS, pcie_host_limited, {}, "the slot allows a lower PCIe gen than the GPU (info)"),
-    Rule("pcie_replays", GPU, pcie_replays, {"clear_s": 600}, "a rise in the PCIe replay counter", slow=True),
     Rule(
-        "gpu_missing", GPUS, gpu_missing,
+        "pcie_host_limited",
+        FACTS,
+        pcie_host_limited,
+        {},
+        "the slot allows a lower PCIe gen than the GPU (info)",
+    ),
+    Rule(
+        "pcie_replays",
+        GPU,
+        pcie_replays,
+        {"clear_s": 600},
+        "a rise in the PCIe replay counter",
+        slow=True,
+    ),
+    Rule(
+        "gpu_missing",
+        GPUS,
+        gpu_missing,
         {"expected_gpus": 0, "for_samples": 2},
-        "fewer readable GPUs than listed, seen this session, listed in an earlier session, or expected_gpus (0 = not set)",
+        "fewer readable GPUs than listed, seen this session, listed "
+        "in an earlier session, or expected_gpus (0 = not set)",
     ),
     Rule("persistence_off", FACTS, persistence_off, {}, "persistence mode disabled"),
 )

@@ -24,7 +24,7 @@ Bound = tuple[Any, str, dict[str, Any], Timing, "Rule"]
 class GpuMemory:
     __slots__ = ("index", "node", "now", "prev", "slow_prev", "facts", "conditions", "rule_state")
 
-    def __init__(self, index: int, node: "NodeMemory"):
+    def __init__(self, index: int, node: NodeMemory):
         self.index = index
         self.node = node
         self.now = 0.0
@@ -59,14 +59,21 @@ class NodeMemory:
     )
 
     def __init__(
-        self, name: str, groups: tuple[str, ...], rules: dict[str, list[Bound]], slow_rules: dict[str, list[Bound]], window: bool
+        self,
+        name: str,
+        groups: tuple[str, ...],
+        rules: dict[str, list[Bound]],
+        slow_rules: dict[str, list[Bound]],
+        window: bool,
     ):
         self.name = name
         self.groups = groups
         self.rules = rules  # scope -> bound rules judged every sample, enabled ones only
         self.slow_rules = slow_rules  # scope -> bound rules judged every few seconds
         self.next_slow = 0.0
-        self.conditions: dict[str, Condition] = {}  # rule id -> its condition on the node (gpu None)
+        self.conditions: dict[
+            str, Condition
+        ] = {}  # rule id -> its condition on the node (gpu None)
         self.gpus: dict[int, GpuMemory] = {}
         self.now = 0.0
         self.first_seen: float | None = None
