@@ -57,8 +57,9 @@ class Recorder:
                clock: Callable[[], float] = time.time) -> Recorder:
         """Record into a new file at ``path``; never overwrites one (it may be last night's)."""
         try:
+            file: BinaryIO
             if str(path).endswith(".gz"):
-                file = gzip.open(path, "xb", compresslevel=GZIP_LEVEL)
+                file = gzip.open(path, "xb", compresslevel=GZIP_LEVEL)  # type: ignore[assignment]
             else:
                 file = open(path, "xb")
         except FileExistsError:

@@ -21,7 +21,7 @@ import time
 try:
     import fcntl
 except ImportError:  # not POSIX: sessions do not lock each other out, each still merges
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 from dataclasses import dataclass
 from pathlib import Path
 

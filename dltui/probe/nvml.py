@@ -10,7 +10,7 @@ PROCESS_REFRESH_S; the rest every tick.
 
 import time
 
-from .gpu import (
+from .gpu_records import (
     GPU_LOST,
     GPU_NEEDS_RESET,
     error_record,

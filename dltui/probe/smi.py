@@ -21,7 +21,7 @@ import threading
 import time
 
 from . import values
-from .gpu import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
+from .gpu_records import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 from .smi_xml import parse_smi_xml
 

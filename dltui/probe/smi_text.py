@@ -12,7 +12,7 @@ Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reaso
 import re
 
 from . import values as v
-from .gpu import new_gpu_facts, new_gpu_record
+from .gpu_records import new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 
 _DEPRECATED = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$")

@@ -145,7 +145,7 @@ def _open(path: Path) -> BinaryIO:
     file = open(path, "rb")
     if file.read(2) == _GZIP_MAGIC:
         file.close()
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile: a binary file
     file.seek(0)
     return file
 

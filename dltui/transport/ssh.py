@@ -14,6 +14,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from typing import cast
 
 import asyncssh
 
@@ -248,9 +249,10 @@ class _NodeLink:
 
     async def _stream(self, node: _Hop, sink: Sink) -> Failure:
         reader = ProbeReader(self.name, sink)
-        chan, session = await node.conn.create_session(
+        chan, created = await node.conn.create_session(
             lambda: _ProbeSession(reader, self._said_hello), self.command, encoding=None
         )
+        session = cast(_ProbeSession, created)
         chan.write(bundle.payload())
         pinger = asyncio.create_task(self._ping(chan, reader))
         try:
@@ -316,6 +318,10 @@ class _ProbeSession(asyncssh.SSHClientSession):
     def connection_made(self, chan: asyncssh.SSHClientChannel) -> None:
         self.chan = chan
 
+    def _close(self) -> None:
+        if self.chan is not None:
+            self.chan.close()
+
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         if datatype == asyncssh.EXTENDED_DATA_STDERR:
             self.stderr = (self.stderr + data)[-STDERR_KEPT_BYTES:]
@@ -335,17 +341,17 @@ class _ProbeSession(asyncssh.SSHClientSession):
                     self.on_hello(reader.sink)
         except ProtocolError as exc:
             self.protocol_error = exc
-            self.chan.close()
+            self._close()
         except Exception as exc:  # noqa: BLE001 - surfaces in _stream, costs this node only
             self.bug = exc
-            self.chan.close()
+            self._close()
 
     def eof_received(self) -> bool:
         # The probe closed its stdout: its last line even without a newline, then a moment
         # for its exit status before we close.
         if self.partial:
             self.data_received(b"\n", None)
-        asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self.chan.close)
+        asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self._close)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:

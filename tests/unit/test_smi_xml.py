@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe.gpu import GPU_FACT_FIELDS
+from dltui.probe.gpu_records import GPU_FACT_FIELDS
 from dltui.probe.schema import GPU_FIELDS
 from dltui.probe.smi_xml import parse_smi_xml
 

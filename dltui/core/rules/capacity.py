@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from .. import format as fmt
-from ..models import GpuSample, Sample
+from ..models import GpuSample, NodeEvent, Sample
 from .base import CLEAR, GPU, HOLD, NODE, Finding, Rule
 from .memory import GpuMemory, NodeMemory
 
@@ -53,9 +53,10 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
         if available is not None:
             parts.append(f"{available:.0f} % of memory available again")
     else:
-        if available is not None:
+        if available is not None and m is not None:
             parts.append(
-                f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})"
+                f"{available:.1f} % of memory available "
+                f"({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})"
             )
         if stall is not None:
             parts.append(f"memory pressure full avg10 {stall:.0f} %")
@@ -82,9 +83,18 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
+_OOM_KILLS = "oom_kills"  # rule_state: the newest OOM kill events of the node
+_OOM_KILLS_KEPT = 100  # host_memory_low looks back minutes
+
+
+def record_oom_kill(node: NodeMemory, event: NodeEvent, gpu: int | None, p: dict) -> None:
+    """Kept, to be judged with the node's memory on the next sample."""
+    node.rule_state.setdefault(_OOM_KILLS, deque(maxlen=_OOM_KILLS_KEPT)).append(event)
+
+
 def _recent_oom_kills(node: NodeMemory, since: float) -> list:
-    """The OOM kills the engine kept for this node (see ``observe_event``) from ``since`` on."""
-    kills = node.rule_state.get("oom_kills")
+    """The OOM kills kept for this node (``record_oom_kill``) from ``since`` on."""
+    kills = node.rule_state.get(_OOM_KILLS)
     return sorted((e for e in kills if e.time >= since), key=lambda e: e.time) if kills else []
 
 
@@ -94,7 +104,7 @@ def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
     if not sample.filesystems:
         return None
     rates = _write_rates(sample, node, p)
-    worst, level, clean, words = 0, -1, True, []
+    worst, level, clean, words = 0.0, -1, True, []
     for fs in sample.filesystems:
         used = max(
             (x for x in (fs.used_percent, fs.inodes_used_percent) if x is not None), default=None
@@ -191,6 +201,8 @@ RULES = (
         "MemAvailable below available_below % (warning), or PSI memory full "
         "avg10 ≥ psi_full or an OOM kill in the last oom_window_s (critical)",
         slow=True,
+        consumes=("oom-kill",),
+        on_event=record_oom_kill,
     ),
     Rule(
         "filesystem_full",

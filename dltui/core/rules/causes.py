@@ -147,14 +147,12 @@ def _network_lines_up(
     history, n = node.history, len(starved_share)
     if history is None or n < 10:
         return ""
-    best, best_rx = None, []
+    best: str | None = None
+    best_rx: list[float] = []
     for nic in sample.networks:
-        rx = history.get(f"network.{nic.name}.rx_bytes_per_s", n)
-        if (
-            len(rx) == n
-            and all(v is not None for v in rx)
-            and (not best_rx or fmean(rx) > fmean(best_rx))
-        ):
+        readings = history.get(f"network.{nic.name}.rx_bytes_per_s", n)
+        rx = [v for v in readings if v is not None]
+        if len(rx) == n and (not best_rx or fmean(rx) > fmean(best_rx)):
             best, best_rx = nic.name, rx
     if best is None or fmean(best_rx) < p["network_min_bytes_per_s"]:
         return ""

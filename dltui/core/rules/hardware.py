@@ -11,7 +11,7 @@ from collections import deque
 
 from dltui.probe.xid import describe
 
-from ..models import GpuFacts, GpuSample, Sample
+from ..models import GpuFacts, GpuSample, NodeEvent, Sample
 from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last
 from .condition import RANK
 from .memory import GpuMemory, NodeMemory
@@ -35,6 +35,29 @@ def xid(history: list[tuple[float, int]], p: dict) -> Finding:
         lasting=False,
         immediate=True,
     )
+
+
+_XID_HISTORY = "xid_history"  # rule_state: {gpu: [(time, code)]} since the alert opened
+
+
+def record_xid(
+    node: NodeMemory, event: NodeEvent, gpu: int | None, p: dict
+) -> Finding | None:
+    """An XID line: kept in this GPU's history, which rates the alert."""
+    code = event.data.get("xid")
+    if not isinstance(code, int):
+        return None
+    history = node.rule_state.setdefault(_XID_HISTORY, {}).setdefault(gpu, [])
+    history.append((event.time, code))
+    return xid(history, p)
+
+
+def forget_xids(node: NodeMemory, gpu: int | None) -> None:
+    node.rule_state.get(_XID_HISTORY, {}).pop(gpu, None)
+
+
+def forget_all_xids(node: NodeMemory) -> None:
+    node.rule_state.pop(_XID_HISTORY, None)
 
 
 def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
@@ -136,7 +159,7 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     gen, width, util = g.pcie_gen, g.pcie_width, g.utilization_percent
     top_gen = g.pcie_max_gen or (f.pcie_max_gen if f else None)
     top_width = g.pcie_max_width or (f.pcie_max_width if f else None)
-    if None in (gen, width, util, top_gen, top_width):
+    if gen is None or width is None or util is None or top_gen is None or top_width is None:
         return None
     if util < p["busy_util"]:
         return HOLD  # links train down at idle: judge under load only
@@ -171,7 +194,28 @@ def pcie_replays(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
+def reconcile_listed_gpus(node: NodeMemory, now: float) -> None:
+    """New facts: which GPUs earlier sessions listed on this node are gone now."""
+    if node.inventory is not None and node.facts is not None:
+        facts = node.facts
+        node.rule_state["gpus_gone"] = node.inventory.reconcile(
+            node.name, facts.hostname, facts.gpus, now
+        )
+        node.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed
+
+
+def accept_gone_gpus(node: NodeMemory, gpu: int | None) -> None:
+    """The operator acknowledged the node's alert: the GPUs gone are forgotten (the hardware
+    was changed on purpose); a GPU still missing this session raises it again."""
+    if gpu is not None:
+        return
+    gone = node.rule_state.pop("gpus_gone", [])
+    if node.inventory is not None and gone:
+        node.inventory.forget(node.name, [k.uuid for k in gone])
+    node.rule_state.pop("gpu_missing_all_there", None)
+
+
+def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
     """Every GPU the facts listed or we have seen must stay readable."""
     state = node.rule_state
     readable = [g.index for g in sample.gpus if g.error is None]
@@ -269,6 +313,12 @@ RULES = (
         xid,
         {},
         "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot",
+        acknowledgeable=True,
+        cleared_by_new_boot=True,
+        consumes=("xid",),
+        on_event=record_xid,
+        on_acknowledge=forget_xids,
+        on_new_boot=forget_all_xids,
     ),
     Rule(
         "ecc_uncorrectable",
@@ -277,6 +327,7 @@ RULES = (
         {},
         "a rise in uncorrected volatile ECC errors; clears when volatile is 0 again",
         slow=True,
+        acknowledgeable=True,
     ),
     Rule(
         "ecc_correctable_burst",
@@ -340,6 +391,9 @@ RULES = (
         {"expected_gpus": 0, "for_samples": 2},
         "fewer readable GPUs than listed, seen this session, listed "
         "in an earlier session, or expected_gpus (0 = not set)",
+        acknowledgeable=True,  # a GPU gone since an earlier session: the operator accepts it
+        on_facts=reconcile_listed_gpus,
+        on_acknowledge=accept_gone_gpus,
     ),
     Rule("persistence_off", FACTS, persistence_off, {}, "persistence mode disabled"),
 )

@@ -69,6 +69,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         if now < win.next_eval:
             return None
         win.next_eval = now + p["every_s"]
+        assert node.sample is not None  # rules run on a sample
         track_disks(node, node.sample)
         if now - win.since < p["warmup_s"]:
             return None
@@ -116,6 +117,7 @@ def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
     """One explanation per node and sample, shared by all its starving GPUs."""
     node = mem.node
     cached = node.rule_state.get("starvation_cause")
+    assert node.sample is not None  # rules run on a sample
     if cached is None or cached[0] != node.now:
         cached = node.rule_state["starvation_cause"] = (
             node.now,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from statistics import median
 
 from ..models import GpuSample, Sample
-from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, delta
+from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
 SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 0x4, 0x8, 0x20, 0x40, 0x80
@@ -213,7 +213,7 @@ def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     what = (
         "HW power brake active (0x80)"
         if active
-        else f"+{rise / 1e6:.1f} s of HW power brake since the last reading"
+        else f"+{(rise or 0) / 1e6:.1f} s of HW power brake since the last reading"
     )
     power = f"power {g.power_w:.0f} W" if g.power_w is not None else ""
     return Finding(
@@ -285,24 +285,29 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
     by_margin = all(g.temperature_margin_c is not None for g in loaded)
     if not by_margin and any(g.temperature_c is None for g in loaded):
         return None
-    out = {}
+    # one reading per GPU, "how hot": the margin counts down, so it is negated
+    heat: dict[int, float] = {}
+    for g in loaded:
+        margin, core = g.temperature_margin_c, g.temperature_c
+        reading_c = -margin if by_margin and margin is not None else core
+        if reading_c is not None:
+            heat[g.index] = reading_c
+    out: dict[int, Finding | Verdict] = {}
     for g in loaded:
         peers = [
             h
             for h in loaded
             if h is not g
-            and abs(h.utilization_percent - g.utilization_percent) <= p["similar_load"]
+            and abs((h.utilization_percent or 0) - (g.utilization_percent or 0)) <= p["similar_load"]
         ]
         if len(peers) < p["min_gpus"] - 1:
             continue
+        typical = median(heat[h.index] for h in peers)
+        hotter = heat[g.index] - typical
         if by_margin:
-            typical = median(h.temperature_margin_c for h in peers)
-            hotter = typical - g.temperature_margin_c
-            reading = f"margin {g.temperature_margin_c:.0f} °C against a median {typical:.0f} °C"
+            reading = f"margin {-heat[g.index]:.0f} °C against a median {-typical:.0f} °C"
         else:
-            typical = median(h.temperature_c for h in peers)
-            hotter = g.temperature_c - typical
-            reading = f"core {g.temperature_c:.0f} °C against a median {typical:.0f} °C"
+            reading = f"core {heat[g.index]:.0f} °C against a median {typical:.0f} °C"
         if hotter >= p["hotter"]:
             out[g.index] = Finding(
                 "warning",

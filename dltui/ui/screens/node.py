@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from dltui.core.state import FleetState, NodeState
@@ -30,7 +31,6 @@ NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
 
 
-ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable", "gpu_missing")  # events, not states; a GPU gone since an earlier session
 
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
@@ -121,7 +121,8 @@ class NodeScreen(Screen):
         self._gpu_indexes = indexes
         grid = self.query_one("#gpus", ItemGrid)
         grid.remove_children()
-        panes = [GpuPane(i, thresholds=self.thresholds) for i in indexes] or [NoGpuPane()]
+        panes: list[Widget] = [GpuPane(i, thresholds=self.thresholds) for i in indexes]
+        panes = panes or [NoGpuPane()]
         grid.mount_all(panes)
         self.set_class(not indexes, "-no-gpus")  # the host panes take the room
 
@@ -132,15 +133,15 @@ class NodeScreen(Screen):
         self.app.pop_screen()
 
     def action_acknowledge(self) -> None:
-        """Retire this node's XID, uncorrectable-ECC and gone-GPU alerts: they record an event,
-        so only the operator (or a new boot, or a GPU reset) can say it has been dealt with. A
-        GPU still missing in this session raises its alert again; one gone since an earlier
-        session is forgotten (the hardware was changed on purpose)."""
+        """Retire this node's alerts that record an event (the rules say which: XIDs,
+        uncorrectable ECC, GPUs gone): only the operator (or a new boot, or a GPU reset) can
+        say it has been dealt with. A condition that still holds raises its alert again."""
         engine = self.fleet.engine
         node = self.node
-        keys = [key for key in node.alerts if key[0] in ACKNOWLEDGEABLE]
+        rules = engine.acknowledgeable() if engine is not None else ()
+        keys = [key for key in node.alerts if key[0] in rules]
         if engine is None or not keys:
-            self.notify("nothing to acknowledge: no open XID, uncorrectable-ECC or missing-GPU alert")
+            self.notify(f"nothing to acknowledge: no open {', '.join(rules) or 'event'} alert")
             return
         now = self.fleet.clock()
         for rule, gpu in keys:
