@@ -1,5 +1,6 @@
 # Quick start: `make run` (dashboard on this machine; `make run ARGS="gpu01 gpu02"` for nodes)
-# and `make test` (installs what the tests need, then runs the whole suite).
+# and `make test` (installs what the tests need, lints, then runs the whole suite on the oldest
+# and the newest supported Python).
 
 PYTHON ?= python3
 VENV   ?= .venv
@@ -13,8 +14,15 @@ SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /u
 	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
 	systemd sudo util-linux
+# The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it).
+BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux
+BENCH_APT_PACKAGES := prometheus-node-exporter tmux
+# The suite runs on the oldest and the newest supported operator Python (pyenv builds, found
+# by scripts/find-python); one venv each. Under CI=true a missing interpreter is a failure.
+TEST_PYTHONS ?= 3.10 3.13
+PYTEST_ARGS ?= -q -n 2
 
-.PHONY: run test system-deps screenshots bench clean
+.PHONY: run test lint system-deps bench-deps screenshots bench clean $(TEST_PYTHONS:%=test-%)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,30 +34,63 @@ $(VENV)/.test-installed: $(VENV)/.installed
 	$(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
+$(VENV)/.lint-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[lint]'
+	@touch $@
+
+# One venv per tested Python: .venv-3.10, .venv-3.13 (make .venv-3.10/.test-installed).
+.venv-%/.test-installed: pyproject.toml
+	@py=$$(scripts/find-python $*) || { echo "Python $* not found: pyenv install $*" >&2; exit 1; }; \
+	rm -rf .venv-$* && $$py -m venv .venv-$* && \
+	.venv-$*/bin/python -m pip install --quiet --upgrade pip && \
+	.venv-$*/bin/python -m pip install --quiet -e '.[test]'
+	@touch $@
+
 run: $(VENV)/.installed
 	$(VENV)/bin/dltui $(ARGS)
 
-# Installs the system tools with apt when one is missing and we are root; otherwise says what
-# to install. In CI a missing sshd is a failure, never a skip.
-system-deps:
-	@missing=""; for t in $(SYSTEM_TOOLS); do [ -x $$t ] || missing="$$missing $$t"; done; \
+# Installs tools ($(1)) with apt ($(2)) when one is missing and we are root; otherwise says
+# what to install. In CI a missing sshd is a failure, never a skip.
+define apt_install
+	@missing=""; for t in $(1); do [ -x $$t ] || missing="$$missing $$t"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "installing $(APT_PACKAGES) (missing:$$missing)"; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
+	    echo "installing $(2) (missing:$$missing)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; \
 	  else \
-	    echo "missing:$$missing -- install: sudo apt-get install $(APT_PACKAGES)" >&2; exit 1; \
+	    echo "missing:$$missing -- install: sudo apt-get install $(2)" >&2; exit 1; \
 	  fi; \
 	fi
+endef
 
-test: $(VENV)/.test-installed system-deps
-	$(PY) -m pytest -q -n 2
+system-deps:
+	$(call apt_install,$(SYSTEM_TOOLS),$(APT_PACKAGES))
+
+bench-deps:
+	$(call apt_install,$(BENCH_TOOLS),$(BENCH_APT_PACKAGES))
+
+# ruff (rules and limits in pyproject.toml) and mypy on dltui/; the probe's own checks
+# (stdlib only, Python 3.8) and the layering are tests (tests/unit/test_boundaries.py).
+lint: $(VENV)/.lint-installed
+	$(VENV)/bin/ruff check
+	$(VENV)/bin/mypy
+
+test: lint system-deps $(TEST_PYTHONS:%=test-%)
+
+# Outside CI a Python that is not installed is skipped with a warning; in CI it fails.
+$(TEST_PYTHONS:%=test-%): test-%: system-deps
+	@if ! scripts/find-python $* >/dev/null; then \
+	  if [ "$$CI" = true ]; then echo "Python $* not found (CI=true: failing)" >&2; exit 1; fi; \
+	  echo "WARNING: Python $* not found, its test run is skipped (pyenv install $*)" >&2; exit 0; \
+	fi; \
+	$(MAKE) --no-print-directory .venv-$*/.test-installed && \
+	echo "== tests on Python $*" && .venv-$*/bin/python -m pytest $(PYTEST_ARGS)
 
 screenshots: $(VENV)/.installed
 	$(PY) scripts/screenshots.py
 
-bench: $(VENV)/.test-installed
+bench: $(VENV)/.test-installed bench-deps
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-* build *.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -7,12 +7,11 @@ import asyncio
 import sys
 
 from dltui import __version__
+from dltui.actions import cli as actions_cli
 from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh_options import SshOptions
-
-from dltui.actions import cli as actions_cli
 
 SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
@@ -25,20 +24,42 @@ def _common(parser: argparse.ArgumentParser) -> None:
     ssh = parser.add_argument_group("reaching nodes (as ssh does)")
     ssh.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
     ssh.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
-    ssh.add_argument("-i", "--identity", metavar="FILE", action="append", default=[], help="private key file (repeatable)")
-    ssh.add_argument("--known-hosts", metavar="FILE", help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)")
+    ssh.add_argument(
+        "-i",
+        "--identity",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="private key file (repeatable)",
+    )
+    ssh.add_argument(
+        "--known-hosts",
+        metavar="FILE",
+        help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)",
+    )
     ssh.add_argument(
         "--accept-new-host-keys",
         action="store_true",
-        help="add unknown host keys to known_hosts (like StrictHostKeyChecking=accept-new); changed keys are still refused",
+        help= (
+            "add unknown host keys to known_hosts (like "
+            "StrictHostKeyChecking=accept-new); changed keys are still refused"
+        ),
     )
     gen = parser.add_argument_group("general")
-    gen.add_argument("--interval", type=float, metavar="SECONDS", help="seconds between samples (default 1)")
-    gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
-    gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
-    gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
     gen.add_argument(
-        "--record", metavar="FILE", help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)"
+        "--interval", type=float, metavar="SECONDS", help="seconds between samples (default 1)"
+    )
+    gen.add_argument(
+        "--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)"
+    )
+    gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
+    gen.add_argument(
+        "--read-only", action="store_true", help="disable every action that changes a node"
+    )
+    gen.add_argument(
+        "--record",
+        metavar="FILE",
+        help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
     )
 
 
@@ -52,7 +73,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"dltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    watch = sub.add_parser("watch", help="live dashboard (the default command)", description="Live dashboard on the given nodes.")
+    watch = sub.add_parser(
+        "watch",
+        help="live dashboard (the default command)",
+        description="Live dashboard on the given nodes.",
+    )
     watch.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
     add_prometheus(watch)
     _common(watch)
@@ -64,22 +89,36 @@ def build_parser() -> argparse.ArgumentParser:
         "0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable).",
     )
     snap.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
-    snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
-    snap.add_argument("--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)")
+    snap.add_argument(
+        "--json", action="store_true", help="print one JSON document (schema in the README)"
+    )
+    snap.add_argument(
+        "--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)"
+    )
     add_prometheus(snap)
     _common(snap)
 
-    demo = sub.add_parser("demo", help="dashboard on a seeded simulated fleet", description="Dashboard on a simulated fleet.")
-    demo.add_argument("--nodes", type=int, default=12, help="number of simulated nodes (default 12)")
+    demo = sub.add_parser(
+        "demo",
+        help="dashboard on a seeded simulated fleet",
+        description="Dashboard on a simulated fleet.",
+    )
+    demo.add_argument(
+        "--nodes", type=int, default=12, help="number of simulated nodes (default 12)"
+    )
     demo.add_argument("--gpus", type=int, default=8, help="GPUs per node (default 8)")
     demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     _common(demo)
 
     rep = sub.add_parser(
-        "replay", help="dashboard on a recording made with --record", description="Play a recording made with --record."
+        "replay",
+        help="dashboard on a recording made with --record",
+        description="Play a recording made with --record.",
     )
     rep.add_argument("file", metavar="FILE", help="the recording")
-    rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
+    rep.add_argument(
+        "--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)"
+    )
     _common(rep)
 
     from dltui.export.command import add_parser as add_export
@@ -112,7 +151,8 @@ def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
         ssh_config=args.ssh_config or s.get("config"),
         identity=tuple(args.identity or s.get("identity", ())),
         known_hosts=args.known_hosts or s.get("known_hosts"),
-        accept_new_host_keys=args.accept_new_host_keys or bool(s.get("accept_new_host_keys", False)),
+        accept_new_host_keys=args.accept_new_host_keys
+        or bool(s.get("accept_new_host_keys", False)),
         connect_timeout_s=float(s.get("connect_timeout", 10.0)),
         keepalive_interval_s=float(s.get("keepalive_interval", 15.0)),
         keepalive_count=int(s.get("keepalive_count", 3)),
@@ -136,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cfg, ssh = settings(args)
         return _run(args, cfg, ssh, error_code)
-    except (ConfigError, HostSpecError) as exc:  # the file, the environment, [rules.*]; a bad node range
+    except (
+        ConfigError,
+        HostSpecError,
+    ) as exc:  # the file, the environment, [rules.*]; a bad node range
         print(f"dltui: {exc}", file=sys.stderr)
         return error_code
 
@@ -153,7 +196,11 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
-        transports = [DemoTransport(nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s)]
+        transports = [
+            DemoTransport(
+                nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s
+            )
+        ]
         return _dashboard(transports, cfg, args.record)
     if args.command == "replay":
         from dltui.transport.replay import ReplayError, ReplayTransport
@@ -178,7 +225,8 @@ def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
             raise ConfigError(str(exc)) from None
     from dltui.transport.factory import build_transports
 
-    units = actions_cli.UnitConfig(cfg).for_node  # each node's units and checkpoint glob, for its probe
+    # each node's units and checkpoint glob, for its probe
+    units = actions_cli.UnitConfig(cfg).for_node
     return build_transports(args.hosts, cfg.interval_s, ssh, units)
 
 
@@ -202,7 +250,10 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 
     transports = _transports(args, cfg, ssh)
     names = node_names(transports)
-    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory(args)))
+    fleet = FleetState(
+        names,
+        engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory(args)),
+    )
     try:
         recorder = Recorder.create(fleet, args.record, names) if args.record else None
     except RecordError as exc:
@@ -215,11 +266,16 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     finally:
         if recorder is not None:
             recorder.close()
-    print(snapshot.to_json(fleet) if args.json else report_text.render(fleet), end="" if not args.json else "\n")
+    print(
+        snapshot.to_json(fleet) if args.json else report_text.render(fleet),
+        end="" if not args.json else "\n",
+    )
     return snapshot.exit_code(fleet)
 
 
-def _dashboard(transports: list, cfg: Config, record: str | None, clock=None, inventory=None) -> int:
+def _dashboard(
+    transports: list, cfg: Config, record: str | None, clock=None, inventory=None
+) -> int:
     from dltui.record import RecordError
     from dltui.ui.app import run_dashboard
 

@@ -25,10 +25,22 @@ The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/co
 from __future__ import annotations
 
 import os
-import tomllib
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10 (Ubuntu 22.04): the tomli backport, same API
+    import tomli as tomllib
+
+TomlError = tomllib.TOMLDecodeError
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """TOML text -> dict; raises TomlError. The one place the operator side parses TOML."""
+    return tomllib.loads(text)
 
 
 class ConfigError(Exception):
@@ -60,8 +72,8 @@ def load(path: str | None = None) -> Config:
     data: dict[str, Any] = {}
     if file.exists():
         try:
-            data = tomllib.loads(file.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            data = parse_toml(file.read_text(encoding="utf-8"))
+        except (TomlError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{file}: not valid TOML: {exc}") from None
         except OSError as exc:
             raise ConfigError(f"{file}: cannot read: {exc.strerror}") from None

@@ -21,8 +21,9 @@ from __future__ import annotations
 import gzip
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO
 
 from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample
@@ -53,11 +54,12 @@ class Recorder:
 
     @classmethod
     def create(cls, sink: Sink, path: str | Path, names: list[str],
-               clock: Callable[[], float] = time.time) -> "Recorder":
+               clock: Callable[[], float] = time.time) -> Recorder:
         """Record into a new file at ``path``; never overwrites one (it may be last night's)."""
         try:
+            file: BinaryIO
             if str(path).endswith(".gz"):
-                file = gzip.open(path, "xb", compresslevel=GZIP_LEVEL)
+                file = gzip.open(path, "xb", compresslevel=GZIP_LEVEL)  # type: ignore[assignment]
             else:
                 file = open(path, "xb")
         except FileExistsError:
@@ -108,7 +110,7 @@ class Recorder:
             except (OSError, ValueError) as exc:
                 self._stop(exc)
 
-    def __enter__(self) -> "Recorder":
+    def __enter__(self) -> Recorder:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

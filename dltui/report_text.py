@@ -20,21 +20,29 @@ def render(fleet: FleetState) -> str:
             out.append(f"  [{alert.severity.upper()}]{where} {alert.message}")
         f, s = node.facts, node.sample
         if f is not None:
-            gpu = f"driver {f.driver_version or 'n/a'}, CUDA {f.cuda_version or 'n/a'}" if f.gpu_source else (f.gpu_note or "no GPUs")
-            out.append(f"  {f.hostname} · {f.os or fmt.NA} · kernel {f.kernel or fmt.NA} · {f.cpu_count} CPUs · {gpu}")
+            gpu = (
+                f"driver {f.driver_version or 'n/a'}, CUDA {f.cuda_version or 'n/a'}"
+                if f.gpu_source
+                else (f.gpu_note or "no GPUs")
+            )
+            out.append(
+                f"  {f.hostname} · {f.os or fmt.NA} · kernel {f.kernel or fmt.NA} · {f.cpu_count} CPUs · {gpu}"
+            )
         if s is None:
             out.append("")
             continue
         if s.cpu is not None:
             c = s.cpu
             out.append(
-                f"  cpu {fmt.pct(c.total_percent)} (iowait {fmt.pct(c.iowait_percent)}, steal {fmt.pct(c.steal_percent)})"
+                f"  cpu {fmt.pct(c.total_percent)} (iowait "
+                f"{fmt.pct(c.iowait_percent)}, steal {fmt.pct(c.steal_percent)})"
                 f"  load {fmt.num(c.load_1, 2)} {fmt.num(c.load_5, 2)} {fmt.num(c.load_15, 2)}"
             )
         if s.memory is not None:
             m = s.memory
             out.append(
-                f"  mem {fmt.size(m.used_bytes)} used / {fmt.size(m.total_bytes)}, {fmt.size(m.available_bytes)} available,"
+                f"  mem {fmt.size(m.used_bytes)} used / {fmt.size(m.total_bytes)}, "
+                f"{fmt.size(m.available_bytes)} available,"
                 f" swap {fmt.size(m.swap_used_bytes)} / {fmt.size(m.swap_total_bytes)}"
             )
         if s.pressure is not None:
@@ -51,16 +59,21 @@ def render(fleet: FleetState) -> str:
                 f" busy {fmt.pct(d.busy_percent)} await {fmt.num(d.await_ms, 1, 'ms')}"
             )
         for fs in s.filesystems:
-            out.append(f"  fs {fs.mountpoint} ({fs.fstype}): {fmt.pct(fs.used_percent)} of {fmt.size(fs.total_bytes)}")
+            out.append(
+                f"  fs {fs.mountpoint} ({fs.fstype}): {fmt.pct(fs.used_percent)} of {fmt.size(fs.total_bytes)}"
+            )
         for n in s.networks:
-            out.append(f"  net {n.name}: rx {fmt.rate(n.rx_bytes_per_s)} tx {fmt.rate(n.tx_bytes_per_s)}")
+            out.append(
+                f"  net {n.name}: rx {fmt.rate(n.rx_bytes_per_s)} tx {fmt.rate(n.tx_bytes_per_s)}"
+            )
         for g in s.gpus:
             if g.error:
                 out.append(f"  GPU{g.index} {g.name or ''}: {g.error}")
                 continue
             reasons = ",".join(r for r in g.clock_event_reasons or () if r != "gpu_idle") or "-"
             out.append(
-                f"  GPU{g.index} {g.name or ''}: util {fmt.pct(g.utilization_percent)} mem {fmt.mib(g.memory_used_mib)}/"
+                f"  GPU{g.index} {g.name or ''}: util "
+                f"{fmt.pct(g.utilization_percent)} mem {fmt.mib(g.memory_used_mib)}/"
                 f"{fmt.mib(g.memory_total_mib)} temp {fmt.num(g.temperature_c, 0, '°C')}"
                 f" power {fmt.num(g.power_w, 0, 'W')}/{fmt.num(g.power_limit_w, 0, 'W')} clocks-event {reasons}"
             )

@@ -33,8 +33,10 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
             await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
             fleet.tick()
             for task in tasks:  # a transport bug must surface, not hang the snapshot
-                if task.done() and not task.cancelled() and task.exception():
-                    raise task.exception()
+                if task.done() and not task.cancelled():
+                    error = task.exception()
+                    if error is not None:
+                        raise error
     finally:
         for task in tasks:
             task.cancel()

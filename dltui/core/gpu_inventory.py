@@ -21,7 +21,7 @@ import time
 try:
     import fcntl
 except ImportError:  # not POSIX: sessions do not lock each other out, each still merges
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,7 +54,9 @@ class GpuInventory:
         self.nodes: dict[str, dict] = self._load()
         self._changed: set[str] = set()  # the nodes this session writes (others are left as found)
 
-    def reconcile(self, node: str, hostname: str | None, gpus: list[GpuFacts], now: float | None = None) -> list[KnownGpu]:
+    def reconcile(
+        self, node: str, hostname: str | None, gpus: list[GpuFacts], now: float | None = None
+    ) -> list[KnownGpu]:
         """The GPUs ``node`` listed before and does not list now; records the ones it lists."""
         now = time.time() if now is None else now
         entry = self.nodes.get(node)
@@ -64,7 +66,8 @@ class GpuInventory:
         listed = {g.uuid: g for g in gpus if g.uuid}
         gone = [_known(uuid, rec) for uuid, rec in known.items() if uuid not in listed]
         changed = self.nodes.get(node) is not entry or any(
-            uuid not in known or now - float(known[uuid].get("last_listed", 0.0)) > REFRESH_LISTED_S for uuid in listed
+            uuid not in known or now - float(known[uuid].get("last_listed", 0.0)) > REFRESH_LISTED_S
+            for uuid in listed
         )
         for uuid, g in listed.items():
             known[uuid] = {"index": g.index, "name": g.name, "bus_id": g.bus_id, "last_listed": now}
@@ -82,7 +85,9 @@ class GpuInventory:
     def _load(self, set_aside: bool = True) -> dict[str, dict]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict) or not all(isinstance(v, dict) and isinstance(v.get("gpus"), dict) for v in data.values()):
+            if not isinstance(data, dict) or not all(
+                isinstance(v, dict) and isinstance(v.get("gpus"), dict) for v in data.values()
+            ):
                 raise ValueError("not an inventory")
             return data
         except FileNotFoundError:
@@ -114,4 +119,10 @@ class GpuInventory:
 
 
 def _known(uuid: str, rec: dict) -> KnownGpu:
-    return KnownGpu(uuid, int(rec.get("index", -1)), rec.get("name"), rec.get("bus_id"), float(rec.get("last_listed", 0.0)))
+    return KnownGpu(
+        uuid,
+        int(rec.get("index", -1)),
+        rec.get("name"),
+        rec.get("bus_id"),
+        float(rec.get("last_listed", 0.0)),
+    )

@@ -162,7 +162,7 @@ class GpuSample:
     error: str | None = None
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "GpuSample":
+    def from_dict(cls, data: dict[str, Any]) -> GpuSample:
         data = dict(data)
         data["processes"] = [GpuProcess(**p) for p in data.get("processes") or ()]
         data["utilization_samples_percent"] = list(data.get("utilization_samples_percent") or ())
@@ -225,7 +225,7 @@ class Sample:
         return plain(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Sample":
+    def from_dict(cls, data: dict[str, Any]) -> Sample:
         cpu = data.get("cpu")
         if cpu is not None:
             cpu = dict(cpu)
@@ -319,7 +319,7 @@ class NodeFacts:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "NodeFacts":
+    def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
         data = dict(data)
         data["block_devices"] = [BlockDeviceFacts(**b) for b in data.get("block_devices") or ()]
         data["nics"] = [NicFacts(**n) for n in data.get("nics") or ()]
@@ -343,7 +343,7 @@ class NodeEvent:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "NodeEvent":
+    def from_dict(cls, data: dict[str, Any]) -> NodeEvent:
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 

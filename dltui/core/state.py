@@ -11,12 +11,16 @@ import math
 import time
 from array import array
 from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
 from .timeline import Alert, TimelineEntry, severity_rank
+
+if TYPE_CHECKING:
+    from .rules.settings import RuleSettings
 
 HISTORY_POINTS = 7200  # 2 hours at 1 Hz: a whole quick burn-in
 PRUNE_EVERY = 600  # samples between looks for series whose device is gone
@@ -86,11 +90,11 @@ def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
         yield "memory.used_percent", used
         yield "memory.swap_used_bytes", mem.swap_used_bytes
     if sample.pressure is not None:
-        p = sample.pressure
-        yield "pressure.cpu_some_avg10_percent", p.cpu_some_avg10_percent
-        yield "pressure.io_some_avg10_percent", p.io_some_avg10_percent
-        yield "pressure.io_full_avg10_percent", p.io_full_avg10_percent
-        yield "pressure.memory_some_avg10_percent", p.memory_some_avg10_percent
+        pr = sample.pressure
+        yield "pressure.cpu_some_avg10_percent", pr.cpu_some_avg10_percent
+        yield "pressure.io_some_avg10_percent", pr.io_some_avg10_percent
+        yield "pressure.io_full_avg10_percent", pr.io_full_avg10_percent
+        yield "pressure.memory_some_avg10_percent", pr.memory_some_avg10_percent
     if sample.tasks is not None:
         yield "tasks.d_state_processes", sample.tasks.d_state_processes
     for d in sample.disks:
@@ -183,11 +187,15 @@ class NodeState:
 
 
 class Engine(Protocol):
-    """What the anomaly engine offers the state (see ``rules``)."""
+    """What the anomaly engine offers the state and the UI (see ``rules``)."""
+
+    settings: RuleSettings
 
     def observe_sample(self, node: NodeState, sample: Sample, now: float) -> None: ...
     def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None: ...
-    def tick(self, fleet: "FleetState", now: float) -> None: ...
+    def tick(self, fleet: FleetState, now: float) -> None: ...
+    def acknowledgeable(self) -> tuple[str, ...]: ...
+    def acknowledge(self, node: NodeState, rule_id: str, gpu: int | None, now: float) -> None: ...
 
 
 class FleetState:

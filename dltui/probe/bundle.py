@@ -94,18 +94,32 @@ def probe_args(
 
 
 def ssh_command(
-    interval_s: float, watchdog_s: float, python: str = "python3", units: tuple[str, ...] = (), checkpoint: str | None = None
+    interval_s: float,
+    watchdog_s: float,
+    python: str = "python3",
+    units: tuple[str, ...] = (),
+    checkpoint: str | None = None,
 ) -> str:
     """Shell command that runs the probe from stdin; ``exec`` so no shell lingers. Unit names
     and the checkpoint glob are quoted like every other argument."""
-    argv = [python, "-I", "-S", "-c", _STDIN_PRELUDE + _LOADER, *probe_args(interval_s, watchdog_s, units, checkpoint)]
+    argv = [
+        python,
+        "-I",
+        "-S",
+        "-c",
+        _STDIN_PRELUDE + _LOADER,
+        *probe_args(interval_s, watchdog_s, units, checkpoint),
+    ]
     return "exec " + " ".join(shlex.quote(a) for a in argv)
 
 
 def standalone_script() -> str:
     """A single-file probe: ``python3 -I -S FILE [--interval S] [--count N]``."""
     blob = base64.b64encode(_compressed()).decode()
-    return "#!/usr/bin/env python3\n# dltui probe (generated)\nimport binascii\nD=binascii.a2b_base64(%r)\n%s" % (
-        blob,
-        _LOADER,
+    return (
+        "#!/usr/bin/env python3\n# dltui probe (generated)\nimport binascii\nD=binascii.a2b_base64(%r)\n%s"
+        % (
+            blob,
+            _LOADER,
+        )
     )

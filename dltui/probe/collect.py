@@ -8,7 +8,6 @@ from .gpu import open_gpu
 from .host import HostCollector
 from .problems import Problems
 
-
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
 # CPU. It waits this long after the first sample, so a fleet that starts together (or nodes
 # sharing a hypervisor's CPUs) puts every node on screen first; the boot's XIDs and OOM kills

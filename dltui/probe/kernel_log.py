@@ -37,7 +37,9 @@ _FELL_OFF = re.compile(r"NVRM: GPU (?:at PCI:)?([0-9a-fA-F:.]+): GPU has fallen 
 # mm/oom_kill.c: "Out of memory: Killed process 1234 (python3) total-vm:…kB, anon-rss:…kB, …",
 # "Memory cgroup out of memory: Killed process …" when a cgroup limit (a container, a Slurm
 # job, a systemd MemoryMax) was hit; kernels before 4.19 printed a bare "Killed process …".
-_OOM = re.compile(r"(?:(Memory cgroup out of memory|Out of memory)[^:]*: )?Killed process (\d+) \((.*?)\)(?:.*?anon-rss:(\d+)kB)?")
+_OOM = re.compile(
+    r"(?:(Memory cgroup out of memory|Out of memory)[^:]*: )?Killed process (\d+) \((.*?)\)(?:.*?anon-rss:(\d+)kB)?"
+)
 _JOURNAL_PATTERN = "NVRM: (Xid|GPU .*fallen off the bus)|Killed process"
 _PERMISSION_HINT = "not seeing messages from other users and the system"
 
@@ -59,7 +61,12 @@ def parse_oom(text):
     if not match or not (match.group(1) or text.lstrip().startswith("Killed process")):
         return None
     rss_kb = match.group(4)
-    return int(match.group(2)), match.group(3), (match.group(1) or "").startswith("Memory cgroup"), int(rss_kb) * 1024 if rss_kb else None
+    return (
+        int(match.group(2)),
+        match.group(3),
+        (match.group(1) or "").startswith("Memory cgroup"),
+        int(rss_kb) * 1024 if rss_kb else None,
+    )
 
 
 def pci_key(text):
@@ -104,7 +111,13 @@ def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
         "message": "OOM killer ended %s (pid %d)%s: %s ran out" % (name, pid, size, where),
         "gpu": None,
         "severity": "critical",
-        "data": {"pid": pid, "process": name, "cgroup": in_cgroup, "rss_bytes": rss_bytes, "id": line_id},
+        "data": {
+            "pid": pid,
+            "process": name,
+            "cgroup": in_cgroup,
+            "rss_bytes": rss_bytes,
+            "id": line_id,
+        },
     }
 
 
@@ -160,7 +173,9 @@ class JournalSource:
             entries, _ = self._journalctl(["-b"], grep=self.grep)
             self.backfilled = True
             if self.cursor is None and entries and entries[-1].get("__CURSOR"):
-                self.cursor = entries[-1]["__CURSOR"]  # (the grep's last match: older than open()'s)
+                self.cursor = entries[-1][
+                    "__CURSOR"
+                ]  # (the grep's last match: older than open()'s)
         lines = []
         for entry in entries:
             text = entry.get("MESSAGE")
@@ -180,10 +195,24 @@ class JournalSource:
         cursor on the next call."""
         if self.follower is None:
             # --no-tail: journalctl -f before systemd ~v254 shows only 10 lines past the cursor
-            argv = ["journalctl", "-k", "-f", "--no-tail", "-o", "json", "--no-pager", "--after-cursor", self.cursor]
+            argv = [
+                "journalctl",
+                "-k",
+                "-f",
+                "--no-tail",
+                "-o",
+                "json",
+                "--no-pager",
+                "--after-cursor",
+                self.cursor,
+            ]
             self.follower = self.popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                env=dict(os.environ, LC_ALL="C"), preexec_fn=_die_with(os.getpid()),
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=dict(os.environ, LC_ALL="C"),
+                preexec_fn=_die_with(os.getpid()),
             )
             os.set_blocking(self.follower.stdout.fileno(), False)
         chunks, ended = [], False
@@ -239,7 +268,10 @@ class JournalSource:
             if grep and ("grep" in stderr or "pattern" in stderr):
                 self.grep = False
                 return self._journalctl(where, grep=False)
-            raise RuntimeError("journalctl failed: %s" % (stderr.strip().splitlines() or ["exit %d" % done.returncode])[0])
+            raise RuntimeError(
+                "journalctl failed: %s"
+                % (stderr.strip().splitlines() or ["exit %d" % done.returncode])[0]
+            )
         entries = []
         for line in (done.stdout or "").splitlines():
             if line.strip():
@@ -333,7 +365,14 @@ class KernelLog:
     The thread starts on the first ``events()`` call; ``set_gpus`` maps PCI ids to indexes.
     """
 
-    def __init__(self, problems, run=subprocess.run, kmsg_path="/dev/kmsg", poll_s=POLL_S, popen=subprocess.Popen):
+    def __init__(
+        self,
+        problems,
+        run=subprocess.run,
+        kmsg_path="/dev/kmsg",
+        poll_s=POLL_S,
+        popen=subprocess.Popen,
+    ):
         self.problems = problems
         self.run = run
         self.popen = popen
@@ -350,7 +389,9 @@ class KernelLog:
 
     def set_gpus(self, gpus):
         """``gpus``: the facts' GPU dicts (``index``, ``bus_id``)."""
-        self._gpu_by_pci = {pci_key(g.get("bus_id")): g.get("index") for g in gpus if g.get("bus_id")}
+        self._gpu_by_pci = {
+            pci_key(g.get("bus_id")): g.get("index") for g in gpus if g.get("bus_id")
+        }
 
     def events(self):
         if self._thread is None:
@@ -364,7 +405,9 @@ class KernelLog:
             kind, found = self._found.popleft()
             if kind == "xid":  # PCI ids become GPU indexes here: the facts may come after the line
                 when, pci, xid, detail, line_id = found
-                found = xid_event(when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci)), line_id)
+                found = xid_event(
+                    when, pci, xid, detail, self._gpu_by_pci.get(pci_key(pci)), line_id
+                )
             events.append(found)
         return events
 
@@ -417,5 +460,9 @@ class KernelLog:
             if reason is None:
                 return source
             reasons.append(reason)
-        self._note = "XIDs and OOM kills are not read from the kernel log (%s): run as root or add the user to group systemd-journal or adm" % "; ".join(reasons)
+        self._note = (
+            "XIDs and OOM kills are not read from the kernel log (%s): "
+            "run as root or add the user to group systemd-journal or adm"
+            % "; ".join(reasons)
+        )
         return None

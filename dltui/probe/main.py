@@ -165,7 +165,14 @@ def main(argv=None):
                 event = dict(event, type="event")
                 out.emit(event)
             for source, message in problems.drain():
-                out.emit({"type": "error", "time": round(time.time(), 3), "source": source, "message": message})
+                out.emit(
+                    {
+                        "type": "error",
+                        "time": round(time.time(), 3),
+                        "source": source,
+                        "message": message,
+                    }
+                )
             count += 1
             if args.count and count >= args.count:
                 break

@@ -10,7 +10,14 @@ PROCESS_REFRESH_S; the rest every tick.
 
 import time
 
-from .gpu import GPU_LOST, GPU_NEEDS_RESET, error_record, new_gpu_facts, new_gpu_record, nvml_library_loads
+from .gpu_records import (
+    GPU_LOST,
+    GPU_NEEDS_RESET,
+    error_record,
+    new_gpu_facts,
+    new_gpu_record,
+    nvml_library_loads,
+)
 from .schema import decode_clock_event_reasons
 
 SLOW_REFRESH_S = 10.0

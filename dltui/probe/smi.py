@@ -9,7 +9,9 @@ version); processes from ``--query-compute-apps`` every few seconds.
 Field names are picked once per node from ``--help-query-gpu``: drivers rename fields
 (``clocks_throttle_reasons.*`` became ``clocks_event_reasons.*`` in R535,
 ``pcie.link.gen.current`` gave way to ``pcie.link.gen.gpucurrent`` in R590) and one unknown
-name fails the whole query.
+name fails the whole query. The help is not the last word (it may be unreadable, or list a
+name the query then refuses): a refused name is dropped for its older spelling, or for
+nothing, the query retried and the refusal remembered (``FieldChooser``).
 """
 
 import collections
@@ -19,7 +21,7 @@ import threading
 import time
 
 from . import values
-from .gpu import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
+from .gpu_records import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 from .smi_xml import parse_smi_xml
 
@@ -121,6 +123,7 @@ COMPUTE_APPS_FIELDS = ("pid", "used_gpu_memory", "gpu_uuid", "process_name")
 
 CsvRows = collections.namedtuple("CsvRows", "fields rows dropped")
 
+_REFUSED_FIELD = re.compile(r'Field "([^"]+)" is not a valid field to query')
 _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]$")
 _BUS_ID = re.compile(r"([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])")
 
@@ -233,6 +236,41 @@ def choose_fields(query, available):
     return chosen
 
 
+def refused_field(output):
+    """The name in nvidia-smi's ``Field "X" is not a valid field to query.``, or None."""
+    match = _REFUSED_FIELD.search(output or "")
+    return match.group(1) if match else None
+
+
+class FieldChooser:
+    """The names this node's nvidia-smi accepts, learnt from its help and then from its
+    refusals: one chooser per node serves every query, so a name refused once is never asked
+    again."""
+
+    def __init__(self, available):
+        self.available = available  # names from --help-query-gpu, or None when unreadable
+        self.refused = set()
+
+    def choose(self, query):
+        """{record field: its name from the help, or once that was refused, the next of its
+        names not refused yet (the help may not list an older spelling the query takes)}."""
+        chosen = choose_fields(query, self.available)
+        for field, names, _ in query:
+            if any(name in self.refused for name in names):
+                untried = [name for name in names if name not in self.refused]
+                chosen[field] = untried[0] if untried else None
+        return chosen
+
+    def refuse(self, output, chosen):
+        """Remember the name ``output`` says was refused -> True when it was one of
+        ``chosen``'s (the query is worth retrying without it)."""
+        name = refused_field(output)
+        if name is None or name not in chosen.values():
+            return False
+        self.refused.add(name)
+        return True
+
+
 def query_names(chosen):
     """The distinct names to put in ``--query-gpu=``, in table order."""
     names = []
@@ -320,7 +358,7 @@ def run_smi(argv, timeout_s):
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             timeout=timeout_s,
-            universal_newlines=True,
+            text=True,
             errors="replace",
         )
     except FileNotFoundError:
@@ -339,9 +377,11 @@ class SmiLoop:
     in plain words.
     """
 
-    def __init__(self, argv, fields):
+    def __init__(self, argv, fields, relearn=None):
         self.argv = argv
         self.fields = tuple(fields)
+        # relearn(output) -> (argv, fields) without a name nvidia-smi refused, or None
+        self.relearn = relearn
         self.dropped = 0  # lines that were not rows of this query
         self.failure = None
         self.lost_bus_id = None
@@ -375,6 +415,10 @@ class SmiLoop:
             code, output = self._run_once()
             if self._stop.is_set():
                 return
+            retry = self.relearn(output) if self.relearn is not None else None
+            if retry is not None:  # a refused field: ask again without it, at once
+                self.argv, self.fields = retry[0], tuple(retry[1])
+                continue
             if time.monotonic() - self._run_started >= HEALTHY_RUN_S:
                 attempt = 0
             with self._lock:
@@ -476,31 +520,40 @@ class SmiCollector:
         self.binary = binary
         code, output = run_smi([binary, "--help-query-gpu"], ONE_SHOT_TIMEOUT_S)
         available = parse_help_query_gpu(output) if code == 0 else None
-        self.sample_fields = choose_fields(SAMPLE_QUERY, available)
-        self.fact_fields = choose_fields(FACT_QUERY, available)
-        names = query_names(self.sample_fields)
-        interval_ms = max(int(interval_s * 1000), 100)
+        self.chooser = FieldChooser(available or None)
+        self.sample_fields = self.chooser.choose(SAMPLE_QUERY)
+        self.fact_fields = self.chooser.choose(FACT_QUERY)
+        self._interval_ms = max(int(interval_s * 1000), 100)
         self._waited = False
-        self.loop = SmiLoop(
-            [
-                binary,
-                "--query-gpu=" + ",".join(names),
-                "--format=csv,noheader,nounits",
-                "-lms",
-                str(interval_ms),
-            ],
-            names,
-        )
+        argv, names = self._loop_argv()
+        self.loop = SmiLoop(argv, names, self._relearn_loop)
         self.processes = ProcessPoller(binary, PROCESS_REFRESH_S)
         self.gpu_facts = []  # from the last facts(): who the GPUs are when no rows come
         self._xml = None  # facts from -q -x, read once
 
+    def _loop_argv(self):
+        names = query_names(self.sample_fields)
+        query = "--query-gpu=" + ",".join(names)
+        argv = [self.binary, query, "--format=csv,noheader,nounits", "-lms", str(self._interval_ms)]
+        return argv, names
+
+    def _relearn_loop(self, output):
+        """Called by the loop when it stopped: a refused field -> the loop's new argv."""
+        if not self.chooser.refuse(output, self.sample_fields):
+            return None
+        self.sample_fields = self.chooser.choose(SAMPLE_QUERY)  # replaced whole: read by sample()
+        return self._loop_argv()
+
     def facts(self):
-        names = query_names(self.fact_fields)
-        code, output = run_smi(
-            [self.binary, "--query-gpu=" + ",".join(names), "--format=csv,noheader,nounits"],
-            ONE_SHOT_TIMEOUT_S,
-        )
+        while True:
+            names = query_names(self.fact_fields)
+            code, output = run_smi(
+                [self.binary, "--query-gpu=" + ",".join(names), "--format=csv,noheader,nounits"],
+                ONE_SHOT_TIMEOUT_S,
+            )
+            if code == 0 or not self.chooser.refuse(output, self.fact_fields):
+                break
+            self.fact_fields = self.chooser.choose(FACT_QUERY)
         facts = {"driver_version": None, "cuda_version": None, "nvml_version": None, "gpus": []}
         if code != 0:
             self.problems.report("nvidia-smi", describe_failure(code, output))

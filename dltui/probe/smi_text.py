@@ -12,7 +12,7 @@ Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reaso
 import re
 
 from . import values as v
-from .gpu import new_gpu_facts, new_gpu_record
+from .gpu_records import new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 
 _DEPRECATED = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$")
@@ -289,5 +289,11 @@ def _processes(section):
             continue
         pid = v.number(node.value)
         if isinstance(pid, int):
-            out.append({"pid": pid, "name": v.text(node.get("Name")), "gpu_memory_mib": v.number(node.get("Used GPU Memory"))})
+            out.append(
+                {
+                    "pid": pid,
+                    "name": v.text(node.get("Name")),
+                    "gpu_memory_mib": v.number(node.get("Used GPU Memory")),
+                }
+            )
     return out

@@ -19,23 +19,47 @@ TABLE = {
     13: XidInfo("graphics engine exception", "info", _APP),
     31: XidInfo("GPU memory page fault (MMU fault)", "info", _APP),
     43: XidInfo("GPU stopped processing a channel", "info", _APP),
-    45: XidInfo("preemptive cleanup after a kill or an earlier error", "info", "read the XID before it"),
+    45: XidInfo(
+        "preemptive cleanup after a kill or an earlier error", "info", "read the XID before it"
+    ),
     46: XidInfo("GPU stopped processing (timeout)", "critical", _RESET),
-    48: XidInfo("double-bit ECC error", "critical", "drain the node, reset the GPU, run diagnostics"),
+    48: XidInfo(
+        "double-bit ECC error", "critical", "drain the node, reset the GPU, run diagnostics"
+    ),
     62: XidInfo("internal micro-controller halt", "critical", _RESET),
-    63: XidInfo("ECC page retirement or row remap recorded", "warning", "schedule a GPU reset to apply it"),
-    64: XidInfo("ECC page retirement or row remap failed", "critical", "reset the GPU; RMA if it recurs"),
+    63: XidInfo(
+        "ECC page retirement or row remap recorded", "warning", "schedule a GPU reset to apply it"
+    ),
+    64: XidInfo(
+        "ECC page retirement or row remap failed", "critical", "reset the GPU; RMA if it recurs"
+    ),
     74: XidInfo("NVLink error", "critical", _NVLINK),
-    79: XidInfo("GPU has fallen off the bus", "critical", "power-cycle the node; check riser, seating and PSU"),
-    92: XidInfo("high single-bit ECC error rate", "warning", "watch the trend and plan diagnostics"),
-    94: XidInfo("contained uncorrectable ECC error (one application killed)", "warning", "restart the application and watch row remaps"),
-    95: XidInfo("uncontained uncorrectable ECC error", "critical", "reset the GPU and drain the node"),
+    79: XidInfo(
+        "GPU has fallen off the bus",
+        "critical",
+        "power-cycle the node; check riser, seating and PSU",
+    ),
+    92: XidInfo(
+        "high single-bit ECC error rate", "warning", "watch the trend and plan diagnostics"
+    ),
+    94: XidInfo(
+        "contained uncorrectable ECC error (one application killed)",
+        "warning",
+        "restart the application and watch row remaps",
+    ),
+    95: XidInfo(
+        "uncontained uncorrectable ECC error", "critical", "reset the GPU and drain the node"
+    ),
     109: XidInfo("context switch timeout", "critical", _RESET),
     119: XidInfo("GSP RPC timeout", "critical", _RESET),
     120: XidInfo("GSP error", "critical", _RESET),
     140: XidInfo("unrecovered ECC error (ECC escape)", "critical", _RESET),
     143: XidInfo("GPU initialization failure", "critical", _RESET),
-    154: XidInfo("GPU recovery action changed", "warning", "follow the GPU's recovery action (nvidia-smi -q: GPU Recovery Action)"),
+    154: XidInfo(
+        "GPU recovery action changed",
+        "warning",
+        "follow the GPU's recovery action (nvidia-smi -q: GPU Recovery Action)",
+    ),
 }
 for _code in range(144, 151):
     TABLE[_code] = XidInfo("NVLink error", "critical", _NVLINK)

@@ -3,10 +3,11 @@
 Every node follows a scenario chosen by its position in the fleet (the pattern repeats every 16
 nodes): steady training, one GPU running hot and throttling, a data loader starving its GPUs
 while the dataset disk is saturated, a node that drops off the network and comes back, an idle
-node, a node whose kernel OOM-kills a DataLoader worker. Values come only from ``random.Random`` seeded with (seed, node name) and the step number,
-and time from a simulated clock that starts at a fixed epoch: stepping the fleet by hand
-(``step_into``) gives the same numbers and times on every run. Figures are H100 SXM 80 GB ones
-(see ``../shared/fixtures/real/``).
+node, a node whose kernel OOM-kills a DataLoader worker. Values come only from
+``random.Random`` seeded with (seed, node name) and the step number, and time from a simulated
+clock that starts at a fixed epoch: stepping the fleet by hand (``step_into``) gives the same
+numbers and times on every run. Figures are H100 SXM 80 GB ones (see the real captures in
+``tests/fixtures/nvidia-smi/``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,14 @@ CORES = 64
 MIB = 1024 * 1024
 GIB = 1024 * MIB
 
-TRAINING, HOT_GPU, STARVED, FLAPPING, IDLE, OOM = "training", "hot-gpu", "starved", "flapping", "idle", "oom"
+TRAINING, HOT_GPU, STARVED, FLAPPING, IDLE, OOM = (
+    "training",
+    "hot-gpu",
+    "starved",
+    "flapping",
+    "idle",
+    "oom",
+)
 _PATTERN = (
     TRAINING,
     HOT_GPU,
@@ -245,7 +253,9 @@ class _Node:
         g.temperature_c += (target_c - g.temperature_c) * 0.08 + rng.uniform(-0.6, 0.6)
         temperature = round(g.temperature_c)
         margin = (
-            round(max(-1.0, 91.0 - g.temperature_c + rng.uniform(-0.4, 0.4))) if hot else round(96.0 - g.temperature_c)
+            round(max(-1.0, 91.0 - g.temperature_c + rng.uniform(-0.4, 0.4)))
+            if hot
+            else round(96.0 - g.temperature_c)
         )
         mask = _GPU_IDLE if idle else 0
         sm_clock = 1980.0
@@ -271,7 +281,9 @@ class _Node:
             uuid=g.uuid,
             name="NVIDIA H100 80GB HBM3",
             utilization_percent=float(util),
-            memory_utilization_percent=0.0 if idle else round(8.0 + 28.0 * load + rng.uniform(-3, 3)),
+            memory_utilization_percent=0.0
+            if idle
+            else round(8.0 + 28.0 * load + rng.uniform(-3, 3)),
             utilization_samples_percent=samples,
             utilization_sample_period_ms=1000.0 / SUBSAMPLES_PER_S,
             memory_used_mib=mem_used,
@@ -322,7 +334,9 @@ class _Node:
         cores = []
         total = 0.0
         for i, is_busy in enumerate(self._core_is_busy):
-            v = (busy_base if is_busy else quiet_base) + spread * rand()  # cheap: 64 cores x 512 nodes a second
+            v = (
+                busy_base if is_busy else quiet_base
+            ) + spread * rand()  # cheap: 64 cores x 512 nodes a second
             total += v
             cores.append(CoreSample(i, v, 0.8 * v, 0.2 * v, iowait if is_busy else 0.0, 0.0))
         total /= CORES
@@ -380,7 +394,9 @@ class _Node:
         rng = self.rng
         if self.scenario == STARVED:
             blocked = rng.randrange(6, 12)
-            return TaskSample(running=rng.randrange(10, 18), blocked_io=blocked, d_state_processes=blocked - 1)
+            return TaskSample(
+                running=rng.randrange(10, 18), blocked_io=blocked, d_state_processes=blocked - 1
+            )
         return TaskSample(running=rng.randrange(17, 22), blocked_io=0, d_state_processes=0)
 
     def _disks(self) -> list[DiskSample]:
@@ -396,11 +412,18 @@ class _Node:
             round(rng.uniform(0.05, 0.2), 2),
         )
         if self.scenario == STARVED:  # the dataset disk saturated
-            data = _dataset_disk(rng.uniform(3.05e9, 3.25e9), 100.0, rng.uniform(48, 64), rng.uniform(16, 24))
+            data = _dataset_disk(
+                rng.uniform(3.05e9, 3.25e9), 100.0, rng.uniform(48, 64), rng.uniform(16, 24)
+            )
         elif self.scenario == IDLE:
             data = DiskSample("nvme1n1", 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, None)
         else:
-            data = _dataset_disk(rng.uniform(3.6e8, 4.8e8), rng.uniform(18, 30), rng.uniform(1, 3), rng.uniform(0.3, 0.6))
+            data = _dataset_disk(
+                rng.uniform(3.6e8, 4.8e8),
+                rng.uniform(18, 30),
+                rng.uniform(1, 3),
+                rng.uniform(0.3, 0.6),
+            )
         ckpt = DiskSample(
             "nvme2n1",
             0.0,
@@ -416,29 +439,71 @@ class _Node:
     def _filesystems(self) -> list[FilesystemSample]:
         return [
             FilesystemSample(
-                "/", "/dev/nvme0n1p2", "ext4", 1_888_024_166_400, 412_316_860_416, 1_379_722_870_784, 23.0, 6.1
+                "/",
+                "/dev/nvme0n1p2",
+                "ext4",
+                1_888_024_166_400,
+                412_316_860_416,
+                1_379_722_870_784,
+                23.0,
+                6.1,
             ),
             FilesystemSample(
-                "/data", "/dev/nvme1n1", "xfs", 7_680_000_000_000, 5_452_800_000_000, 2_227_200_000_000, 71.0, 0.4
+                "/data",
+                "/dev/nvme1n1",
+                "xfs",
+                7_680_000_000_000,
+                5_452_800_000_000,
+                2_227_200_000_000,
+                71.0,
+                0.4,
             ),
             FilesystemSample(
-                "/checkpoints", "/dev/nvme2n1", "xfs", 7_680_000_000_000, 6_873_600_000_000, 806_400_000_000, 89.5, 0.1
+                "/checkpoints",
+                "/dev/nvme2n1",
+                "xfs",
+                7_680_000_000_000,
+                6_873_600_000_000,
+                806_400_000_000,
+                89.5,
+                0.1,
             ),
             FilesystemSample(
-                "/dev/shm", "tmpfs", "tmpfs", 1_099_511_627_776, 52_776_558_133, 1_046_735_069_643, 4.8, 0.1
+                "/dev/shm",
+                "tmpfs",
+                "tmpfs",
+                1_099_511_627_776,
+                52_776_558_133,
+                1_046_735_069_643,
+                4.8,
+                0.1,
             ),
         ]
 
     def _networks(self, job_share: float) -> list[NetworkSample]:
         rng = self.rng
         mgmt_rx, mgmt_tx = rng.uniform(20e3, 90e3), rng.uniform(15e3, 60e3)
-        rx = rng.uniform(0.6e9, 1.1e9) * job_share if self.scenario != STARVED else rng.uniform(0.05e9, 0.2e9)
+        rx = (
+            rng.uniform(0.6e9, 1.1e9) * job_share
+            if self.scenario != STARVED
+            else rng.uniform(0.05e9, 0.2e9)
+        )
         tx = rng.uniform(0.05e9, 0.12e9) * job_share
         return [
             NetworkSample(
-                "eno1", round(mgmt_rx), round(mgmt_tx), round(mgmt_rx / 800), round(mgmt_tx / 700), 0, 0, 0, 0
+                "eno1",
+                round(mgmt_rx),
+                round(mgmt_tx),
+                round(mgmt_rx / 800),
+                round(mgmt_tx / 700),
+                0,
+                0,
+                0,
+                0,
             ),
-            NetworkSample("ens2f0np0", round(rx), round(tx), round(rx / 8400), round(tx / 8400), 0, 0, 12, 0),
+            NetworkSample(
+                "ens2f0np0", round(rx), round(tx), round(rx / 8400), round(tx / 8400), 0, 0, 12, 0
+            ),
         ]
 
     # -- connectivity ------------------------------------------------------------------------
@@ -555,7 +620,9 @@ class DemoTransport:
         link = node.link_at(self.step_count)
         if link != node.link:
             if link == DOWN:
-                sink.on_status(node.name, st.UNREACHABLE, "connection lost: server not responding to keepalive")
+                sink.on_status(
+                    node.name, st.UNREACHABLE, "connection lost: server not responding to keepalive"
+                )
             elif link == RETRYING:
                 sink.on_status(node.name, st.RECONNECTING, "no route to host; retrying every 5 s")
             else:
@@ -568,7 +635,14 @@ class DemoTransport:
             sink.on_sample(node.name, node.sample(now, self.interval_s))
         if node.scenario == OOM and self.step_count == OOM_KILL_STEP:
             # the kernel's line as the probe reports it (same builder), 31 GiB of a worker
-            kill = oom_event(now, 48213, "pt_data_worker:3", False, 31 * GIB, line_id=f"demo-boot/{self.step_count}")
+            kill = oom_event(
+                now,
+                48213,
+                "pt_data_worker:3",
+                False,
+                31 * GIB,
+                line_id=f"demo-boot/{self.step_count}",
+            )
             sink.on_event(node.name, NodeEvent.from_dict(kill))
 
 
@@ -620,8 +694,15 @@ def _simulate(n: _Node, argv: list[str], now: float) -> tuple[str, int]:
             text = f"step {step * 3 + k}: loss {2.0 + (step % 7) / 10:.3f}, {1180 + k} samples/s"
             if n.crashloops and k == 2:
                 text = "RuntimeError: CUDA error: an illegal memory access was encountered"
-            lines.append(json.dumps({"__CURSOR": f"s=demo;i={step * 3 + k}", "__REALTIME_TIMESTAMP": str(int(now * 1e6)),
-                                     "MESSAGE": text}))
+            lines.append(
+                json.dumps(
+                    {
+                        "__CURSOR": f"s=demo;i={step * 3 + k}",
+                        "__REALTIME_TIMESTAMP": str(int(now * 1e6)),
+                        "MESSAGE": text,
+                    }
+                )
+            )
         return "\n".join(lines) + "\n", 0
     if tool == "sh" and argv[1:2] == ["-c"] and argv[-1].startswith("/proc/"):
         pid = int(argv[-1].split("/")[2])
@@ -636,9 +717,17 @@ def _simulate(n: _Node, argv: list[str], now: float) -> tuple[str, int]:
     return f"demo: {' '.join(argv)}: not simulated", 127
 
 
-def _dataset_disk(read_bytes_per_s: float, busy: float, queue: float, await_ms: float) -> DiskSample:
+def _dataset_disk(
+    read_bytes_per_s: float, busy: float, queue: float, await_ms: float
+) -> DiskSample:
     """The dataset NVMe, read in 128 KiB requests."""
     return DiskSample(
-        "nvme1n1", round(read_bytes_per_s), 0.0, round(read_bytes_per_s / 131072), 0.0,
-        round(busy, 1), round(queue, 1), round(await_ms, 2 if await_ms < 1 else 1),
+        "nvme1n1",
+        round(read_bytes_per_s),
+        0.0,
+        round(read_bytes_per_s / 131072),
+        0.0,
+        round(busy, 1),
+        round(queue, 1),
+        round(await_ms, 2 if await_ms < 1 else 1),
     )

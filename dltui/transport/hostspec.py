@@ -72,7 +72,7 @@ def _expand(text: str, whole: str) -> list[str]:
     if match is None:
         return [text]
     head, tail = text[: match.start()], _expand(text[match.end() :], whole)
-    out = []
+    out: list[str] = []
     for part in match.group(1).split(","):
         lo, _, hi = part.partition("-")
         hi = hi or lo

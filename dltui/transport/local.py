@@ -30,7 +30,11 @@ class LocalTransport:
     """One node, this machine. Blocking reads run in a thread so the UI never waits."""
 
     def __init__(
-        self, interval_s: float = 1.0, name: str = "localhost", units: tuple[str, ...] = (), checkpoint: str | None = None
+        self,
+        interval_s: float = 1.0,
+        name: str = "localhost",
+        units: tuple[str, ...] = (),
+        checkpoint: str | None = None,
     ):
         self.interval_s = interval_s
         self.names = [name]
@@ -45,7 +49,9 @@ class LocalTransport:
     async def run(self, sink: Sink) -> None:
         name = self.names[0]
         sink.on_status(name, st.CONNECTING)
-        collector = await asyncio.to_thread(make_collector, self.interval_s, self.units, self.checkpoint)
+        collector = await asyncio.to_thread(
+            make_collector, self.interval_s, self.units, self.checkpoint
+        )
         try:
             facts = await asyncio.to_thread(collector.facts)
             sink.on_hello(name, NodeFacts.from_dict(facts), self.interval_s)
@@ -54,14 +60,21 @@ class LocalTransport:
                 started = time.time()
                 # events() opens the kernel log a few seconds in (subprocess, journalctl): in
                 # the worker thread with the sample, so the UI's loop never waits on it
-                raw, events = await asyncio.to_thread(lambda: (collector.sample(), collector.events()))
+                raw, events = await asyncio.to_thread(
+                    lambda: (collector.sample(), collector.events())
+                )
                 sink.on_sample(name, Sample.from_dict(raw))
                 for event in events:
                     sink.on_event(name, NodeEvent.from_dict(event))
                 for source, message in collector.problems.drain():
                     sink.on_event(
-                        name, NodeEvent(time.time(), "probe-error", f"{source}: {message}", severity="warning")
+                        name,
+                        NodeEvent(
+                            time.time(), "probe-error", f"{source}: {message}", severity="warning"
+                        ),
                     )
-                await asyncio.sleep(until_next_tick(time.time(), self.interval_s, started))  # the probe's ticks
+                await asyncio.sleep(
+                    until_next_tick(time.time(), self.interval_s, started)
+                )  # the probe's ticks
         finally:
             await asyncio.to_thread(collector.close)

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from dltui.core.models import (
-    CoreSample,
     CheckpointSample,
+    CoreSample,
     CpuSample,
     DiskSample,
     FilesystemSample,

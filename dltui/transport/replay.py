@@ -18,8 +18,9 @@ import json
 import math
 import time
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.record import FORMAT
@@ -144,7 +145,7 @@ def _open(path: Path) -> BinaryIO:
     file = open(path, "rb")
     if file.read(2) == _GZIP_MAGIC:
         file.close()
-        return gzip.open(path, "rb")
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile: a binary file
     file.seek(0)
     return file
 

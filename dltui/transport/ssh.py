@@ -13,8 +13,9 @@ import contextlib
 import os
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
+from typing import cast
 
 import asyncssh
 
@@ -194,7 +195,13 @@ class _NodeLink:
     """One node: connect, stream the probe, and on any trouble report it and retry."""
 
     def __init__(
-        self, name: str, connector: _Connector, jumps: _JumpPool, interval_s: float, python: str, probe: ProbeExtras = ((), None)
+        self,
+        name: str,
+        connector: _Connector,
+        jumps: _JumpPool,
+        interval_s: float,
+        python: str,
+        probe: ProbeExtras = ((), None),
     ):
         self.name = name
         self.connector = connector
@@ -203,7 +210,9 @@ class _NodeLink:
         self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
         self.python = python
         self.ok_since: float | None = None  # when this session's probe said hello
-        self.node: _Hop | None = None  # the open connection, for commands (actions) beside the probe
+        self.node: _Hop | None = (
+            None  # the open connection, for commands (actions) beside the probe
+        )
         self.status_reason = "not connected yet"
 
     async def run_command(self, argv, timeout_s: float) -> CommandResult:
@@ -221,14 +230,18 @@ class _NodeLink:
             try:
                 failure = await self._session(sink)
             except Exception as exc:  # noqa: BLE001 - a bug here must cost one node, not the fleet
-                failure = Failure(st.PROBE_FAILED, f"internal error in dltui: {type(exc).__name__}: {exc}")
+                failure = Failure(
+                    st.PROBE_FAILED, f"internal error in dltui: {type(exc).__name__}: {exc}"
+                )
             # backoff restarts only after a session that lasted: a flapping node keeps backing off
             lasted = self.ok_since is not None and time.monotonic() - self.ok_since >= BACKOFF_CAP_S
             attempt = 1 if lasted else attempt + 1
             delay = backoff_s(attempt)
             at = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
             self.status_reason = f"{failure.status}: {failure.reason}"
-            sink.on_status(self.name, failure.status, f"{failure.reason}; retrying at {at} (attempt {attempt})")
+            sink.on_status(
+                self.name, failure.status, f"{failure.reason}; retrying at {at} (attempt {attempt})"
+            )
             await asyncio.sleep(delay)
 
     async def _session(self, sink: Sink) -> Failure:
@@ -265,9 +278,10 @@ class _NodeLink:
 
     async def _stream(self, node: _Hop, sink: Sink) -> Failure:
         reader = ProbeReader(self.name, sink)
-        chan, session = await node.conn.create_session(
+        chan, created = await node.conn.create_session(
             lambda: _ProbeSession(reader, self._said_hello), self.command, encoding=None
         )
+        session = cast(_ProbeSession, created)
         chan.write(bundle.payload())
         pinger = asyncio.create_task(self._ping(chan, reader))
         try:
@@ -279,11 +293,15 @@ class _NodeLink:
         if session.protocol_error is not None:
             return Failure(st.PROBE_FAILED, str(session.protocol_error))
         if pinger.done() and not pinger.cancelled() and pinger.result():
-            return Failure(st.PROBE_FAILED, f"the probe sent nothing for {self.silence_s:g} s; restarting it")
+            return Failure(
+                st.PROBE_FAILED, f"the probe sent nothing for {self.silence_s:g} s; restarting it"
+            )
         status, signal = chan.get_exit_status(), chan.get_exit_signal()
         if status is None and signal is None:
             return self._lost(describe(exc, node.settings, None) if exc else node.loss())
-        return Failure(st.PROBE_FAILED, probe_exit_reason(self.python, status, signal, session.stderr))
+        return Failure(
+            st.PROBE_FAILED, probe_exit_reason(self.python, status, signal, session.stderr)
+        )
 
     def _said_hello(self, sink: Sink) -> None:
         self.ok_since = time.monotonic()
@@ -333,6 +351,10 @@ class _ProbeSession(asyncssh.SSHClientSession):
     def connection_made(self, chan: asyncssh.SSHClientChannel) -> None:
         self.chan = chan
 
+    def _close(self) -> None:
+        if self.chan is not None:
+            self.chan.close()
+
     def data_received(self, data: bytes, datatype: asyncssh.DataType) -> None:
         if datatype == asyncssh.EXTENDED_DATA_STDERR:
             self.stderr = (self.stderr + data)[-STDERR_KEPT_BYTES:]
@@ -352,17 +374,17 @@ class _ProbeSession(asyncssh.SSHClientSession):
                     self.on_hello(reader.sink)
         except ProtocolError as exc:
             self.protocol_error = exc
-            self.chan.close()
+            self._close()
         except Exception as exc:  # noqa: BLE001 - surfaces in _stream, costs this node only
             self.bug = exc
-            self.chan.close()
+            self._close()
 
     def eof_received(self) -> bool:
         # The probe closed its stdout: its last line even without a newline, then a moment
         # for its exit status before we close.
         if self.partial:
             self.data_received(b"\n", None)
-        asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self.chan.close)
+        asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self._close)
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -374,7 +396,11 @@ class SshFleet:
     """Every remote node, over SSH (see the module docstring)."""
 
     def __init__(
-        self, hosts: list[str], interval_s: float, options: SshOptions, probe_extras: Callable[[str], ProbeExtras] | None = None
+        self,
+        hosts: list[str],
+        interval_s: float,
+        options: SshOptions,
+        probe_extras: Callable[[str], ProbeExtras] | None = None,
     ):
         self.names = list(hosts)
         self.interval_s = interval_s
@@ -393,7 +419,10 @@ class SshFleet:
         connector = _Connector(self.options)
         jumps = _JumpPool(connector)
         extras = self.probe_extras or (lambda name: ((), None))
-        links = [_NodeLink(n, connector, jumps, self.interval_s, self.options.python, extras(n)) for n in self.names]
+        links = [
+            _NodeLink(n, connector, jumps, self.interval_s, self.options.python, extras(n))
+            for n in self.names
+        ]
         self.links = {link.name: link for link in links}
         tasks = [asyncio.create_task(link.run(sink), name=f"ssh {link.name}") for link in links]
         try:
@@ -429,7 +458,7 @@ class SshCommands:
             return None
         except HostSpecError as exc:
             return str(exc)
-        except Failure as failure:
+        except Failure:
             if jump is not None and jump.client.closed:
                 failure = via_jump(jump.settings.dest.text, jump.loss())
             return f"{failure.status}: {failure.reason}"

@@ -12,6 +12,7 @@ import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from asyncssh.config import SSHClientConfig
 
@@ -119,7 +120,7 @@ class SshConfig:
     def _parse(self, paths: list[str], dest: Destination) -> HostSettings:
         options = self.options
         try:
-            cfg = SSHClientConfig.load(
+            cfg: dict[str, Any] = SSHClientConfig.load(  # type: ignore[assignment]  # its options
                 None, paths, False, False, False, getpass.getuser(), dest.user or (), dest.host, dest.port or ()
             )
         except (OSError, KeyError, ValueError) as exc:  # ConfigParseError is a ValueError

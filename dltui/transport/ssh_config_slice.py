@@ -18,7 +18,6 @@ import os
 import shlex
 import tempfile
 import weakref
-from pathlib import Path
 
 from asyncssh.pattern import WildcardPatternList
 
@@ -84,7 +83,10 @@ class ConfigSlicer:
             # the user's runtime dir where there is one: private, and emptied at logout even
             # when dltui was killed before it could clean up
             runtime = os.environ.get("XDG_RUNTIME_DIR")
-            self._dir = tempfile.mkdtemp(prefix="dltui-ssh-config-", dir=runtime if runtime and os.path.isdir(runtime) else None)
+            self._dir = tempfile.mkdtemp(
+                prefix="dltui-ssh-config-",
+                dir=runtime if runtime and os.path.isdir(runtime) else None,
+            )
             weakref.finalize(self, _remove_dir, self._dir)
         fd, sliced = tempfile.mkstemp(dir=self._dir, suffix=".config")
         with os.fdopen(fd, "w") as out:

@@ -33,7 +33,12 @@ def via_jump(jump: str, failure: Failure) -> Failure:
     return Failure(failure.status, f"jump {jump}: {failure.reason}")
 
 
-def describe(exc: BaseException, hop: HostSettings, offered: OfferedKey | None, extra_keys: tuple[str, ...] = ()) -> Failure:
+def describe(
+    exc: BaseException,
+    hop: HostSettings,
+    offered: OfferedKey | None,
+    extra_keys: tuple[str, ...] = (),
+) -> Failure:
     """Map an exception from connecting to (or streaming over) ``hop`` to a Failure."""
     where = hop.address
     if isinstance(exc, Failure):
@@ -50,7 +55,9 @@ def describe(exc: BaseException, hop: HostSettings, offered: OfferedKey | None, 
         return Failure(st.UNREACHABLE, f"cannot open a channel to {where}: {exc.reason}")
     if isinstance(exc, asyncssh.ConnectionLost):
         if "keepalive" in exc.reason:
-            return Failure(st.UNREACHABLE, f"{where} stopped answering keepalives (network down or node hung)")
+            return Failure(
+                st.UNREACHABLE, f"{where} stopped answering keepalives (network down or node hung)"
+            )
         detail = "" if exc.reason.lower() == "connection lost" else f": {exc.reason}"
         return Failure(st.UNREACHABLE, f"lost the connection to {where}{detail}")
     if isinstance(exc, asyncssh.DisconnectError):
@@ -123,7 +130,9 @@ def _home_relative(path: str) -> str:
     return "~" + path[len(home) :] if path.startswith(home + os.sep) else path
 
 
-def probe_exit_reason(python: str, exit_status: int | None, exit_signal: tuple | None, stderr: bytes) -> str:
+def probe_exit_reason(
+    python: str, exit_status: int | None, exit_signal: tuple | None, stderr: bytes
+) -> str:
     """Why the probe's process ended, from its exit status and the tail of its stderr."""
     lines = [ln.strip() for ln in stderr.decode("utf-8", "replace").splitlines() if ln.strip()]
     last = lines[-1] if lines else ""
@@ -135,4 +144,6 @@ def probe_exit_reason(python: str, exit_status: int | None, exit_signal: tuple |
         return f"the node's {python} is too old for the probe — install python3 (3.8+)"
     if exit_signal is not None:
         return f"the probe was killed by signal {exit_signal[0]}" + (f": {last}" if last else "")
-    return f"the probe exited with status {exit_status}" + (f": {last}" if last else " without a message")
+    return f"the probe exited with status {exit_status}" + (
+        f": {last}" if last else " without a message"
+    )

@@ -14,12 +14,11 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import WorkerState
 
+from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.record import Recorder
 from dltui.transport.base import Sink
-
-from dltui.actions.policy import ActionSettings
 
 from . import commands, levels
 from .action_flows import ActionFlows
@@ -203,8 +202,12 @@ class DltuiApp(App[int]):
                 f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
                 lambda v=verb: view.action_unit(v),
             )
-        if name is not None:
-            yield SystemCommand("TERM a GPU process", f"kill -s TERM a GPU process {where}; confirmed first", view.action_signal)
+        if isinstance(view, NodeScreen):
+            yield SystemCommand(
+                "TERM a GPU process",
+                f"kill -s TERM a GPU process {where}; confirmed first",
+                view.action_signal,
+            )
 
 
 def engine_for(cfg: Config, inventory=None):
@@ -229,13 +232,21 @@ def build_app(
     """
     if fleet is None:
         fleet = FleetState(
-            [name for t in transports for name in t.names], engine=engine_for(cfg, inventory), clock=clock or time.time
+            [name for t in transports for name in t.names],
+            engine=engine_for(cfg, inventory),
+            clock=clock or time.time,
         )
-    return DltuiApp(fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()])
+    return DltuiApp(
+        fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()]
+    )
 
 
 def run_dashboard(
-    transports: list, cfg: Config, record: str | None = None, clock: Callable[[], float] | None = None, inventory=None
+    transports: list,
+    cfg: Config,
+    record: str | None = None,
+    clock: Callable[[], float] | None = None,
+    inventory=None,
 ) -> int:
     """The dashboard until the operator quits; ``record`` also appends everything to that file
     (raises ``RecordError`` before the screen opens when it cannot be created)."""

@@ -19,7 +19,7 @@ class FrameStats:
         self.frames_ms: list[float] = []
 
     @classmethod
-    def from_env(cls) -> "FrameStats | None":
+    def from_env(cls) -> FrameStats | None:
         path = os.environ.get(ENV)
         return cls(Path(path)) if path else None
 
@@ -28,7 +28,7 @@ class FrameStats:
 
     def write(self) -> None:
         frames = sorted(self.frames_ms)
-        summary = {"frames": len(frames)}
+        summary: dict[str, float] = {"frames": len(frames)}
         if frames:
             summary.update(
                 mean_ms=round(sum(frames) / len(frames), 3),

@@ -24,7 +24,7 @@ class Thresholds:
     util_idle_percent: float = 5.0
 
     @classmethod
-    def from_rules(cls, rules: dict[str, dict]) -> "Thresholds":
+    def from_rules(cls, rules: dict[str, dict]) -> Thresholds:
         temp = rules.get("gpu_temp_high", {})
         margin = rules.get("thermal_margin_low", {})
         d = cls()

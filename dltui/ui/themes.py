@@ -7,14 +7,13 @@ the app then falls back to ``dltui-dark``.
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import fields
 from pathlib import Path
 
 from textual.color import ColorParseError
 from textual.theme import Theme
 
-from dltui.config import default_path
+from dltui.config import TomlError, default_path, parse_toml
 
 DEFAULT_THEME = "dltui-dark"
 PACKAGED_DIR = Path(__file__).resolve().parents[1] / "themes"
@@ -32,8 +31,8 @@ def user_dir() -> Path:
 
 def load_theme(path: Path) -> Theme:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        data = parse_toml(path.read_text(encoding="utf-8"))
+    except (TomlError, UnicodeDecodeError) as exc:
         raise ThemeError(f"{path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ThemeError(f"{path.name}: cannot read: {exc.strerror}") from None

@@ -12,12 +12,11 @@ from dltui.core.models import NodeFacts, Sample
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import Alert
-from dltui.probe.gpu import new_gpu_record
+from dltui.probe.gpu_records import new_gpu_record
 from dltui.probe.smi_text import parse
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT_CAPTURES = REPO / "tests" / "fixtures" / "nvidia-smi-text"
-SHARED = REPO.parent / "shared" / "fixtures" / "real"
 H100_THROTTLED = "h100-80gb-hbm3-x8_535.161.08_q_hw-slowdown-active.txt"
 
 

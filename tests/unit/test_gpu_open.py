@@ -9,7 +9,8 @@ from pathlib import Path
 import pynvml
 
 from dltui.core.models import GpuFacts
-from dltui.probe.gpu import GPU_FACT_FIELDS, NO_DRIVER, open_gpu
+from dltui.probe.gpu import NO_DRIVER, open_gpu
+from dltui.probe.gpu_records import GPU_FACT_FIELDS
 from dltui.probe.nvml import NvmlCollector
 from dltui.probe.problems import Problems
 from dltui.probe.smi import SmiCollector

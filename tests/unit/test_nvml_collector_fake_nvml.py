@@ -10,7 +10,7 @@ import pynvml
 import pytest
 
 from dltui.probe import nvml
-from dltui.probe.gpu import GPU_FACT_FIELDS, GPU_LOST
+from dltui.probe.gpu_records import GPU_FACT_FIELDS, GPU_LOST
 from dltui.probe.problems import Problems
 from dltui.probe.schema import GPU_FIELDS
 from tests.fakes.fake_nvml import install_fake_nvml

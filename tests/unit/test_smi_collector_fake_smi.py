@@ -11,8 +11,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dltui.probe.gpu import GPU_LOST
+from dltui.probe.gpu_records import GPU_LOST
 from dltui.probe.problems import Problems
+from dltui.probe import smi as smi_module
 from dltui.probe.smi import SmiCollector
 
 REPO = Path(__file__).resolve().parents[2]
@@ -250,3 +251,65 @@ def test_a_silent_loop_is_reported_and_only_the_first_sample_waits_for_it_fake_s
     assert waits == [0.5, 0]
     assert [r["error"] for r in second] == [reason] * len(gpus) == [r["error"] for r in first]
     assert problems.drain() == [("nvidia-smi", reason)]
+
+
+# An R470-era driver's --query-gpu set: no clocks_event_reasons* (R535), no counters, no
+# temperature.memory / temperature.gpu.tlimit, no pcie.link.gen.gpucurrent (R590).
+OLD_DRIVER_FIELDS = (
+    "timestamp,driver_version,count,name,serial,uuid,pci.bus_id,index,fan.speed,pstate,"
+    "memory.used,memory.free,memory.total,utilization.gpu,utilization.memory,temperature.gpu,"
+    "power.draw,enforced.power.limit,power.default_limit,power.min_limit,power.max_limit,"
+    "clocks.current.graphics,clocks.current.sm,clocks.current.memory,clocks.current.video,"
+    "clocks.max.sm,clocks.max.memory,clocks_throttle_reasons.active,pcie.link.gen.current,"
+    "pcie.link.width.current,pcie.link.gen.max,pcie.link.width.max,persistence_mode,"
+    "ecc.mode.current,vbios_version"
+)
+
+
+@pytest.mark.parametrize("help_mode", ["lists-newer-names", "fail"])
+def test_an_old_driver_refusing_newer_fields_still_reports_every_accepted_one_fake_smi(
+    smi_log, collectors, monkeypatch, tmp_path, help_mode
+):
+    """The help may name more than the query accepts, or be unreadable: refused names are
+    dropped (or asked by their older name), retried and remembered."""
+    monkeypatch.setenv("FAKE_SMI_ACCEPT", OLD_DRIVER_FIELDS)
+    # Learning takes one nvidia-smi start per refused field; on a loaded test machine that can
+    # outlast the first sample's wait, which is about hung drivers, not this test.
+    monkeypatch.setattr(smi_module, "FIRST_ROWS_WAIT_S", 60.0)
+    if help_mode == "fail":
+        monkeypatch.setenv("FAKE_SMI_HELP", "fail")
+    hot = json.dumps({"clocks_event_reasons.active": "0x0000000000000020"})
+    write_scenario(monkeypatch, tmp_path, [hot])
+    problems = Problems()
+    collector = collectors(problems)
+    facts = collector.facts()
+    assert [g["index"] for g in facts["gpus"]] == list(range(8))
+    assert facts["driver_version"] == "590.48.01"
+    assert facts["gpus"][0]["bus_id"] == "00000000:00:09.0"
+    assert facts["gpus"][0]["compute_capability"] is None  # compute_cap: not on this driver
+    assert facts["gpus"][0]["pcie_max_gen"] == 5
+    records = sample_until(collector, lambda r: len(r) == 8 and r[0]["error"] is None)
+    record = records[0]
+    assert (record["power_w"], record["memory_used_mib"], record["utilization_percent"]) == (
+        632.0,
+        19818,
+        100,
+    )
+    assert record["sm_clock_mhz"] == 1980
+    assert (record["pcie_gen"], record["pcie_width"]) == (5, 16)  # pcie.link.gen.current
+    assert record["clock_event_reasons"] == ["sw_thermal_slowdown"]  # the throttle name
+    assert record["memory_temperature_c"] is None  # refused: n/a, not a failure
+    assert record["temperature_margin_c"] is None
+    assert record["clock_event_sw_thermal_us"] is None
+    assert problems.drain() == []
+    loops = [call for call in invocations(smi_log) if "-lms" in call]
+    assert "clocks_throttle_reasons.active" in loops[-1]
+    assert "clocks_event_reasons" not in loops[-1]
+    # Remembered: after the collector learnt the set, facts are asked once, not relearnt.
+    def fact_queries():
+        calls = invocations(smi_log)
+        return [c for c in calls if c.startswith("--query-gpu=") and "-lms" not in c]
+
+    before = fact_queries()
+    collector.facts()
+    assert fact_queries() == before + [before[-1]]

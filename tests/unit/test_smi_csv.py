@@ -1,9 +1,12 @@
 """nvidia-smi CSV parsing against real captures.
 
-MIT-licensed captures are copied in ``tests/fixtures/nvidia-smi/`` (see PROVENANCE.md); the
-GPL and undetermined-licence ones are read from ``../shared/fixtures/real/`` beside the repo.
+Only MIT-licensed captures are used, copied in ``tests/fixtures/nvidia-smi/`` (see
+PROVENANCE.md; ``test_fixtures.py`` checks their digests).
 """
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,7 +30,7 @@ from dltui.probe.smi import (
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "nvidia-smi"
-SHARED_CSV = REPO.parent / "shared" / "fixtures" / "real" / "nvidia-smi-csv"
+FAKE_SMI = REPO / "tests" / "fakes" / "nvidia-smi"
 
 H100 = "h100-80gb-hbm3_590.48.01_load_query-gpu-all.csv"
 H100_MIG = "h100-80gb-hbm3-mig_590.48.01_load_query-gpu-all.csv"
@@ -36,11 +39,6 @@ RTX4080 = "rtx-4080-super_595.71.05_idle_query-gpu-all.csv"
 RTX2080_WIN = "rtx-2080-super_windows_610.62_load_query-gpu-all.csv"
 APPS_H100_MIG = "h100-80gb-hbm3-mig_590.48.01_load_query-compute-apps.csv"
 APPS_WINDOWS = "rtx-2080-super_windows_591.86_load_query-compute-apps.csv"
-# OmniOpt documents its noheader query (SOURCES.md): timestamp ... memory.used.
-OMNIOPT_FIELDS = (
-    "timestamp,name,pci.bus_id,driver_version,pstate,pcie.link.gen.max,pcie.link.gen.current,"
-    "temperature.gpu,utilization.gpu,utilization.memory,memory.total,memory.free,memory.used"
-).split(",")
 
 
 def read(path):
@@ -58,14 +56,7 @@ def facts_of(name):
     return read_row(table.rows[0], FACT_QUERY, choose_fields(FACT_QUERY, set(table.fields)))
 
 
-def test_copies_are_byte_identical_to_the_shared_captures():
-    copied = sorted(p for p in FIXTURES.iterdir() if p.suffix == ".csv")
-    assert len(copied) == 7
-    for path in copied:
-        assert path.read_bytes() == (SHARED_CSV / path.name).read_bytes(), path.name
-
-
-@pytest.mark.parametrize("path", sorted(SHARED_CSV.glob("*query-gpu*.csv")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*query-gpu*.csv")), ids=lambda p: p.name)
 def test_every_query_gpu_capture_parses_whole(path):
     table = parse_query_csv(read(path))
     assert table.rows and table.dropped == 0
@@ -74,7 +65,7 @@ def test_every_query_gpu_capture_parses_whole(path):
 
 
 @pytest.mark.parametrize(
-    "path", sorted(SHARED_CSV.glob("*compute-apps*.csv")), ids=lambda p: p.name
+    "path", sorted(FIXTURES.glob("*compute-apps*.csv")), ids=lambda p: p.name
 )
 def test_every_compute_apps_capture_parses_whole(path):
     table = parse_compute_apps_csv(read(path))
@@ -164,32 +155,39 @@ def test_windows_capture_with_function_not_found():
     assert record["clock_event_sw_power_cap_us"] == 834002687
 
 
-def test_noheader_log_with_units_needs_the_field_list():
-    """OmniOpt's A100 log: noheader but with units, 5 GPUs interleaved (licence undetermined:
-    read from the shared folder)."""
-    table = parse_query_csv(
-        read(SHARED_CSV / "a100-sxm4-40gb-x5_555.42.06_noheader_gpu-usage-log.csv"), OMNIOPT_FIELDS
-    )
-    assert len(table.rows) == 10 and table.dropped == 0
-    first = table.rows[0]
-    assert first["pci.bus_id"] == "00000000:8B:00.0"
-    assert values.number(first["temperature.gpu"]) == 43
-    assert values.number(first["utilization.gpu"]) == 0
-    assert values.number(first["memory.total"]) == 40960
-    assert values.pstate(first["pstate"]) == 0
-    assert {row["pci.bus_id"][9:11] for row in table.rows} == {"8B", "90", "BB", "C1", "40"}
+def test_noheader_rows_with_units_need_the_field_list():
+    """The H100 capture without its header row: what ``--format=csv,noheader`` prints (units
+    stay in the values)."""
+    text = read(FIXTURES / H100)
+    fields = parse_query_csv(text).fields
+    table = parse_query_csv(text.split("\n", 1)[1], fields)
+    assert len(table.rows) == 1 and table.dropped == 0
+    row = table.rows[0]
+    assert row["pci.bus_id"] == "00000000:00:09.0"
+    assert row["power.draw"].endswith(" W")
+    assert values.watts(row["power.draw"]) == 632.0
+    assert values.number(row["memory.total"]) == 81559
+    assert parse_query_csv(text.split("\n", 1)[1]).rows == []  # no header: fields are needed
 
 
-def test_nounits_capture_keeps_units_in_the_header_only():
-    """netdata's P100 capture (GPL-3.0: read from the shared folder)."""
-    text = read(SHARED_CSV / "tesla-p100-pcie-16gb_driver-unknown_query-gpu_nounits.csv")
+def test_nounits_output_keeps_units_in_the_header_only_fake_smi():
+    """``--format=csv,nounits`` as the fake ``nvidia-smi`` renders the H100 capture."""
+    query = "name,uuid,fan.speed,pstate,memory.used,power.draw,clocks.current.sm"
+    text = subprocess.run(
+        [sys.executable, str(FAKE_SMI), "--query-gpu=" + query, "--format=csv,nounits"],
+        env={"FAKE_SMI_CAPTURE": str(FIXTURES / H100), "PATH": os.environ["PATH"]},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert text.splitlines()[0].endswith("power.draw [W], clocks.current.sm [MHz]")
     table = parse_query_csv(text)
-    assert "power.draw" in table.fields and "fan.speed" in table.fields
+    assert table.fields == tuple(query.split(","))
+    assert table.rows[0]["power.draw"] == "631.95"  # "631.95 W" in the capture
     typed = read_row(table.rows[0], SAMPLE_QUERY, choose_fields(SAMPLE_QUERY, set(table.fields)))
-    assert typed["power_w"] == 28.2
-    assert typed["fan_percent"] is None
-    assert typed["memory_used_mib"] == 0
-    assert typed["sm_clock_mhz"] == 405
+    assert typed["power_w"] == 632.0
+    assert typed["memory_used_mib"] == 19818
+    assert typed["sm_clock_mhz"] == 1980
     assert typed["pstate"] == 0
     assert typed["index"] is None  # not queried: such a row cannot become a GPU record
     assert gpu_record(table.rows[0], choose_fields(SAMPLE_QUERY, set(table.fields)), {}) is None

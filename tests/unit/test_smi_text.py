@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from dltui.probe.gpu import GPU_FACT_FIELDS
+from dltui.probe.gpu_records import GPU_FACT_FIELDS
 from dltui.probe.schema import GPU_FIELDS
 from dltui.probe.smi_text import parse
 from tests.unit.rules_support import TEXT_CAPTURES, capture

@@ -1,6 +1,5 @@
-"""nvidia-smi cell values -> Python values. The inputs are spellings found in the real
-captures (``../shared/fixtures/real/``: CSV cells, ``-q -x`` text, the ``-q`` and table
-outputs) unless a comment says otherwise."""
+"""nvidia-smi cell values -> Python values. The inputs are spellings found in real captures
+(CSV cells, ``-q -x`` text, the ``-q`` and table outputs) unless a comment says otherwise."""
 
 import pytest
 

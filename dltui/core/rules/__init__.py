@@ -9,7 +9,6 @@ from __future__ import annotations
 from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
-
 from . import capacity, connectivity, fleet, hardware, pipeline, thermal, training
 from .engine import Engine
 from .settings import RuleSettings

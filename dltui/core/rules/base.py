@@ -16,8 +16,9 @@ from the rule's timing parameters (``for_s``, ``critical_for_s``, ``for_samples`
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 # Where a rule looks, which decides when the engine calls it and with what. "Every sample"
 # means every few seconds for a slow rule (``Rule.slow``).
@@ -27,7 +28,7 @@ NODE = "node"  # check(sample, node_memory, params) -> answer for the node, ever
 FACTS = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
 STATUS = "status"  # check(node_state, node_memory, now, params) on every redraw tick
 FLEET = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
-EVENT = "event"  # check(history, params) when an XID event arrives (engine.observe_event)
+EVENT = "event"  # answers come from on_event when a consumed event arrives (observe_event)
 
 
 class Verdict:
@@ -88,3 +89,20 @@ class Rule:
     # None from this rule can also mean "not judged this time" (a warm-up, a window still
     # filling), so it does not mark the rule n/a on the hardware.
     none_is_timing: bool = False
+    # What the engine and the UI ask the rule instead of knowing rule names:
+    # its alerts record an event, so only the operator retires them (key 'a'), not time.
+    acknowledgeable: bool = False
+    # a new boot of the node closes its alerts (then on_new_boot forgets what it kept).
+    cleared_by_new_boot: bool = False
+    # NodeEvent kinds handed to on_event(node_memory, event, gpu, params), once per event
+    # (repeats read again after a reconnect are dropped first). It keeps what it needs in
+    # rule_state and returns the answer to judge now (EVENT rules; the alert dates from the
+    # event), or None to judge it later with the samples.
+    consumes: tuple[str, ...] = ()
+    on_event: Callable[..., Any] | None = None
+    # on_facts(node_memory, now): the node's facts arrived or changed.
+    on_facts: Callable[..., None] | None = None
+    # on_acknowledge(node_memory, gpu): the operator retired this rule's alert on ``gpu``.
+    on_acknowledge: Callable[..., None] | None = None
+    # on_new_boot(node_memory): the node booted again (with cleared_by_new_boot).
+    on_new_boot: Callable[..., None] | None = None

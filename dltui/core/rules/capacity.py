@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 
 from .. import format as fmt
-from ..models import GpuSample, Sample
+from ..models import GpuSample, NodeEvent, Sample
 from .base import CLEAR, GPU, HOLD, NODE, Finding, Rule
 from .memory import GpuMemory, NodeMemory
 
@@ -53,16 +53,24 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
         if available is not None:
             parts.append(f"{available:.0f} % of memory available again")
     else:
-        if available is not None:
-            parts.append(f"{available:.1f} % of memory available ({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})")
+        if available is not None and m is not None:
+            parts.append(
+                f"{available:.1f} % of memory available "
+                f"({fmt.size(m.available_bytes)} of {fmt.size(m.total_bytes)})"
+            )
         if stall is not None:
             parts.append(f"memory pressure full avg10 {stall:.0f} %")
         if m is not None and m.swap_used_bytes:
             parts.append(f"swap {fmt.size(m.swap_used_bytes)} used")
     if kills:
-        action = "find what grew (DataLoader workers, pinned memory, /dev/shm); a cgroup kill is the job's or container's limit"
+        action = (
+            "find what grew (DataLoader workers, pinned memory, "
+            "/dev/shm); a cgroup kill is the job's or container's limit"
+        )
     else:
-        action = "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM"
+        action = (
+            "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM"
+        )
     return Finding(
         "critical" if stalling or kills else "warning",
         ", ".join(parts),
@@ -75,9 +83,18 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
+_OOM_KILLS = "oom_kills"  # rule_state: the newest OOM kill events of the node
+_OOM_KILLS_KEPT = 100  # host_memory_low looks back minutes
+
+
+def record_oom_kill(node: NodeMemory, event: NodeEvent, gpu: int | None, p: dict) -> None:
+    """Kept, to be judged with the node's memory on the next sample."""
+    node.rule_state.setdefault(_OOM_KILLS, deque(maxlen=_OOM_KILLS_KEPT)).append(event)
+
+
 def _recent_oom_kills(node: NodeMemory, since: float) -> list:
-    """The OOM kills the engine kept for this node (see ``observe_event``) from ``since`` on."""
-    kills = node.rule_state.get("oom_kills")
+    """The OOM kills kept for this node (``record_oom_kill``) from ``since`` on."""
+    kills = node.rule_state.get(_OOM_KILLS)
     return sorted((e for e in kills if e.time >= since), key=lambda e: e.time) if kills else []
 
 
@@ -87,17 +104,27 @@ def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
     if not sample.filesystems:
         return None
     rates = _write_rates(sample, node, p)
-    worst, level, clean, words = 0, -1, True, []
+    worst, level, clean, words = 0.0, -1, True, []
     for fs in sample.filesystems:
-        used = max((x for x in (fs.used_percent, fs.inodes_used_percent) if x is not None), default=None)
+        used = max(
+            (x for x in (fs.used_percent, fs.inodes_used_percent) if x is not None), default=None
+        )
         if used is None:
             continue
         fs_level = 2 if used >= p["critical"] else 1 if used >= p["warning"] else -1
         what = f"{fs.mountpoint} {used:.0f} % used"
-        if fs.inodes_used_percent is not None and fs.inodes_used_percent == used and (fs.used_percent or 0) < used:
+        if (
+            fs.inodes_used_percent is not None
+            and fs.inodes_used_percent == used
+            and (fs.used_percent or 0) < used
+        ):
             what = f"{fs.mountpoint} {used:.0f} % of inodes used"
         rate = rates.get(fs.mountpoint)
-        if rate and fs.available_bytes is not None and fs.available_bytes / rate < p["full_within_s"]:
+        if (
+            rate
+            and fs.available_bytes is not None
+            and fs.available_bytes / rate < p["full_within_s"]
+        ):
             fs_level = 2
             what += f", full in ~{fmt.duration(fs.available_bytes / rate)} at {fmt.rate(rate)}"
         if fs_level >= 1:
@@ -111,8 +138,17 @@ def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
     shm = any(w.startswith("/dev/shm ") for w in words)
     action = "free space or grow the file system"
     if shm:
-        action = "DataLoader workers pass batches through /dev/shm and die with a bus error when it fills: raise the container's --shm-size or use fewer workers; " + action
-    return Finding("critical" if level == 2 else "warning", "; ".join(words), action, evidence={"worst_used_percent": worst})
+        action = (
+            "DataLoader workers pass batches through /dev/shm and die with a bus error "
+            "when it fills: raise the container's --shm-size or use fewer workers; "
+            + action
+        )
+    return Finding(
+        "critical" if level == 2 else "warning",
+        "; ".join(words),
+        action,
+        evidence={"worst_used_percent": worst},
+    )
 
 
 def _write_rates(sample: Sample, node: NodeMemory, p: dict) -> dict[str, float]:
@@ -143,20 +179,44 @@ def _write_rates(sample: Sample, node: NodeMemory, p: dict) -> dict[str, float]:
 
 RULES = (
     Rule(
-        "gpu_memory_full", GPU, gpu_memory_full,
+        "gpu_memory_full",
+        GPU,
+        gpu_memory_full,
         {"threshold": 97, "clear_below": 95, "for_s": 60},
         "GPU memory used % (info)",
         slow=True,
     ),
     Rule(
-        "host_memory_low", NODE, host_memory_low,
-        {"available_below": 5, "clear_above": 8, "psi_full": 5, "oom_window_s": 600, "for_s": 30, "clear_s": 60},
-        "MemAvailable below available_below % (warning), or PSI memory full avg10 ≥ psi_full or an OOM kill in the last oom_window_s (critical)",
+        "host_memory_low",
+        NODE,
+        host_memory_low,
+        {
+            "available_below": 5,
+            "clear_above": 8,
+            "psi_full": 5,
+            "oom_window_s": 600,
+            "for_s": 30,
+            "clear_s": 60,
+        },
+        "MemAvailable below available_below % (warning), or PSI memory full "
+        "avg10 ≥ psi_full or an OOM kill in the last oom_window_s (critical)",
         slow=True,
+        consumes=("oom-kill",),
+        on_event=record_oom_kill,
     ),
     Rule(
-        "filesystem_full", NODE, filesystem_full,
-        {"warning": 90, "critical": 95, "hysteresis": 2, "full_within_s": 3600, "rate_window_s": 600, "for_s": 60, "clear_s": 300},
+        "filesystem_full",
+        NODE,
+        filesystem_full,
+        {
+            "warning": 90,
+            "critical": 95,
+            "hysteresis": 2,
+            "full_within_s": 3600,
+            "rate_window_s": 600,
+            "for_s": 60,
+            "clear_s": 300,
+        },
         "file system blocks or inodes used %, or full within full_within_s at the recent write rate",
         slow=True,
     ),

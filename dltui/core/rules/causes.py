@@ -14,9 +14,10 @@ First match wins; the evidence is shown beside the label whatever it is:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from statistics import StatisticsError, correlation, fmean
-from typing import Any, Sequence
+from typing import Any
 
 from dltui.probe.host import D_STATE_EVERY_TICKS
 
@@ -93,7 +94,8 @@ def _evidence(sample: Sample, numbers: dict[str, Any]) -> str:
     pr = sample.pressure
     if pr is not None:
         parts.append(
-            f"pressure (some avg10) io {fmt.num(pr.io_some_avg10_percent, 0)} %, cpu {fmt.num(pr.cpu_some_avg10_percent, 0)} %,"
+            f"pressure (some avg10) io {fmt.num(pr.io_some_avg10_percent, 0)} "
+            f"%, cpu {fmt.num(pr.cpu_some_avg10_percent, 0)} %,"
             f" memory {fmt.num(pr.memory_some_avg10_percent, 0)} %"
         )
         numbers.update(
@@ -106,13 +108,19 @@ def _evidence(sample: Sample, numbers: dict[str, Any]) -> str:
     if sample.cpu is not None and sample.cpu.iowait_percent is not None:
         parts.append(f"iowait {sample.cpu.iowait_percent:.0f} %")
         numbers["iowait_percent"] = sample.cpu.iowait_percent
-    busiest = max(sample.disks, key=lambda d: (d.busy_percent or 0, d.read_bytes_per_s or 0), default=None)
+    busiest = max(
+        sample.disks, key=lambda d: (d.busy_percent or 0, d.read_bytes_per_s or 0), default=None
+    )
     if busiest is not None and (busiest.busy_percent or busiest.read_bytes_per_s):
         parts.append(
             f"{busiest.name} {fmt.num(busiest.busy_percent, 0, ' %')} busy, {fmt.rate(busiest.read_bytes_per_s)} read,"
             f" await {fmt.num(busiest.await_ms, 1, ' ms')}"
         )
-        numbers.update(disk=busiest.name, disk_busy_percent=busiest.busy_percent, disk_read_bytes_per_s=busiest.read_bytes_per_s)
+        numbers.update(
+            disk=busiest.name,
+            disk_busy_percent=busiest.busy_percent,
+            disk_read_bytes_per_s=busiest.read_bytes_per_s,
+        )
     if sample.tasks is not None and sample.tasks.d_state_processes:
         parts.append(f"{sample.tasks.d_state_processes} processes in D state")
         numbers["d_state_processes"] = sample.tasks.d_state_processes
@@ -132,15 +140,19 @@ def _slow_disk(node: NodeMemory, sample: Sample, p: dict) -> str:
     return ""
 
 
-def _network_lines_up(node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: dict) -> str:
+def _network_lines_up(
+    node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: dict
+) -> str:
     """Does the busiest NIC's receive rate fall when the GPU starves?"""
     history, n = node.history, len(starved_share)
     if history is None or n < 10:
         return ""
-    best, best_rx = None, []
+    best: str | None = None
+    best_rx: list[float] = []
     for nic in sample.networks:
-        rx = history.get(f"network.{nic.name}.rx_bytes_per_s", n)
-        if len(rx) == n and all(v is not None for v in rx) and (not best_rx or fmean(rx) > fmean(best_rx)):
+        readings = history.get(f"network.{nic.name}.rx_bytes_per_s", n)
+        rx = [v for v in readings if v is not None]
+        if len(rx) == n and (not best_rx or fmean(rx) > fmean(best_rx)):
             best, best_rx = nic.name, rx
     if best is None or fmean(best_rx) < p["network_min_bytes_per_s"]:
         return ""

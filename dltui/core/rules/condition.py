@@ -35,7 +35,7 @@ class Timing:
     warmup_s: float = 0.0  # history a rule needs before it can judge at all
 
     @classmethod
-    def from_params(cls, p: dict[str, Any]) -> "Timing":
+    def from_params(cls, p: dict[str, Any]) -> Timing:
         base = float(p.get("for_s", 0.0))
         return cls(
             (base, base, float(p.get("critical_for_s", base))),

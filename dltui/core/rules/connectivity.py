@@ -30,7 +30,13 @@ def node_stale(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
 def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
     if node.status in st.DOWN:
         what = node.status + (f": {node.reason}" if node.reason else "")
-        return Finding("critical", what, _ACTIONS.get(node.status, ""), evidence={"status": node.status}, immediate=True)
+        return Finding(
+            "critical",
+            what,
+            _ACTIONS.get(node.status, ""),
+            evidence={"status": node.status},
+            immediate=True,
+        )
     age = node.age(now)
     if node.status != st.OK or age is None:
         return None  # connecting, or closed on purpose
@@ -56,6 +62,18 @@ _ACTIONS = {
 }
 
 RULES = (
-    Rule("node_stale", STATUS, node_stale, {"intervals": 3}, "newest sample older than intervals × the sampling interval"),
-    Rule("node_unreachable", STATUS, node_unreachable, {"stale_s": 15}, "a transport error, or no sample for stale_s while connected"),
+    Rule(
+        "node_stale",
+        STATUS,
+        node_stale,
+        {"intervals": 3},
+        "newest sample older than intervals × the sampling interval",
+    ),
+    Rule(
+        "node_unreachable",
+        STATUS,
+        node_unreachable,
+        {"stale_s": 15},
+        "a transport error, or no sample for stale_s while connected",
+    ),
 )

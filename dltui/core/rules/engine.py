@@ -8,7 +8,6 @@ sample is a few comparisons per rule and GPU; a rule's words are built only when
 
 from __future__ import annotations
 
-from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from dltui.probe.kernel_log import pci_key
@@ -17,7 +16,20 @@ from .. import format as fmt
 from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
 from ..timeline import Alert, TimelineEntry
-from .base import CLEAR, EVENT, FACTS, FLEET, GPU, GPUS, HOLD, NODE, NOT_REPORTED, STATUS, Finding, Rule
+from .base import (
+    CLEAR,
+    EVENT,
+    FACTS,
+    FLEET,
+    GPU,
+    GPUS,
+    HOLD,
+    NODE,
+    NOT_REPORTED,
+    STATUS,
+    Finding,
+    Rule,
+)
 from .condition import CHANGE, CLOSE, DROP, OPEN, RANK, Condition, Timing, advance
 from .memory import Bound, GpuMemory, NodeMemory
 from .settings import RuleSettings
@@ -28,12 +40,16 @@ if TYPE_CHECKING:
 _SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
 SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
 _EVENTS_REMEMBERED = 1000  # per node: id-less kernel events a reconnecting probe may read again
-_OOM_KILLS_KEPT = 100  # per node, the newest; host_memory_low looks back minutes
 _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
 class Engine:
-    def __init__(self, settings: RuleSettings, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None):
+    def __init__(
+        self,
+        settings: RuleSettings,
+        snapshot_window_s: float | None = None,
+        inventory: GpuInventory | None = None,
+    ):
         self.settings = settings
         self.window_s = snapshot_window_s
         self.inventory = inventory  # GPUs listed in earlier sessions, for gpu_missing
@@ -69,7 +85,16 @@ class Engine:
             for check, _, p, timing, rule in rules[NODE]:
                 self._judge(node, nm, rule, timing, None, check(sample, nm, p), now)
 
-    def _gpu_pass(self, node: NodeState, nm: NodeMemory, gm: GpuMemory, g: GpuSample, rules: list[Bound], prev, now: float) -> None:
+    def _gpu_pass(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        gm: GpuMemory,
+        g: GpuSample,
+        rules: list[Bound],
+        prev,
+        now: float,
+    ) -> None:
         """One GPU through a list of rules: the hot loop, kept free of anything a quiet rule
         does not need (most answers are CLEAR on a GPU with no condition open)."""
         gm.prev = prev  # what these rules saw last time they ran, for counter rises
@@ -99,49 +124,42 @@ class Engine:
             self._advance(node, nm, rule, timing, g.index, cond, answer, now)
 
     def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None:
-        if event.kind == "oom-kill":
-            self._observe_oom_kill(node, event)
-            return
-        code = event.data.get("xid") if event.kind == "xid" else None
-        if not isinstance(code, int):
-            return
+        """Hand the event to the enabled rules that consume its kind (Rule.consumes)."""
         nm = self._memory(node)
-        bound = next(iter(nm.rules[EVENT]), None)
-        if bound is None:
+        consumers = nm.consumers.get(event.kind)
+        if not consumers:
             return
-        if node.facts is not nm.facts:  # facts map PCI ids to GPUs; they may be newer than any sample
+        # facts map PCI ids to GPUs; they may be newer than any sample
+        if node.facts is not nm.facts:
             self._facts_arrived(node, nm, now)
-        if not self._first_sighting(nm, event, (round(event.time, 3), code, event.data.get("pci"))):
+        if not self._first_sighting(nm, event):
             return
         gpu = event.gpu if event.gpu is not None else self._gpu_by_pci(nm, event.data.get("pci"))
-        history = nm.rule_state.setdefault("xid_history", {}).setdefault(gpu, [])
-        history.append((event.time, code))
-        check, rule_id, p, timing, rule = bound
-        conditions = nm.conditions_of(gpu)
-        cond = conditions.get(rule_id)
-        if cond is None:
-            cond = conditions[rule_id] = Condition()
-        if cond.started is None or event.time < cond.started:
-            cond.started = event.time  # the alert dates from the first XID, not its arrival
-        self._advance(node, nm, rule, timing, gpu, cond, check(history, p), now)
-
-    def _observe_oom_kill(self, node: NodeState, event: NodeEvent) -> None:
-        """Kept for ``host_memory_low``, which judges them with the node's memory."""
-        nm = self._memory(node)
-        if self._first_sighting(nm, event, (round(event.time, 3), "oom", event.data.get("pid"))):
-            nm.rule_state.setdefault("oom_kills", deque(maxlen=_OOM_KILLS_KEPT)).append(event)
+        for _, rule_id, p, timing, rule in consumers:
+            assert rule.on_event is not None
+            answer = rule.on_event(nm, event, gpu, p)
+            if answer is None:
+                continue  # kept for the rule's next judgement with the samples
+            conditions = nm.conditions_of(gpu)
+            cond = conditions.get(rule_id)
+            if cond is None:
+                cond = conditions[rule_id] = Condition()
+            if cond.started is None or event.time < cond.started:
+                cond.started = event.time  # the alert dates from the first event, not its arrival
+            self._advance(node, nm, rule, timing, gpu, cond, answer, now)
 
     @staticmethod
-    def _first_sighting(nm: NodeMemory, event: NodeEvent, fallback: tuple) -> bool:
+    def _first_sighting(nm: NodeMemory, event: NodeEvent) -> bool:
         """Whether this kernel event is new. ``FleetState`` already drops a line it has seen by
         its id (boot + µs since boot); one without an id (no boot id on that node) is known
-        here by ``fallback``, its time and what it says, so a reconnect's backfill counts once."""
+        here by its time and what it says, so a reconnect's backfill counts once."""
         if event.data.get("id") is not None:
             return True
-        seen = nm.rule_state.setdefault("events_seen", {})  # insertion-ordered set
-        if fallback in seen:
+        key = (round(event.time, 3), event.kind, event.gpu, repr(sorted(event.data.items())))
+        seen = nm.events_seen
+        if key in seen:
             return False
-        seen[fallback] = None
+        seen[key] = None
         if len(seen) > _EVENTS_REMEMBERED:
             del seen[next(iter(seen))]
         return True
@@ -159,17 +177,17 @@ class Engine:
 
     # -- operator actions --------------------------------------------------------------------
 
+    def acknowledgeable(self) -> tuple[str, ...]:
+        """The rules whose alerts the operator retires by hand (Rule.acknowledgeable)."""
+        return tuple(rule.id for rule in self.settings.rules.values() if rule.acknowledgeable)
+
     def acknowledge(self, node: NodeState, rule_id: str, gpu: int | None, now: float) -> None:
-        """Close an alert by hand (how an XID or an uncorrectable-ECC alert is retired).
-        A condition that still holds raises it again after its usual minimum duration."""
+        """Close an alert by hand (how an event's alert is retired). A condition that still
+        holds raises it again after its usual minimum duration."""
         nm = self._memory(node)
-        if rule_id == "xid":
-            nm.rule_state.get("xid_history", {}).pop(gpu, None)
-        if rule_id == "gpu_missing" and gpu is None:  # the operator accepts the change
-            gone = nm.rule_state.pop("gpus_gone", [])
-            if self.inventory is not None and gone:
-                self.inventory.forget(node.name, [k.uuid for k in gone])
-            nm.rule_state.pop("gpu_missing_all_there", None)
+        rule = self.settings.rules.get(rule_id)
+        if rule is not None and rule.on_acknowledge is not None:
+            rule.on_acknowledge(nm, gpu)
         self._close(node, nm, rule_id, gpu, now, "acknowledged")
 
     # -- internals ---------------------------------------------------------------------------
@@ -181,12 +199,20 @@ class Engine:
             params = self.settings.params(groups)
             fast: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
             slow: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
+            consumers: dict[str, list[Bound]] = {}
             for rule in self.settings.rules.values():
                 p = params[rule.id]
                 if p["enabled"]:
-                    (slow if rule.slow else fast)[rule.scope].append((rule.check, rule.id, p, Timing.from_params(p), rule))
-            nm = self.nodes[node.name] = NodeMemory(node.name, groups, fast, slow, self.window_s is not None)
+                    bound = Bound(rule.check, rule.id, p, Timing.from_params(p), rule)
+                    (slow if rule.slow else fast)[rule.scope].append(bound)
+                    for kind in rule.consumes if rule.on_event is not None else ():
+                        consumers.setdefault(kind, []).append(bound)
+            nm = self.nodes[node.name] = NodeMemory(
+                node.name, groups, fast, slow, self.window_s is not None
+            )
             nm.history = node.history
+            nm.consumers = consumers
+            nm.inventory = self.inventory
         return nm
 
     def _facts_arrived(self, node: NodeState, nm: NodeMemory, now: float) -> None:
@@ -195,9 +221,9 @@ class Engine:
         nm.gpu_facts = {f.index: f for f in new.gpus} if new is not None else {}
         for index, gm in nm.gpus.items():
             gm.facts = nm.gpu_facts.get(index)
-        if self.inventory is not None and new is not None:
-            nm.rule_state["gpus_gone"] = self.inventory.reconcile(node.name, new.hostname, new.gpus, now)
-            nm.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed before
+        for rule in self.settings.rules.values():
+            if rule.on_facts is not None:
+                rule.on_facts(nm, now)
         if old is not None and new is not None and old.boot_time and new.boot_time:
             if abs(old.boot_time - new.boot_time) > _NEW_BOOT_S:
                 self._new_boot(node, nm, now)
@@ -207,10 +233,14 @@ class Engine:
         self._fleet_dirty = True
 
     def _new_boot(self, node: NodeState, nm: NodeMemory, now: float) -> None:
-        for gpu in [None, *nm.gpus]:
-            if "xid" in nm.conditions_of(gpu):
-                self._close(node, nm, "xid", gpu, now, "new boot")
-        nm.rule_state.pop("xid_history", None)
+        for rule in self.settings.rules.values():
+            if not rule.cleared_by_new_boot:
+                continue
+            for gpu in [None, *nm.gpus]:
+                if rule.id in nm.conditions_of(gpu):
+                    self._close(node, nm, rule.id, gpu, now, "new boot")
+            if rule.on_new_boot is not None:
+                rule.on_new_boot(nm)
 
     def _judge_fleet(self, fleet: FleetState, now: float) -> None:
         groups: dict[str | None, list] = {}
@@ -224,11 +254,20 @@ class Engine:
                 continue
             for name, answer in rule.check(groups, params[rule.id]).items():
                 nm = self.nodes[name]
-                bound = next((b for b in nm.rules[FLEET] if b[4] is rule), None)  # enabled here?
+                bound = next((b for b in nm.rules[FLEET] if b.rule is rule), None)  # enabled here?
                 if bound is not None:
-                    self._judge(fleet.nodes[name], nm, rule, bound[3], None, answer, now)
+                    self._judge(fleet.nodes[name], nm, rule, bound.timing, None, answer, now)
 
-    def _judge(self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, answer: Any, now: float) -> None:
+    def _judge(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule: Rule,
+        timing: Timing,
+        gpu: int | None,
+        answer: Any,
+        now: float,
+    ) -> None:
         if answer is None:
             return
         conditions = nm.conditions_of(gpu)
@@ -240,7 +279,15 @@ class Engine:
         self._advance(node, nm, rule, timing, gpu, cond, answer, now)
 
     def _advance(
-        self, node: NodeState, nm: NodeMemory, rule: Rule, timing: Timing, gpu: int | None, cond: Condition, answer: Any, now: float
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule: Rule,
+        timing: Timing,
+        gpu: int | None,
+        cond: Condition,
+        answer: Any,
+        now: float,
     ) -> None:
         first_seen = nm.first_seen if nm.first_seen is not None else now
         step = advance(cond, answer, now, timing, first_seen, nm.window)
@@ -254,36 +301,69 @@ class Engine:
             return
         key = (rule.id, gpu)
         alert = node.alerts.get(key)
-        since = cond.started if alert is None else alert.since
+        severity = cond.severity
+        assert severity is not None  # a condition that opens or stays open has one
+        since = (cond.started if cond.started is not None else now) if alert is None else alert.since
         message = self._message(answer, cond, timing, since, now)
         if step is OPEN:
-            node.alerts[key] = Alert(rule.id, cond.severity, message, since, gpu, dict(answer.evidence))
-            node.add(TimelineEntry(now, "alert-opened", message, cond.severity, gpu, rule.id))
+            node.alerts[key] = Alert(rule.id, severity, message, since, gpu, dict(answer.evidence))
+            node.add(TimelineEntry(now, "alert-opened", message, severity, gpu, rule.id))
+            return
+        if alert is None:
             return
         if step is CHANGE:
-            node.add(TimelineEntry(now, "alert-changed", f"{alert.severity} → {cond.severity}: {message}", cond.severity, gpu, rule.id))
-            alert.severity = cond.severity
+            node.add(
+                TimelineEntry(
+                    now,
+                    "alert-changed",
+                    f"{alert.severity} → {severity}: {message}",
+                    severity,
+                    gpu,
+                    rule.id,
+                )
+            )
+            alert.severity = severity
         alert.message = message
         alert.evidence = dict(answer.evidence)
 
-    def _message(self, f: Finding, cond: Condition, timing: Timing, since: float, now: float) -> str:
+    def _message(
+        self, f: Finding, cond: Condition, timing: Timing, since: float, now: float
+    ) -> str:
         text = f.what
         if f.lasting and now - since >= 1:
             text += f" for {fmt.duration(now - since)}"
         if f.detail:
             text += f"; {f.detail}"
         if cond.provisional:
-            text += f" (seen throughout the {self.window_s:g} s snapshot; the rule normally needs {timing.needs(RANK[cond.severity])})"
+            text += (
+                f" (seen throughout the {self.window_s:g} s snapshot; the "
+                f"rule normally needs {timing.needs(RANK[cond.severity or 'warning'])})"
+            )
         if f.action:
             text += f" — {f.action}"
         return text
 
-    def _close(self, node: NodeState, nm: NodeMemory, rule_id: str, gpu: int | None, now: float, reason: str) -> None:
+    def _close(
+        self,
+        node: NodeState,
+        nm: NodeMemory,
+        rule_id: str,
+        gpu: int | None,
+        now: float,
+        reason: str,
+    ) -> None:
         nm.conditions_of(gpu).pop(rule_id, None)
         alert = node.alerts.pop((rule_id, gpu), None)
         if alert is not None:
             node.add(
-                TimelineEntry(now, "alert-closed", f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}", "info", gpu, rule_id)
+                TimelineEntry(
+                    now,
+                    "alert-closed",
+                    f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}",
+                    "info",
+                    gpu,
+                    rule_id,
+                )
             )
 
     @staticmethod

@@ -8,7 +8,7 @@ The alert lands on every node that differs from the most common value.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Callable
+from collections.abc import Callable
 
 from ..models import NodeFacts
 from .base import CLEAR, FLEET, Finding, Rule
@@ -61,7 +61,8 @@ def gpu_model_mixed(groups: Groups, p: dict) -> dict:
                 continue
             out[name] = Finding(
                 "warning",
-                f"GPU model {', '.join(odd)} differs from {_where(group)} {reference} (on {count} of {len(models)} nodes)",
+                f"GPU model {', '.join(odd)} differs from {_where(group)} "
+                f"{reference} (on {count} of {len(models)} nodes)",
                 "jobs sized for one model will run unevenly: move the node to its own group or swap the card",
                 evidence={"models": sorted(found), "reference": reference},
                 lasting=False,
@@ -71,8 +72,28 @@ def gpu_model_mixed(groups: Groups, p: dict) -> dict:
 
 
 RULES = (
-    Rule("driver_version_drift", FLEET, _version_drift("driver", lambda f: f.driver_version), {}, "NVIDIA driver differs within a group"),
-    Rule("cuda_version_drift", FLEET, _version_drift("CUDA", lambda f: f.cuda_version), {}, "CUDA version differs within a group"),
-    Rule("kernel_version_drift", FLEET, _version_drift("kernel", lambda f: f.kernel), {}, "Linux kernel differs within a group"),
-    Rule("gpu_model_mixed", FLEET, gpu_model_mixed, {}, "GPU models differ within a configured group"),
+    Rule(
+        "driver_version_drift",
+        FLEET,
+        _version_drift("driver", lambda f: f.driver_version),
+        {},
+        "NVIDIA driver differs within a group",
+    ),
+    Rule(
+        "cuda_version_drift",
+        FLEET,
+        _version_drift("CUDA", lambda f: f.cuda_version),
+        {},
+        "CUDA version differs within a group",
+    ),
+    Rule(
+        "kernel_version_drift",
+        FLEET,
+        _version_drift("kernel", lambda f: f.kernel),
+        {},
+        "Linux kernel differs within a group",
+    ),
+    Rule(
+        "gpu_model_mixed", FLEET, gpu_model_mixed, {}, "GPU models differ within a configured group"
+    ),
 )

@@ -11,7 +11,7 @@ from collections import deque
 
 from dltui.probe.xid import describe
 
-from ..models import GpuFacts, GpuSample, Sample
+from ..models import GpuFacts, GpuSample, NodeEvent, Sample
 from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last
 from .condition import RANK
 from .memory import GpuMemory, NodeMemory
@@ -37,6 +37,29 @@ def xid(history: list[tuple[float, int]], p: dict) -> Finding:
     )
 
 
+_XID_HISTORY = "xid_history"  # rule_state: {gpu: [(time, code)]} since the alert opened
+
+
+def record_xid(
+    node: NodeMemory, event: NodeEvent, gpu: int | None, p: dict
+) -> Finding | None:
+    """An XID line: kept in this GPU's history, which rates the alert."""
+    code = event.data.get("xid")
+    if not isinstance(code, int):
+        return None
+    history = node.rule_state.setdefault(_XID_HISTORY, {}).setdefault(gpu, [])
+    history.append((event.time, code))
+    return xid(history, p)
+
+
+def forget_xids(node: NodeMemory, gpu: int | None) -> None:
+    node.rule_state.get(_XID_HISTORY, {}).pop(gpu, None)
+
+
+def forget_all_xids(node: NodeMemory) -> None:
+    node.rule_state.pop(_XID_HISTORY, None)
+
+
 def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     now = g.ecc_uncorrected_volatile
     if now is None:
@@ -48,7 +71,8 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return HOLD
     return Finding(
         "critical",
-        f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime {g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
+        f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime "
+        f"{g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
         "drain the node, reset the GPU and run diagnostics (dcgmi diag -r 3)",
         evidence={"rise": rise, "ecc_uncorrected_volatile": now},
         lasting=False,
@@ -88,7 +112,10 @@ def ecc_lifetime(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if not corrected and not uncorrected:
         return CLEAR
-    counts = f"{corrected if corrected is not None else 'n/a'} corrected, {uncorrected if uncorrected is not None else 'n/a'} uncorrected"
+    counts = (
+        f"{corrected if corrected is not None else 'n/a'} corrected, "
+        f"{uncorrected if uncorrected is not None else 'n/a'} uncorrected"
+    )
     return Finding(
         "info",
         f"lifetime ECC counts: {counts} (aggregate, kept across resets)",
@@ -104,7 +131,12 @@ def row_remap_pending(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if not remap and not retire:
         return CLEAR
     what = "row remap pending" if remap else "page retirement pending"
-    return Finding("warning", what, "reset the GPU to apply it (drain the node first)", evidence={"remap": remap, "retire": retire})
+    return Finding(
+        "warning",
+        what,
+        "reset the GPU to apply it (drain the node first)",
+        evidence={"remap": remap, "retire": retire},
+    )
 
 
 def row_remap_failure(g: GpuSample, mem: GpuMemory, p: dict) -> object:
@@ -127,7 +159,7 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     gen, width, util = g.pcie_gen, g.pcie_width, g.utilization_percent
     top_gen = g.pcie_max_gen or (f.pcie_max_gen if f else None)
     top_width = g.pcie_max_width or (f.pcie_max_width if f else None)
-    if None in (gen, width, util, top_gen, top_width):
+    if gen is None or width is None or util is None or top_gen is None or top_width is None:
         return None
     if util < p["busy_util"]:
         return HOLD  # links train down at idle: judge under load only
@@ -137,7 +169,12 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         "warning",
         f"PCIe link at gen {gen} x{width}, below the gen {top_gen} x{top_width} this slot allows, at {util:.0f} % load",
         "reseat the card or riser; check the slot's BIOS link settings",
-        evidence={"pcie_gen": gen, "pcie_width": width, "pcie_max_gen": top_gen, "pcie_max_width": top_width},
+        evidence={
+            "pcie_gen": gen,
+            "pcie_width": width,
+            "pcie_max_gen": top_gen,
+            "pcie_max_width": top_width,
+        },
     )
 
 
@@ -157,7 +194,28 @@ def pcie_replays(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
+def reconcile_listed_gpus(node: NodeMemory, now: float) -> None:
+    """New facts: which GPUs earlier sessions listed on this node are gone now."""
+    if node.inventory is not None and node.facts is not None:
+        facts = node.facts
+        node.rule_state["gpus_gone"] = node.inventory.reconcile(
+            node.name, facts.hostname, facts.gpus, now
+        )
+        node.rule_state.pop("gpu_missing_all_there", None)  # judge again with what was listed
+
+
+def accept_gone_gpus(node: NodeMemory, gpu: int | None) -> None:
+    """The operator acknowledged the node's alert: the GPUs gone are forgotten (the hardware
+    was changed on purpose); a GPU still missing this session raises it again."""
+    if gpu is not None:
+        return
+    gone = node.rule_state.pop("gpus_gone", [])
+    if node.inventory is not None and gone:
+        node.inventory.forget(node.name, [k.uuid for k in gone])
+    node.rule_state.pop("gpu_missing_all_there", None)
+
+
+def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
     """Every GPU the facts listed or we have seen must stay readable."""
     state = node.rule_state
     readable = [g.index for g in sample.gpus if g.error is None]
@@ -176,8 +234,15 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
             out[index] = CLEAR
             continue
         who = ", ".join(x for x in ((f.name, f.bus_id) if f else ()) if x)
-        what = f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
-        out[index] = Finding("critical", what + (f" ({who})" if who else ""), _RESEAT, evidence={"error": g.error if g else None})
+        what = (
+            f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
+        )
+        out[index] = Finding(
+            "critical",
+            what + (f" ({who})" if who else ""),
+            _RESEAT,
+            evidence={"error": g.error if g else None},
+        )
     expected = p["expected_gpus"]
     healthy = sum(1 for g in sample.gpus if not g.error)
     gone = state.get("gpus_gone")
@@ -190,12 +255,22 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict:
         if len(gone) == 1:
             words.append(f"{listed} is gone (this node listed it until {when})")
         else:
-            words.append(f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}")
+            words.append(
+                f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}"
+            )
     if words:
-        action = _RESEAT + ("; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else "")
+        action = _RESEAT + (
+            "; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else ""
+        )
         out[None] = Finding(
-            "critical", "; ".join(words), action,
-            evidence={"readable": healthy, "expected": expected or None, "gone": [k.uuid for k in gone or ()]},
+            "critical",
+            "; ".join(words),
+            action,
+            evidence={
+                "readable": healthy,
+                "expected": expected or None,
+                "gone": [k.uuid for k in gone or ()],
+            },
         )
     elif expected or gone is not None:
         out[None] = CLEAR
@@ -232,33 +307,93 @@ def persistence_off(f: GpuFacts, p: dict) -> object:
 
 
 RULES = (
-    Rule("xid", EVENT, xid, {}, "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot"),
     Rule(
-        "ecc_uncorrectable", GPU, ecc_uncorrectable, {},
-        "a rise in uncorrected volatile ECC errors; clears when volatile is 0 again",
-        slow=True,
+        "xid",
+        EVENT,
+        xid,
+        {},
+        "an XID in the kernel log, rated by the XID table; clears on acknowledge or a new boot",
+        acknowledgeable=True,
+        cleared_by_new_boot=True,
+        consumes=("xid",),
+        on_event=record_xid,
+        on_acknowledge=forget_xids,
+        on_new_boot=forget_all_xids,
     ),
     Rule(
-        "ecc_correctable_burst", GPU, ecc_correctable_burst,
+        "ecc_uncorrectable",
+        GPU,
+        ecc_uncorrectable,
+        {},
+        "a rise in uncorrected volatile ECC errors; clears when volatile is 0 again",
+        slow=True,
+        acknowledgeable=True,
+    ),
+    Rule(
+        "ecc_correctable_burst",
+        GPU,
+        ecc_correctable_burst,
         {"per_hour": 100, "clear_s": 3600},
         "corrected ECC errors per sliding hour",
         slow=True,
     ),
-    Rule("ecc_lifetime", GPU, ecc_lifetime, {}, "non-zero lifetime (aggregate) ECC counts, as info", slow=True),
-    Rule("row_remap_pending", GPU, row_remap_pending, {}, "a row remap or page retirement waits for a GPU reset", slow=True),
-    Rule("row_remap_failure", GPU, row_remap_failure, {}, "row remapping failed (never clears by itself)", slow=True),
     Rule(
-        "pcie_degraded", GPU, pcie_degraded,
+        "ecc_lifetime",
+        GPU,
+        ecc_lifetime,
+        {},
+        "non-zero lifetime (aggregate) ECC counts, as info",
+        slow=True,
+    ),
+    Rule(
+        "row_remap_pending",
+        GPU,
+        row_remap_pending,
+        {},
+        "a row remap or page retirement waits for a GPU reset",
+        slow=True,
+    ),
+    Rule(
+        "row_remap_failure",
+        GPU,
+        row_remap_failure,
+        {},
+        "row remapping failed (never clears by itself)",
+        slow=True,
+    ),
+    Rule(
+        "pcie_degraded",
+        GPU,
+        pcie_degraded,
         {"busy_util": 50, "for_s": 10, "clear_s": 60},
         "PCIe link below the slot's gen/width under load",
         slow=True,
     ),
-    Rule("pcie_host_limited", FACTS, pcie_host_limited, {}, "the slot allows a lower PCIe gen than the GPU (info)"),
-    Rule("pcie_replays", GPU, pcie_replays, {"clear_s": 600}, "a rise in the PCIe replay counter", slow=True),
     Rule(
-        "gpu_missing", GPUS, gpu_missing,
+        "pcie_host_limited",
+        FACTS,
+        pcie_host_limited,
+        {},
+        "the slot allows a lower PCIe gen than the GPU (info)",
+    ),
+    Rule(
+        "pcie_replays",
+        GPU,
+        pcie_replays,
+        {"clear_s": 600},
+        "a rise in the PCIe replay counter",
+        slow=True,
+    ),
+    Rule(
+        "gpu_missing",
+        GPUS,
+        gpu_missing,
         {"expected_gpus": 0, "for_samples": 2},
-        "fewer readable GPUs than listed, seen this session, listed in an earlier session, or expected_gpus (0 = not set)",
+        "fewer readable GPUs than listed, seen this session, listed "
+        "in an earlier session, or expected_gpus (0 = not set)",
+        acknowledgeable=True,  # a GPU gone since an earlier session: the operator accepts it
+        on_facts=reconcile_listed_gpus,
+        on_acknowledge=accept_gone_gpus,
     ),
     Rule("persistence_off", FACTS, persistence_off, {}, "persistence mode disabled"),
 )

@@ -7,24 +7,32 @@ they hold.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..models import GpuFacts, GpuSample, NodeFacts, Sample
 from .condition import Condition, Timing
 
 if TYPE_CHECKING:
+    from ..gpu_inventory import GpuInventory
     from ..state import NodeHistory
     from .base import Rule
 
-# (check, rule id, its parameters for this node, its timing, the rule): resolved once per
-# node, flat so the per-sample loop reads no attributes.
-Bound = tuple[Any, str, dict[str, Any], Timing, "Rule"]
+
+class Bound(NamedTuple):
+    """A rule resolved for one node, once; flat so the per-sample loop unpacks it and reads
+    no attributes."""
+
+    check: Any
+    rule_id: str
+    params: dict[str, Any]  # the rule's parameters for this node
+    timing: Timing
+    rule: Rule
 
 
 class GpuMemory:
     __slots__ = ("index", "node", "now", "prev", "slow_prev", "facts", "conditions", "rule_state")
 
-    def __init__(self, index: int, node: "NodeMemory"):
+    def __init__(self, index: int, node: NodeMemory):
         self.index = index
         self.node = node
         self.now = 0.0
@@ -56,17 +64,26 @@ class NodeMemory:
         "interval_s",
         "window",
         "rule_state",
+        "consumers",
+        "events_seen",
+        "inventory",
     )
 
     def __init__(
-        self, name: str, groups: tuple[str, ...], rules: dict[str, list[Bound]], slow_rules: dict[str, list[Bound]], window: bool
+        self,
+        name: str,
+        groups: tuple[str, ...],
+        rules: dict[str, list[Bound]],
+        slow_rules: dict[str, list[Bound]],
+        window: bool,
     ):
         self.name = name
         self.groups = groups
         self.rules = rules  # scope -> bound rules judged every sample, enabled ones only
         self.slow_rules = slow_rules  # scope -> bound rules judged every few seconds
         self.next_slow = 0.0
-        self.conditions: dict[str, Condition] = {}  # rule id -> its condition on the node (gpu None)
+        # rule id -> its condition on the node (gpu None)
+        self.conditions: dict[str, Condition] = {}
         self.gpus: dict[int, GpuMemory] = {}
         self.now = 0.0
         self.first_seen: float | None = None
@@ -78,6 +95,9 @@ class NodeMemory:
         self.interval_s = 1.0
         self.window = window  # judging a snapshot window rather than watching
         self.rule_state: dict[str, Any] = {}
+        self.consumers: dict[str, list[Bound]] = {}  # event kind -> enabled rules consuming it
+        self.events_seen: dict[tuple, None] = {}  # id-less kernel events, insertion-ordered
+        self.inventory: GpuInventory | None = None  # GPUs listed in earlier sessions
 
     def gpu(self, index: int) -> GpuMemory:
         mem = self.gpus.get(index)

@@ -5,6 +5,7 @@ kernels spinning without work. A periodic 0 % with memory held is starvation; a 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 
 from ..models import GpuSample
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
@@ -45,11 +46,15 @@ def _window(g: GpuSample, mem: GpuMemory, p: dict) -> _UtilWindow | None:
             # Not the common case (the same sample period as last time): a new rate, a new window.
             period_s = (g.utilization_sample_period_ms or mem.node.interval_s * 1000 / len(subs)) / 1000
             if win is None or abs(win.period_s - period_s) > 0.25 * win.period_s:
-                win = mem.rule_state["loader_starvation"] = _UtilWindow(g.utilization_sample_period_ms, period_s, p["window_s"], mem.now)
+                win = mem.rule_state["loader_starvation"] = _UtilWindow(
+                    g.utilization_sample_period_ms, period_s, p["window_s"], mem.now
+                )
     elif g.utilization_percent is not None:
         subs = [g.utilization_percent]
         if win is None or win.period_s != mem.node.interval_s:
-            win = mem.rule_state["loader_starvation"] = _UtilWindow(None, mem.node.interval_s, p["window_1hz_s"], mem.now)
+            win = mem.rule_state["loader_starvation"] = _UtilWindow(
+                None, mem.node.interval_s, p["window_1hz_s"], mem.now
+            )
     else:
         return None
     win.values.extend(subs)
@@ -66,6 +71,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         if now < win.next_eval:
             return None
         win.next_eval = now + p["every_s"]
+        assert node.sample is not None  # rules run on a sample
         track_disks(node, node.sample)
         if now - win.since < p["warmup_s"]:
             return None
@@ -76,7 +82,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if used < p["memory_used"]:
         return CLEAR  # no job holds this GPU
-    values = win.values
+    values: Sequence[float] = win.values
     writes = checkpoint_writes(node)
     if writes and node.sample is not None:  # a pause to save a checkpoint is not starvation
         values = outside_checkpoint_writes(
@@ -93,7 +99,11 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None if node.window else HOLD
     sub_second = win.period_s < node.interval_s
     cause = _cause(mem, win, p)
-    detail = f"likely cause {cause.label}" + (f" ({cause.reason})" if cause.reason else "") + f"; {cause.evidence}"
+    detail = (
+        f"likely cause {cause.label}"
+        + (f" ({cause.reason})" if cause.reason else "")
+        + f"; {cause.evidence}"
+    )
     return Finding(
         "critical" if found.zero_fraction >= p["critical"] else "warning",
         found.words() + ("" if sub_second else f" ({_coarse(win.period_s)})"),
@@ -121,8 +131,12 @@ def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
     """One explanation per node and sample, shared by all its starving GPUs."""
     node = mem.node
     cached = node.rule_state.get("starvation_cause")
+    assert node.sample is not None  # rules run on a sample
     if cached is None or cached[0] != node.now:
-        cached = node.rule_state["starvation_cause"] = (node.now, explain(node, node.sample, win.shares, p))
+        cached = node.rule_state["starvation_cause"] = (
+            node.now,
+            explain(node, node.sample, win.shares, p),
+        )
     return cached[1]
 
 
@@ -132,7 +146,8 @@ def job_hung(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     state = mem.rule_state
     if used < p["memory_used"] and not g.processes and power is not None:
-        state["job_hung_idle_w"] = min(power, state.get("job_hung_idle_w", power))  # this GPU's power with no job
+        # this GPU's power with no job
+        state["job_hung_idle_w"] = min(power, state.get("job_hung_idle_w", power))
     if used < p["memory_used"] or util > 0 or any(g.utilization_samples_percent):
         return CLEAR
     if power is None:
@@ -142,12 +157,17 @@ def job_hung(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if idle_w is not None:
         bound, basis = idle_w * (1 + p["idle_margin"]), f"its idle {idle_w:.0f} W"
     elif limit:
-        bound, basis = p["idle_fraction_of_limit"] * limit, f"{p['idle_fraction_of_limit'] * 100:.0f} % of its {limit:.0f} W limit"
+        bound, basis = (
+            p["idle_fraction_of_limit"] * limit,
+            f"{p['idle_fraction_of_limit'] * 100:.0f} % of its {limit:.0f} W limit",
+        )
     else:
         return None
     if power > bound:
         return HOLD  # busy in a way utilisation does not show
-    held = f"{g.memory_used_mib / 1024:.1f} GiB" if g.memory_used_mib is not None else f"{used:.0f} %"
+    held = (
+        f"{g.memory_used_mib / 1024:.1f} GiB" if g.memory_used_mib is not None else f"{used:.0f} %"
+    )
     pids = ", ".join(str(proc.pid) for proc in g.processes[:4])
     return Finding(
         "critical",
@@ -177,7 +197,9 @@ def job_spin_stall(g: GpuSample, mem: GpuMemory, p: dict) -> object:
 
 RULES = (
     Rule(
-        "loader_starvation", GPU, loader_starvation,
+        "loader_starvation",
+        GPU,
+        loader_starvation,
         {
             "warning": 0.15,
             "critical": 0.40,
@@ -206,13 +228,23 @@ RULES = (
         none_is_timing=True,
     ),
     Rule(
-        "job_hung", GPU, job_hung,
-        {"memory_used": 10, "idle_margin": 0.10, "idle_fraction_of_limit": 0.25, "for_s": 300, "clear_s": 30},
+        "job_hung",
+        GPU,
+        job_hung,
+        {
+            "memory_used": 10,
+            "idle_margin": 0.10,
+            "idle_fraction_of_limit": 0.25,
+            "for_s": 300,
+            "clear_s": 30,
+        },
         "utilisation 0 the whole time, memory held, power at idle",
         slow=True,
     ),
     Rule(
-        "job_spin_stall", GPU, job_spin_stall,
+        "job_spin_stall",
+        GPU,
+        job_spin_stall,
         {"busy_util": 95, "power_ratio": 0.35, "clear_power_ratio": 0.5, "for_s": 300},
         "utilisation ≥ busy_util but power < power_ratio × the enforced limit",
         slow=True,

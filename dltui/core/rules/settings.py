@@ -17,8 +17,9 @@ of the wrong type, is a config error: a typo must never silently keep a default.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fnmatch import fnmatchcase
-from typing import Any, Iterable
+from typing import Any
 
 from dltui.config import Config, ConfigError
 
@@ -65,11 +66,17 @@ class RuleSettings:
         known = {"hosts", "rules", *GROUP_KEYS}
         unknown = set(group) - known
         if unknown:
-            raise ConfigError(f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: {', '.join(sorted(known))})")
+            raise ConfigError(
+                f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: {', '.join(sorted(known))})"
+            )
         hosts = group.get("hosts")
         if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
             raise ConfigError(f'{self._source}: {where} needs hosts = ["glob", ...]')
-        return name, tuple(hosts), self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]")
+        return (
+            name,
+            tuple(hosts),
+            self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]"),
+        )
 
     def _checked_rules(self, table: Any, where: str) -> dict[str, dict[str, Any]]:
         if not isinstance(table, dict):
@@ -78,14 +85,17 @@ class RuleSettings:
         for rule_id, params in table.items():
             rule = self.rules.get(rule_id)
             if rule is None:
-                raise ConfigError(f"{self._source}: {where}: unknown rule {rule_id!r} (known: {', '.join(sorted(self.rules))})")
+                raise ConfigError(
+                    f"{self._source}: {where}: unknown rule {rule_id!r} (known: {', '.join(sorted(self.rules))})"
+                )
             if not isinstance(params, dict):
                 raise ConfigError(f"{self._source}: {where}.{rule_id} must be a table")
             allowed = {ENABLED: True, **rule.defaults}
             for key, value in params.items():
                 if key not in allowed:
                     raise ConfigError(
-                        f"{self._source}: {where}.{rule_id}: unknown parameter {key!r} (known: {', '.join(sorted(allowed))})"
+                        f"{self._source}: {where}.{rule_id}: unknown parameter "
+                        f"{key!r} (known: {', '.join(sorted(allowed))})"
                     )
                 if not _same_kind(value, allowed[key]):
                     raise ConfigError(

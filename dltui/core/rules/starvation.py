@@ -14,9 +14,10 @@ A single long run is a hang or a pause, not starvation (see the ``job_hung`` rul
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from statistics import median
-from typing import Sequence
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,6 @@ def detect(values: Sequence[float], sample_period_s: float) -> Starvation:
     if not zeros:
         return Starvation(0.0, 0, None, window_s, n)
     starts = [i for i in range(n) if values[i] == 0 and (i == 0 or values[i - 1] != 0)]
-    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    gaps = [b - a for a, b in pairwise(starts)]
     period = median(gaps) * sample_period_s if gaps else None
     return Starvation(zeros / n, len(starts), period, window_s, n)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from statistics import median
 
 from ..models import GpuSample, Sample
-from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, delta
+from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
 SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 0x4, 0x8, 0x20, 0x40, 0x80
@@ -120,7 +120,11 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if (
         mask is not None
         and not mask & (HW_THERMAL | SW_THERMAL)
-        and (prev is None or (g.clock_event_sw_thermal_us, g.clock_event_hw_thermal_us) == (prev.clock_event_sw_thermal_us, prev.clock_event_hw_thermal_us))
+        and (
+            prev is None
+            or (g.clock_event_sw_thermal_us, g.clock_event_hw_thermal_us)
+            == (prev.clock_event_sw_thermal_us, prev.clock_event_hw_thermal_us)
+        )
     ):
         if mem.rule_state:
             mem.rule_state.pop("sw_thermal_since", None)
@@ -146,7 +150,10 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         level = "critical" if mem.now - since >= p["sw_warning_s"] else "warning"
     parts = []
     if bits & (HW_THERMAL | SW_THERMAL):
-        parts.append(("HW" if bits & HW_THERMAL else "SW") + f" thermal slowdown active ({_reasons(bits, g)})")
+        parts.append(
+            ("HW" if bits & HW_THERMAL else "SW")
+            + f" thermal slowdown active ({_reasons(bits, g)})"
+        )
     for label, rise in (("HW", rise_hw), ("SW", rise_sw)):
         if rise:
             parts.append(f"+{rise / 1e6:.1f} s of {label} thermal slowdown since the last reading")
@@ -177,21 +184,37 @@ def hw_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         f"HW slowdown active ({_reasons(mask, g)})",
         action,
         ", ".join(x for x in (_clocks(g), _temps(g)) if x),
-        {"mask": mask, "sm_clock_mhz": g.sm_clock_mhz, "temperature_margin_c": g.temperature_margin_c},
+        {
+            "mask": mask,
+            "sm_clock_mhz": g.sm_clock_mhz,
+            "temperature_margin_c": g.temperature_margin_c,
+        },
     )
 
 
 def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     mask, prev = g.clock_event_reasons_mask, mem.prev
-    if mask is not None and not mask & HW_POWER_BRAKE and (prev is None or g.clock_event_hw_power_brake_us == prev.clock_event_hw_power_brake_us):
+    if (
+        mask is not None
+        and not mask & HW_POWER_BRAKE
+        and (prev is None or g.clock_event_hw_power_brake_us == prev.clock_event_hw_power_brake_us)
+    ):
         return CLEAR  # the common case, decided without building anything
-    rise = delta(g.clock_event_hw_power_brake_us, prev.clock_event_hw_power_brake_us) if prev is not None else None
+    rise = (
+        delta(g.clock_event_hw_power_brake_us, prev.clock_event_hw_power_brake_us)
+        if prev is not None
+        else None
+    )
     if mask is None and rise is None:
         return None
     active = bool((mask or 0) & HW_POWER_BRAKE)
     if not active and not rise:
         return CLEAR
-    what = "HW power brake active (0x80)" if active else f"+{rise / 1e6:.1f} s of HW power brake since the last reading"
+    what = (
+        "HW power brake active (0x80)"
+        if active
+        else f"+{(rise or 0) / 1e6:.1f} s of HW power brake since the last reading"
+    )
     power = f"power {g.power_w:.0f} W" if g.power_w is not None else ""
     return Finding(
         "critical",
@@ -213,14 +236,21 @@ def power_capped(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     power = f"{g.power_w:.0f} W" if g.power_w is not None else "power n/a"
     return Finding(
         "info",
-        f"holding power at the cap: {power}" + (f" of {limit:.0f} W" if limit else "") + f" at {util:.0f} % utilisation",
+        f"holding power at the cap: {power}"
+        + (f" of {limit:.0f} W" if limit else "")
+        + f" at {util:.0f} % utilisation",
         "expected at full load; raise the power limit only if the PSU and cooling allow",
         evidence={"power_w": g.power_w, "power_limit_w": limit},
     )
 
 
 def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
-    sm, top, util, mask = g.sm_clock_mhz, g.sm_clock_max_mhz, g.utilization_percent, g.clock_event_reasons_mask
+    sm, top, util, mask = (
+        g.sm_clock_mhz,
+        g.sm_clock_max_mhz,
+        g.utilization_percent,
+        g.clock_event_reasons_mask,
+    )
     if sm is None or not top or util is None or mask is None:
         return None
     if util <= p["busy_util"] or mask & _ANY_REASON:
@@ -232,7 +262,8 @@ def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return HOLD
     return Finding(
         "warning",
-        f"SM clock {sm:.0f} MHz, {ratio * 100:.0f} % of its {top:.0f} MHz maximum at {util:.0f} % utilisation, no reason reported",
+        f"SM clock {sm:.0f} MHz, {ratio * 100:.0f} % of its {top:.0f} "
+        f"MHz maximum at {util:.0f} % utilisation, no reason reported",
         "check this GPU's power and temperatures; one card with low clocks that also runs hot points at that card",
         _temps(g),
         {"sm_clock_mhz": sm, "sm_clock_max_mhz": top, "ratio": round(ratio, 3)},
@@ -254,19 +285,29 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
     by_margin = all(g.temperature_margin_c is not None for g in loaded)
     if not by_margin and any(g.temperature_c is None for g in loaded):
         return None
-    out = {}
+    # one reading per GPU, "how hot": the margin counts down, so it is negated
+    heat: dict[int, float] = {}
     for g in loaded:
-        peers = [h for h in loaded if h is not g and abs(h.utilization_percent - g.utilization_percent) <= p["similar_load"]]
+        margin, core = g.temperature_margin_c, g.temperature_c
+        reading_c = -margin if by_margin and margin is not None else core
+        if reading_c is not None:
+            heat[g.index] = reading_c
+    out: dict[int, Finding | Verdict] = {}
+    for g in loaded:
+        peers = [
+            h
+            for h in loaded
+            if h is not g
+            and abs((h.utilization_percent or 0) - (g.utilization_percent or 0)) <= p["similar_load"]
+        ]
         if len(peers) < p["min_gpus"] - 1:
             continue
+        typical = median(heat[h.index] for h in peers)
+        hotter = heat[g.index] - typical
         if by_margin:
-            typical = median(h.temperature_margin_c for h in peers)
-            hotter = typical - g.temperature_margin_c
-            reading = f"margin {g.temperature_margin_c:.0f} °C against a median {typical:.0f} °C"
+            reading = f"margin {-heat[g.index]:.0f} °C against a median {-typical:.0f} °C"
         else:
-            typical = median(h.temperature_c for h in peers)
-            hotter = g.temperature_c - typical
-            reading = f"core {g.temperature_c:.0f} °C against a median {typical:.0f} °C"
+            reading = f"core {heat[g.index]:.0f} °C against a median {typical:.0f} °C"
         if hotter >= p["hotter"]:
             out[g.index] = Finding(
                 "warning",
@@ -281,53 +322,86 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
 
 RULES = (
     Rule(
-        "gpu_temp_high", GPU, gpu_temp_high,
+        "gpu_temp_high",
+        GPU,
+        gpu_temp_high,
         {"warning": 85, "critical": 90, "hysteresis": 3, "for_s": 30, "clear_s": 60},
         "core temperature (°C); critical only where the GPU has no T.Limit margin",
         slow=True,
     ),
     Rule(
-        "thermal_margin_low", GPU, thermal_margin_low,
-        {"warning": 10, "critical": 3, "hysteresis": 2, "for_s": 60, "critical_for_s": 10, "clear_s": 60},
+        "thermal_margin_low",
+        GPU,
+        thermal_margin_low,
+        {
+            "warning": 10,
+            "critical": 3,
+            "hysteresis": 2,
+            "for_s": 60,
+            "critical_for_s": 10,
+            "clear_s": 60,
+        },
         "T.Limit margin (°C left before slowdown) at or below the thresholds",
         slow=True,
     ),
     Rule(
-        "hbm_temp_high", GPU, hbm_temp_high,
+        "hbm_temp_high",
+        GPU,
+        hbm_temp_high,
         {"memory_max": 95, "warning_below_max": 5, "hysteresis": 3, "for_s": 60, "clear_s": 60},
         "HBM temperature against the driver's absolute memory limit, else memory_max (°C)",
         slow=True,
     ),
     Rule(
-        "thermal_slowdown", GPU, thermal_slowdown,
+        "thermal_slowdown",
+        GPU,
+        thermal_slowdown,
         {"for_samples": 2, "sw_warning_s": 60, "clear_s": 120},
         "clock-event bits 0x20 (SW thermal) / 0x40 (HW thermal) or a rise in their counters",
     ),
     Rule(
-        "hw_slowdown", GPU, hw_slowdown,
+        "hw_slowdown",
+        GPU,
+        hw_slowdown,
         {"for_s": 3, "clear_s": 120},
         "clock-event bit 0x8 (debounced: P-state changes blip it)",
     ),
     Rule(
-        "power_brake", GPU, power_brake,
+        "power_brake",
+        GPU,
+        power_brake,
         {"for_samples": 2, "clear_s": 300},
         "clock-event bit 0x80 or a rise in its counter",
     ),
     Rule(
-        "power_capped", GPU, power_capped,
+        "power_capped",
+        GPU,
+        power_capped,
         {"busy_util": 90, "for_s": 60, "clear_s": 60},
         "bit 0x4 under load (info)",
         slow=True,
     ),
     Rule(
-        "clock_sag", GPU, clock_sag,
+        "clock_sag",
+        GPU,
+        clock_sag,
         {"ratio": 0.85, "clear_ratio": 0.9, "busy_util": 90, "for_s": 60, "clear_s": 60},
         "SM clock below ratio × max under load with no clock-event reason",
         slow=True,
     ),
     Rule(
-        "airflow_imbalance", GPUS, airflow_imbalance,
-        {"hotter": 10, "clear_below": 7, "similar_load": 20, "loaded_util": 50, "min_gpus": 3, "for_s": 300, "clear_s": 300},
+        "airflow_imbalance",
+        GPUS,
+        airflow_imbalance,
+        {
+            "hotter": 10,
+            "clear_below": 7,
+            "similar_load": 20,
+            "loaded_util": 50,
+            "min_gpus": 3,
+            "for_s": 300,
+            "clear_s": 300,
+        },
         "a GPU this many °C hotter than the median of its siblings at similar load",
         slow=True,
     ),

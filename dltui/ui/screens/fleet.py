@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -14,6 +16,9 @@ from .. import levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
 from ..widgets import FleetSummary, FleetTable
 from .prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from ..app import DltuiApp
 
 
 class FleetScreen(Screen):
@@ -91,7 +96,7 @@ class FleetScreen(Screen):
         if not names and table.selected is not None:
             names = [table.selected.name]
         if names:
-            self.app.actions.unit(names, verb)
+            cast("DltuiApp", self.app).actions.unit(names, verb)
 
     def action_done(self) -> None:
         self.query_one(FleetTable).marked.clear()
@@ -128,7 +133,7 @@ class FleetScreen(Screen):
 
     @on(FleetTable.Opened)
     def _open(self, event: FleetTable.Opened) -> None:
-        self.app.open_node(event.name)
+        cast("DltuiApp", self.app).open_node(event.name)
 
 
 def _filter_problem(text: str) -> str | None:

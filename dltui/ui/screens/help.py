@@ -79,7 +79,7 @@ class HelpScreen(ModalScreen[None]):
         with box:
             yield Static(help_content())
 
-    def action_dismiss(self) -> None:
+    async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from dltui.core.state import FleetState, NodeState
@@ -27,12 +30,16 @@ from ..widgets import (
     UnitPane,
 )
 
+if TYPE_CHECKING:
+    from dltui.actions.journal import JournalFollower
+
+    from ..app import DltuiApp
+
 NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
 JOURNAL_EVERY_S = 2.0  # the unit's journal is read this often while the node screen is open
 
 
-ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable", "gpu_missing")  # events, not states; a GPU gone since an earlier session
 
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
@@ -71,7 +78,7 @@ class NodeScreen(Screen):
         self._version = -1
         self._gpu_indexes: list[int] | None = None
         self._ready = False
-        self._journal = None  # JournalFollower of the unit shown, while this screen is open
+        self._journal: JournalFollower | None = None  # JournalFollower of the unit shown, while this screen is open
 
     def compose(self) -> ComposeResult:
         yield NodeHeader()
@@ -163,7 +170,8 @@ class NodeScreen(Screen):
         self._gpu_indexes = indexes
         grid = self.query_one("#gpus", ItemGrid)
         grid.remove_children()
-        panes = [GpuPane(i, thresholds=self.thresholds) for i in indexes] or [NoGpuPane()]
+        panes: list[Widget] = [GpuPane(i, thresholds=self.thresholds) for i in indexes]
+        panes = panes or [NoGpuPane()]
         grid.mount_all(panes)
         self.set_class(not indexes, "-no-gpus")  # the host panes take the room
 
@@ -174,24 +182,24 @@ class NodeScreen(Screen):
         return not (action == "back" and self.root)  # the only node: no fleet to go back to
 
     def action_unit(self, verb: str) -> None:
-        self.app.actions.unit([self.node_name], verb)
+        cast("DltuiApp", self.app).actions.unit([self.node_name], verb)
 
     def action_signal(self) -> None:
-        self.app.actions.signal(self.node_name)
+        cast("DltuiApp", self.app).actions.signal(self.node_name)
 
     def action_back(self) -> None:
         self.app.pop_screen()
 
     def action_acknowledge(self) -> None:
-        """Retire this node's XID, uncorrectable-ECC and gone-GPU alerts: they record an event,
-        so only the operator (or a new boot, or a GPU reset) can say it has been dealt with. A
-        GPU still missing in this session raises its alert again; one gone since an earlier
-        session is forgotten (the hardware was changed on purpose)."""
+        """Retire this node's alerts that record an event (the rules say which: XIDs,
+        uncorrectable ECC, GPUs gone): only the operator (or a new boot, or a GPU reset) can
+        say it has been dealt with. A condition that still holds raises its alert again."""
         engine = self.fleet.engine
         node = self.node
-        keys = [key for key in node.alerts if key[0] in ACKNOWLEDGEABLE]
+        rules = engine.acknowledgeable() if engine is not None else ()
+        keys = [key for key in node.alerts if key[0] in rules]
         if engine is None or not keys:
-            self.notify("nothing to acknowledge: no open XID, uncorrectable-ECC or missing-GPU alert")
+            self.notify(f"nothing to acknowledge: no open {', '.join(rules) or 'event'} alert")
             return
         now = self.fleet.clock()
         for rule, gpu in keys:

@@ -21,7 +21,14 @@ class FleetSummary(Static):
 
     _drawn: Content | None = None
 
-    def show(self, nodes: list[NodeState], shown: int, sort: str, filter_text: str, thresholds: levels.NodeThresholds) -> None:
+    def show(
+        self,
+        nodes: list[NodeState],
+        shown: int,
+        sort: str,
+        filter_text: str,
+        thresholds: levels.NodeThresholds,
+    ) -> None:
         by_level = {levels.OK: 0, levels.WARM: 0, levels.HOT: 0}
         gpus = hot = idle = 0
         alerts = {levels.HOT: 0, levels.WARM: 0}

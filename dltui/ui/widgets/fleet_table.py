@@ -160,6 +160,12 @@ class FleetTable(ScrollView, can_focus=True):
             for n in nodes
         )
 
+    def _current_layout(self) -> fleet_row.Layout:
+        if self._layout is None:  # drawn before the first resize
+            self._relayout()
+        assert self._layout is not None
+        return self._layout
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if y == 0:
@@ -167,7 +173,7 @@ class FleetTable(ScrollView, can_focus=True):
             content = (
                 Content.styled(COMPACT_LEGEND, fleet_row.HEADER_STYLE)
                 if self.compact
-                else fleet_row.header(self._layout)
+                else fleet_row.header(self._current_layout())
             )
         else:
             self._keys[y] = self._line_key(y)
@@ -206,7 +212,9 @@ class FleetTable(ScrollView, can_focus=True):
         if self.compact:
             cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds.of(node.name)).pad_right(2)
         else:
-            cell = fleet_row.row(node, self.now, self._layout, self.thresholds.of(node.name))
+            cell = fleet_row.row(
+                node, self.now, self._current_layout(), self.thresholds.of(node.name)
+            )
         if marked:  # picked for a fleet action: the row's first column says so
             cell = Content.assemble(("▶", "bold $text-accent"), cell[1:])
         self._cells[node.name] = (key, cell)

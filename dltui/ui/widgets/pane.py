@@ -99,7 +99,7 @@ def metric_line(label: str, value: str, level: str, spark: str, label_w: int = 7
 def labelled(*pairs) -> Content:
     """``user 1%  sys 0%``: muted labels, each followed by its value (text, or (text, style))."""
     parts: list = []
-    for label, value in zip(pairs[::2], pairs[1::2]):
+    for label, value in zip(pairs[::2], pairs[1::2], strict=False):  # an odd last label has no value
         parts += [(label, "$foreground-muted"), value]
     return Content.assemble(*parts)
 
