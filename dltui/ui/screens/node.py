@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.scrollbar import ScrollBarRender
 from textual.widgets import Footer
 
 from dltui.core.state import FleetState, NodeState
@@ -32,6 +33,13 @@ GPU_PANE_MIN_W = 46
 
 ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable", "gpu_missing")  # events, not states; a GPU gone since an earlier session
 
+class WholeCellScrollBar(ScrollBarRender):
+    """A thumb of whole cells: Textual's eighth-block ends (▆) beside a pane's border read as
+    a sparkline drawn past it."""
+
+    VERTICAL_BARS = [" "] * len(ScrollBarRender.VERTICAL_BARS)
+
+
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
     BINDINGS = [
@@ -43,6 +51,7 @@ class NodeScreen(Screen):
         Binding("pageup", "scroll(-20)", "Page up", show=False),
     ]
     DEFAULT_CSS = """
+    NodeScreen #node-body { scrollbar-size-vertical: 1; }
     NodeScreen #node-panes { height: auto; }
     NodeScreen #gpus { width: 1fr; height: auto; }
     NodeScreen #host { width: 62; height: auto; }
@@ -88,6 +97,7 @@ class NodeScreen(Screen):
         return self.fleet.node(self.node_name)
 
     def on_mount(self) -> None:
+        self.query_one("#node-body", VerticalScroll).vertical_scrollbar.renderer = WholeCellScrollBar
         self._ready = True
         self.update_view(self.fleet.clock())
 
