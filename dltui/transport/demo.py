@@ -72,6 +72,12 @@ OUTAGE_STEPS = 40  # ... stays away this long (the last RETRY_STEPS of it reconn
 RETRY_STEPS = 8
 OUTAGE_PERIOD_STEPS = 600  # ... and does it again this many steps later
 OOM_KILL_STEP = 100  # the OOM node's kernel kills a DataLoader worker at this step
+# ``dltui demo`` opens on a story already under way: the simulator first runs this many steps
+# into the past, so the hot GPU has throttled for a minute, the OOM kill is on the timeline and
+# the flapping node is away (back some 20 s after start: the story moves on).
+PREFILL_STEPS = 170
+PREFILL_NODE_SAMPLES = 20_000  # a large fleet gets fewer steps: start-up stays a few seconds
+PREFILL_CHUNK = 64  # node-samples between yields to the event loop: the screen stays live
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
@@ -455,11 +461,18 @@ class DemoTransport:
         self.step_count = 0
         self._nodes = [_Node(name, i, seed, gpus) for i, name in enumerate(self.names)]
         self._started = False
+        self._live = False
         self._boot_time = EPOCH
 
+    @property
+    def prefill_steps(self) -> int:
+        """How many steps of past ``run`` simulates before streaming."""
+        return max(1, min(PREFILL_STEPS, PREFILL_NODE_SAMPLES // max(1, len(self._nodes))))
+
     def clock(self) -> float:
-        """The simulated time: pass it to ``FleetState(clock=...)`` when stepping by hand."""
-        return self.now
+        """The fleet's time: simulated while stepping (by hand, or the prefilled past), the
+        wall clock once ``run`` streams. Pass it to ``FleetState(clock=...)``."""
+        return time.time() if self._live else self.now
 
     def step_into(self, sink: Sink, steps: int = 1) -> None:
         """Advance the whole fleet ``steps`` intervals at once, without waiting."""
@@ -471,9 +484,22 @@ class DemoTransport:
                 self._step_node(sink, node, self.now)
 
     async def run(self, sink: Sink) -> None:
-        """Stream until cancelled, nodes spread over the interval as real streams would arrive."""
-        self.now = time.time()  # live: samples carry the wall clock, so ages and timeline agree
+        """Simulate ``prefill_steps`` of the past, then stream until cancelled, nodes spread over
+        the interval as real streams would arrive."""
+        # Samples carry the wall clock (the past ones the wall clock minus their age), so ages,
+        # timeline and rule durations agree with what streams afterwards.
+        self.now = time.time() - self.prefill_steps * self.interval_s
         self._start(sink)
+        done = 0
+        for _ in range(self.prefill_steps):
+            self.step_count += 1
+            self.now += self.interval_s
+            for node in self._nodes:
+                self._step_node(sink, node, self.now)
+                done += 1
+                if done % PREFILL_CHUNK == 0:
+                    await asyncio.sleep(0)
+        self._live = True
         slots = min(len(self._nodes), 10)
         next_tick = time.monotonic()
         while True:

@@ -101,3 +101,16 @@ def test_node_without_gpus(snap_compare):
     the GPU panes would be, host panes filled, no GPU processes."""
     app, demo = demo_app(nodes=1, gpus=0)
     assert snap_compare(app, terminal_size=FULL, run_before=_fed(app, demo))
+
+
+def test_demo_five_seconds_in(snap_compare):
+    """``dltui demo`` 5 s after start (the prefilled past plus five live steps): gpu02 GPU3 hot
+    with ▲4 and "SW thermal slowdown active", gpu03 △8 starved, gpu04 ✖ unreachable, gpu07 ▲1
+    with the OOM kill of pt_data_worker in NOTE."""
+    app, demo = demo_app()
+
+    async def run_before(pilot):
+        feed(app, demo, demo.prefill_steps + 5)
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=FULL, run_before=run_before)
