@@ -116,4 +116,4 @@ async def test_the_demo_opens_on_its_story_already_under_way():
     assert "host_memory_low" in alerts["gpu07"]
     times = fleet.nodes["gpu01"].history.time.values()
     assert len(times) >= demo.prefill_steps and times[-1] <= time.time()
-    assert times[0] <= started - demo.prefill_steps + 1
+    assert times[0] < started - demo.prefill_steps + 2  # the first step is one interval in
