@@ -64,7 +64,7 @@ class Ring:
             raw = self._data[start : start + n]
         else:
             raw = self._data[start:] + self._data[: (start + n) % self._capacity]
-        return [None if math.isnan(v) else v for v in raw]
+        return [None if v != v else v for v in raw]  # NaN is the gap; v != v is its cheapest test
 
     def last(self) -> float | None:
         if not self._size:

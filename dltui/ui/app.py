@@ -22,7 +22,7 @@ from dltui.transport.base import Sink
 from . import commands, levels
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
-from .screens import FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
@@ -88,10 +88,10 @@ class DltuiApp(App[int]):
             self.call_after_refresh(self.frame_stats.frame_done, started)
 
     @property
-    def data_screen(self) -> FleetScreen | NodeScreen | None:
-        """The fleet or node screen on top, or under a prompt or the help."""
+    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:
+        """The fleet, node or chart screen on top, or under a prompt or the help."""
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, (FleetScreen, NodeScreen)):
+            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen)):
                 return screen
         return None
 

@@ -21,6 +21,7 @@ class FleetScreen(Screen):
         Binding("slash", "filter", "Filter"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
+        Binding("v", "chart", "Chart"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -81,6 +82,11 @@ class FleetScreen(Screen):
         table = self.query_one(FleetTable)
         table.compact = not table.compact
         self._mode_chosen = True
+
+    def action_chart(self) -> None:
+        from .chart import ChartScreen
+
+        self.app.push_screen(ChartScreen(self.fleet))
 
     def action_clear_filter(self) -> None:
         if self.filter is not None:

@@ -37,6 +37,7 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("escape", "clear the filter"),
             ("s", f"next sort: {', '.join(SORT_KEYS)}"),
             ("c", "compact view: one character per GPU, for hundreds of nodes"),
+            ("v", "chart: the hottest GPU per node over time"),
         ),
     ),
     (
@@ -46,6 +47,16 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("pgup / pgdn", "scroll a page"),
             ("escape", "back to the fleet"),
             ("a", "acknowledge XID, ECC and missing-GPU alerts"),
+            ("v", "charts of the GPU in focus (the first GPU otherwise)"),
+        ),
+    ),
+    (
+        "Charts",
+        (
+            ("w  1 / 2 / 3", "next window / 5 min, 30 min, 2 h"),
+            ("] / [  n / p", "next / previous GPU"),
+            ("o", "every GPU's temperature on one chart, or back to one GPU"),
+            ("escape", "back"),
         ),
     ),
 )

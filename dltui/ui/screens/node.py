@@ -45,6 +45,7 @@ class NodeScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Fleet"),
         Binding("a", "acknowledge", "Ack"),
+        Binding("v", "chart", "Charts"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
@@ -157,6 +158,14 @@ class NodeScreen(Screen):
             engine.acknowledge(node, rule, gpu, now)
         self.notify(f"acknowledged {len(keys)} alert{'s' if len(keys) != 1 else ''} on {node.name}")
         self.update_view(now)
+
+    def action_chart(self) -> None:
+        """The chart view of the GPU pane in focus (the first GPU otherwise)."""
+        from .chart import ChartScreen
+
+        focused = self.focused
+        gpu = focused.index if isinstance(focused, GpuPane) else (self._gpu_indexes or [0])[0]
+        self.app.push_screen(ChartScreen(self.fleet, self.node_name, gpu))
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#node-body", VerticalScroll).scroll_relative(y=lines, animate=False)
