@@ -23,6 +23,7 @@ PRUNE_EVERY = 600  # samples between looks for series whose device is gone
 TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
+HOTTEST_GPU_C = "gpu.hottest_temperature_c"
 
 
 class Ring:
@@ -100,6 +101,9 @@ def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
     for n in sample.networks:
         yield f"network.{n.name}.rx_bytes_per_s", n.rx_bytes_per_s
         yield f"network.{n.name}.tx_bytes_per_s", n.tx_bytes_per_s
+    temps = [g.temperature_c for g in sample.gpus if g.temperature_c is not None]
+    if temps:  # one series a node for the fleet's trends and chart, whatever its GPU count
+        yield HOTTEST_GPU_C, max(temps)
     for g in sample.gpus:
         p = f"gpu.{g.index}."
         yield p + "utilization_percent", g.utilization_percent

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import plotext as plt
 
-from dltui.core.state import NodeState
+from dltui.core.state import HOTTEST_GPU_C, NodeState
 
 from .spark import downsample
 
@@ -166,15 +166,19 @@ def overlay(series: Sequence[Series]) -> list[Series]:
 # -- the charts the chart view offers -------------------------------------------------------
 
 
-def gpu_charts(node: NodeState, gpu: int, window_s: int, end: float, points: int) -> list[Chart]:
-    """One GPU: heat, power against its enforced limit, SM clock against its maximum, load."""
+GPU_CHARTS = ("heat", "power", "clock", "utilisation")
+
+
+def gpu_chart(node: NodeState, gpu: int, kind: str, window_s: int, end: float, points: int) -> Chart:
+    """One of a GPU's charts (``GPU_CHARTS``): heat, power against its enforced limit, SM clock
+    against its maximum, utilisation."""
     start = end - window_s
     p = f"gpu.{gpu}."
     spans = alert_spans(node, gpu, start, end)
-    g = next((g for g in node.sample.gpus if g.index == gpu), None) if node.sample else None
+    sample = next((g for g in node.sample.gpus if g.index == gpu), None) if node.sample else None
     window = HistoryWindow(node, start, end, points)
 
-    def line(key: str, label: str, color: str, pick=max) -> Series:
+    def line(key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
         return window.series(p + key, label, color, pick)
 
     def level(value: float | None, label: str, like: Series) -> list[Series]:
@@ -183,30 +187,25 @@ def gpu_charts(node: NodeState, gpu: int, window_s: int, end: float, points: int
             return []
         return [Series(label, [like.times[0], like.times[-1]], [value, value], "gray")]
 
-    temp = line("temperature_c", "GPU", COLORS[0])
-    power = line("power_w", "power", COLORS[0])
-    clock = line("sm_clock_mhz", "SM clock", COLORS[0], min)
-    limit_w = g.power_limit_w if g else None
-    max_mhz = g.sm_clock_max_mhz if g else None
-    return [
-        Chart(
-            f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end,
-            [temp, line("memory_temperature_c", "HBM", COLORS[1]),
-             line("temperature_margin_c", "margin", COLORS[2], min)], spans,
-        ),
-        Chart(
-            "power vs enforced limit", "W", start, end,
-            [power, *level(limit_w, f"limit {limit_w:.0f} W (now)" if limit_w else "", power)], spans,
-        ),
-        Chart(
-            "SM clock vs max", "MHz", start, end,
-            [clock, *level(max_mhz, f"max {max_mhz:.0f} MHz" if max_mhz else "", clock)], spans,
-        ),
-        Chart(
-            "utilisation (lowest per point)", "%", start, end,
-            [line("utilization_percent", "util", COLORS[0], min)], spans, low=0.0, high=100.0,
-        ),
-    ]
+    if kind == "heat":
+        heat = [
+            line("temperature_c", "GPU"),
+            line("memory_temperature_c", "HBM", COLORS[1]),
+            line("temperature_margin_c", "margin", COLORS[2], min),
+        ]
+        return Chart(f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans)
+    if kind == "power":
+        power = line("power_w", "power")
+        limit = sample.power_limit_w if sample else None
+        label = f"limit {limit:.0f} W (now)" if limit else ""
+        return Chart("power vs enforced limit", "W", start, end, [power, *level(limit, label, power)], spans)
+    if kind == "clock":
+        clock = line("sm_clock_mhz", "SM clock", pick=min)
+        top = sample.sm_clock_max_mhz if sample else None
+        label = f"max {top:.0f} MHz" if top else ""
+        return Chart("SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans)
+    util = [line("utilization_percent", "util", pick=min)]
+    return Chart("utilisation (lowest per point)", "%", start, end, util, spans, low=0.0, high=100.0)
 
 
 def node_chart(node: NodeState, window_s: int, end: float, points: int) -> Chart:
@@ -230,16 +229,6 @@ def fleet_chart(nodes: Sequence[NodeState], window_s: int, end: float, points: i
         return max(temps, default=-1.0)
 
     ranked = sorted((n for n in nodes if n.sample is not None and n.sample.gpus), key=hottest_now, reverse=True)
-    lines = [_hottest_series(n, start, end, points) for n in ranked[:most]]
+    lines = [HistoryWindow(n, start, end, points).series(HOTTEST_GPU_C, n.name) for n in ranked[:most]]
     title = "hottest GPU per node" + (f" ({most} hottest nodes of {len(nodes)})" if len(nodes) > most else "")
     return Chart(title, "°C", start, end, overlay(lines))
-
-
-def _hottest_series(node: NodeState, start: float, end: float, points: int) -> Series:
-    window = HistoryWindow(node, start, end, points)
-    gpus = [g.index for g in node.sample.gpus] if node.sample else []
-    columns = [node.history.get(f"gpu.{i}.temperature_c", window.count) for i in gpus]
-    hottest = [max((v for v in row if v is not None), default=None) for row in zip(*columns)]
-    values = downsample(hottest, window.per, max)
-    pairs = [(x, y) for x, y in zip(window.times, values) if x is not None and y is not None]
-    return Series(node.name, [x for x, _ in pairs], [y for _, y in pairs])

@@ -1,14 +1,11 @@
 """The chart view on the seeded demo fleet: 32 simulated minutes, so every window has history.
 
-Times on the axes are the simulated clock's, shown in UTC here (``TZ`` set per test).
+Times on the axes are the simulated clock's, shown in UTC (``TZ`` set in conftest).
 """
 
 from __future__ import annotations
 
-import time
 from functools import lru_cache
-
-import pytest
 
 from dltui.config import Config
 from dltui.core.state import FleetState
@@ -34,15 +31,6 @@ def _history() -> FleetState:
 
 def chart_app() -> DltuiApp:
     return build_app([], Config(), fleet=_history(), theme_dirs=[PACKAGED_DIR])
-
-
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 HOT_GPU = ["j", "enter", "v", "n", "n", "n"]  # gpu02, the chart view, GPU0 -> GPU3

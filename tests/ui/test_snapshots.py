@@ -22,7 +22,9 @@ def _fed(app, demo):
 def test_fleet_screen(snap_compare):
     """12 nodes, one row each: gpu02 GPU3 reversed red (hot, throttling) with ▲4 and its alert in
     NOTE, gpu03's disk red (saturated) with △8 starvation warnings, gpu04 ✖ unreachable with its
-    reason and greyed values 31 s old, gpu06's GPUs idle (0, in blue)."""
+    reason and greyed values 31 s old, gpu06's GPUs idle (0, in blue). HOT 5m: each node's
+    hottest GPU over 5 min (gpu02's in red, at the top; gpu06 low). Under the table, the fleet
+    chart: the 8 hottest nodes' hottest GPU over 10 min, gpu02 near 90 °C."""
     app, demo = demo_app()
     assert snap_compare(app, terminal_size=FULL, run_before=_fed(app, demo))
 

@@ -17,7 +17,6 @@ from .. import charts
 from ..widgets.chart import PlotextChart
 
 GPU, NODE, FLEET = "gpu", "node", "fleet"
-GPU_CHARTS = 4  # heat, power, clock, utilisation
 
 
 class ChartScreen(Screen):
@@ -50,7 +49,7 @@ class ChartScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Static(id="chart-title")
         with Vertical(id="charts"):
-            for i in range(GPU_CHARTS):
+            for i in range(len(charts.GPU_CHARTS)):
                 yield PlotextChart(id=f"chart-{i}")
         yield Footer()
 
@@ -82,17 +81,21 @@ class ChartScreen(Screen):
         if key == self._drawn_key:
             return
         self._drawn_key = key
-        points = widgets[0].points
+        window_s, gpu = self.window_s, self.gpu
+        builders: list
         if node is not None and self.view == GPU:
-            drawn = charts.gpu_charts(node, self.gpu, self.window_s, end, points)
+            builders = [
+                lambda points, kind=kind: charts.gpu_chart(node, gpu, kind, window_s, end, points)
+                for kind in charts.GPU_CHARTS
+            ]
         elif node is not None:
-            drawn = [charts.node_chart(node, self.window_s, end, points)]
+            builders = [lambda points: charts.node_chart(node, window_s, end, points)]
         else:
-            drawn = [charts.fleet_chart(nodes, self.window_s, end, points)]
+            builders = [lambda points: charts.fleet_chart(nodes, window_s, end, points)]
         for i, widget in enumerate(widgets):
-            widget.display = i < len(drawn)
-            if i < len(drawn):
-                widget.plot(drawn[i])
+            widget.display = i < len(builders)
+            if i < len(builders):
+                widget.plot(builders[i])
         self._title()
 
     def _title(self) -> None:

@@ -13,17 +13,20 @@ from textual.content import Content
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
-from dltui.core.state import NodeState
+from dltui.core.state import HOTTEST_GPU_C, NodeState
 from dltui.core.timeline import severity_rank
 
 from .. import levels
-from ..spark import bar
+from ..spark import bar, downsample, sparkline
 
 STALE_STYLE = "$foreground-disabled"  # values of a node that is not sending: shown, but greyed
 HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 NOTE_MIN_W = 16
+TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
+TREND_SPAN_S = 300
+TREND_LOW_C, TREND_HIGH_C = 25.0, 95.0
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class Layout:
     host: bool  # CPU and memory columns
     io: bool  # disk and network columns
     note_w: int  # 0: no note column
+    trend_w: int = 0  # 0: no trend column
 
     @property
     def width(self) -> int:
@@ -42,7 +46,7 @@ class Layout:
             w += 2 * (PCT_W + 1)
         if self.io:
             w += 2 * (RATE_W + 1)
-        return w + (self.note_w + 1 if self.note_w else 0)
+        return w + (self.trend_w + 1 if self.trend_w else 0) + (self.note_w + 1 if self.note_w else 0)
 
     def _gpu_w(self) -> int:
         cell = GPU_CELL[self.gpu_cell]
@@ -63,6 +67,10 @@ def choose_layout(width: int, name_w: int, gpus: int) -> Layout:
         layout = Layout(name_w, gpus, cell, host, io, 0)
         if layout.width <= width:
             spare = width - layout.width - 1
+            # The note says why a node needs a look: it keeps its room, the trend takes the rest.
+            trend = min(TREND_MAX_W, spare - NOTE_MIN_W - 1) if gpus else 0
+            if trend >= TREND_MIN_W:
+                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, trend)
             return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0)
     return Layout(name_w, gpus, "tiny", False, False, 0)
 
@@ -81,6 +89,8 @@ def header(layout: Layout) -> Content:
     if layout.io:
         parts += ["DISK r/w".rjust(RATE_W), " ", "NET rx/tx".rjust(RATE_W), " "]
     parts.append("ALRT")
+    if layout.trend_w:
+        parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
     if layout.note_w:
         parts += [" ", "NOTE"]
     return Content.styled("".join(parts), HEADER_STYLE)
@@ -107,6 +117,8 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     if layout.io:
         parts += _io(s, live)
     parts.append(_alerts(node))
+    if layout.trend_w:
+        parts += [" ", _trend(node, layout.trend_w, th, live)]
     if layout.note_w:
         parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
     return Content.assemble(*parts)
@@ -235,6 +247,19 @@ def _alerts(node: NodeState) -> Content:
         return Content(" " * ALERT_W)
     level = levels.severity(max((a.severity for a in counted), key=severity_rank))
     return Content.styled(f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
+
+
+def _trend(node: NodeState, width: int, th: levels.Thresholds, live: bool) -> Content:
+    """The hottest GPU's temperature over the last minutes, the hottest reading per character."""
+    per_char = max(1, -(-int(TREND_SPAN_S / node.interval_s) // width))
+    values = node.history.get(HOTTEST_GPU_C, width * per_char)
+    line = sparkline(downsample(values, per_char, max), width, TREND_LOW_C, TREND_HIGH_C)
+    if not live:
+        return Content.styled(line, STALE_STYLE)
+    hottest = max((g for g in node.sample.gpus if g.temperature_c is not None),
+                  key=lambda g: g.temperature_c, default=None) if node.sample else None
+    level = levels.temperature(hottest.temperature_c, hottest.temperature_margin_c, th) if hottest else levels.OK
+    return Content.styled(line, levels.STYLE[level] if level in (levels.WARM, levels.HOT) else "$primary")
 
 
 def _note(node: NodeState) -> str:
