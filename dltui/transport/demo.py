@@ -77,7 +77,8 @@ OOM_KILL_STEP = 100  # the OOM node's kernel kills a DataLoader worker at this s
 # the flapping node is away (back some 20 s after start: the story moves on).
 PREFILL_STEPS = 170
 PREFILL_NODE_SAMPLES = 20_000  # a large fleet gets fewer steps: start-up stays a few seconds
-PREFILL_CHUNK = 64  # node-samples between yields to the event loop: the screen stays live
+PREFILL_CHUNK = 16  # node-samples between yields to the event loop: the screen stays live
+NODES_PER_SLOT = 8  # live: at most this many nodes' samples at once
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
@@ -500,7 +501,9 @@ class DemoTransport:
                 if done % PREFILL_CHUNK == 0:
                     await asyncio.sleep(0)
         self._live = True
-        slots = min(len(self._nodes), 10)
+        # Small groups, as independent streams arrive: one big batch would hold the screen's
+        # event loop for tens of milliseconds on a large fleet.
+        slots = max(min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
         next_tick = time.monotonic()
         while True:
             self.step_count += 1

@@ -22,6 +22,7 @@ from dltui.transport.base import Sink
 from . import commands, levels
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
+from .heap import HeapFreezer
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
@@ -47,6 +48,7 @@ class DltuiApp(App[int]):
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
+        self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
         themes, self.problems = load_themes(theme_dirs)
@@ -78,6 +80,7 @@ class DltuiApp(App[int]):
     def tick(self) -> None:
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
         started = time.perf_counter()
+        self.heap.tick()
         self.fleet.tick()
         view = self.data_screen
         if view is not None:

@@ -18,7 +18,7 @@ from .prompt import PromptScreen
 
 
 CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
-CHART_WINDOW_S = 600
+CHART_WINDOW_S = 1800  # redrawn when it moves a dot: every ~6 s at 160 columns
 
 
 class FleetScreen(Screen):

@@ -126,6 +126,12 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
 
 def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
     """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``: a node in one short cell, one character per GPU."""
+    return Content.assemble(*tile_parts(node, name_w, gpus, th))
+
+
+def tile_parts(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> tuple:
+    """What a tile draws, as (text, style) pairs: equal parts, equal picture, so a caller can
+    skip building and painting a tile whose new sample changed no character."""
     live = node.status == st.OK
     level = levels.status(node.status)
     parts: list = [
@@ -135,9 +141,9 @@ def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Cont
     cells = node.sample.gpus if node.sample else []
     for g in cells[:gpus]:
         parts.append(_tiny(g, th, live))
-    parts.append(" " * (gpus - len(cells[:gpus])) + " ")
-    parts.append(_alerts(node))
-    return Content.assemble(*parts)
+    parts.append((" " * (gpus - len(cells[:gpus])) + " ", ""))
+    parts.append(_alert_badge(node))
+    return tuple(parts)
 
 
 def tile_width(name_w: int, gpus: int) -> int:
@@ -163,13 +169,13 @@ def _gpu_cells(s: Sample | None, layout: Layout, th: levels.Thresholds, live: bo
     return parts
 
 
-def _temp_style(g: GpuSample, th: levels.Thresholds, live: bool, cell: bool = False) -> str:
+def _temp_style(g: GpuSample, th: levels.Thresholds, live: bool) -> str:
     if not live:
         return STALE_STYLE
     level = levels.temperature(g.temperature_c, g.temperature_margin_c, th)
     if level == levels.HOT:
         return "bold reverse $text-error"  # reversed: hot must not be told by colour alone
-    return levels.STYLE[level] if level != levels.OK or cell else ""
+    return levels.STYLE[level] if level != levels.OK else ""
 
 
 def _util_style(g: GpuSample, th: levels.Thresholds, live: bool) -> str:
@@ -196,13 +202,17 @@ def _short(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
     )
 
 
-def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
+def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> tuple[str, str]:
+    """A (text, style) pair, not a Content: a 2048-node fleet draws thousands of these."""
     if g.error:
-        return Content.styled("!", "bold reverse $text-error")
-    if live and levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT:
-        return Content.styled("!", "bold reverse $text-error")  # a shape, not only a colour
+        return ("!", "bold reverse $text-error")
+    if not live:
+        return (bar(g.utilization_percent) if g.utilization_percent is not None else "?", STALE_STYLE)
+    level = levels.temperature(g.temperature_c, g.temperature_margin_c, th)
+    if level == levels.HOT:
+        return ("!", "bold reverse $text-error")  # a shape, not only a colour
     char = bar(g.utilization_percent) if g.utilization_percent is not None else "?"
-    return Content.styled(char, _temp_style(g, th, live, cell=True))
+    return (char, levels.STYLE[level])
 
 
 def _host(s: Sample | None, live: bool) -> list:
@@ -241,12 +251,16 @@ def _pair(a: float | None, b: float | None) -> str:
 
 
 def _alerts(node: NodeState) -> Content:
+    return Content.styled(*_alert_badge(node))
+
+
+def _alert_badge(node: NodeState) -> tuple[str, str]:
     """Warnings and criticals: info alerts are shown on the node screen, never as a badge."""
     counted = [a for a in node.alerts.values() if a.severity in ("warning", "critical")]
     if not counted:
-        return Content(" " * ALERT_W)
+        return (" " * ALERT_W, "")
     level = levels.severity(max((a.severity for a in counted), key=severity_rank))
-    return Content.styled(f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
+    return (f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
 
 
 def _trend(node: NodeState, width: int, th: levels.Thresholds, live: bool) -> Content:
