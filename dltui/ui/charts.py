@@ -7,7 +7,6 @@ hundred dots wide. Times on the x axis are the samples' own (the recorded clock 
 
 from __future__ import annotations
 
-import bisect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -66,7 +65,7 @@ class HistoryWindow:
         self.node = node
         newest = int(max(0.0, end - start) / max(0.05, node.interval_s)) + 2
         times = node.history.time.values(newest)  # only the tail the window can hold is read
-        first = bisect.bisect_right(times, start) if None not in times else _first_at(times, start)
+        first = _first_at(times, start)
         self.count = len(times) - first
         self.per = max(1, -(-self.count // max(1, points)))
         self.times = downsample(times[first:], self.per, max)
@@ -74,8 +73,11 @@ class HistoryWindow:
     def series(self, key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
         """``pick`` reduces each group (the worst case: ``max`` for heat, ``min`` for clocks and
         utilisation); gaps (node away, value not reported) are left out, never drawn as zeros."""
-        values = downsample(self.node.history.get(key, self.count), self.per, pick) if self.count else []
-        pairs = [(x, y) for x, y in zip(self.times, values) if x is not None and y is not None]
+        values = (
+            downsample(self.node.history.get(key, self.count), self.per, pick) if self.count else []
+        )
+        both = zip(self.times, values, strict=False)
+        pairs = [(x, y) for x, y in both if x is not None and y is not None]
         return Series(label, [x for x, _ in pairs], [y for _, y in pairs], color)
 
 
@@ -160,7 +162,9 @@ def time_ticks(start: float, end: float, most: int) -> list[float]:
 
 def overlay(series: Sequence[Series]) -> list[Series]:
     """Colours assigned in order, for charts with one line per GPU or node."""
-    return [Series(s.label, s.times, s.values, COLORS[i % len(COLORS)]) for i, s in enumerate(series)]
+    return [
+        Series(s.label, s.times, s.values, COLORS[i % len(COLORS)]) for i, s in enumerate(series)
+    ]
 
 
 # -- the charts the chart view offers -------------------------------------------------------
@@ -169,7 +173,9 @@ def overlay(series: Sequence[Series]) -> list[Series]:
 GPU_CHARTS = ("heat", "power", "clock", "utilisation")
 
 
-def gpu_chart(node: NodeState, gpu: int, kind: str, window_s: int, end: float, points: int) -> Chart:
+def gpu_chart(
+    node: NodeState, gpu: int, kind: str, window_s: int, end: float, points: int
+) -> Chart:
     """One of a GPU's charts (``GPU_CHARTS``): heat, power against its enforced limit, SM clock
     against its maximum, utilisation."""
     start = end - window_s
@@ -193,19 +199,27 @@ def gpu_chart(node: NodeState, gpu: int, kind: str, window_s: int, end: float, p
             line("memory_temperature_c", "HBM", COLORS[1]),
             line("temperature_margin_c", "margin", COLORS[2], min),
         ]
-        return Chart(f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans)
+        return Chart(
+            f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans
+        )
     if kind == "power":
         power = line("power_w", "power")
         limit = sample.power_limit_w if sample else None
         label = f"limit {limit:.0f} W (now)" if limit else ""
-        return Chart("power vs enforced limit", "W", start, end, [power, *level(limit, label, power)], spans)
+        return Chart(
+            "power vs enforced limit", "W", start, end, [power, *level(limit, label, power)], spans
+        )
     if kind == "clock":
         clock = line("sm_clock_mhz", "SM clock", pick=min)
         top = sample.sm_clock_max_mhz if sample else None
         label = f"max {top:.0f} MHz" if top else ""
-        return Chart("SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans)
+        return Chart(
+            "SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans
+        )
     util = [line("utilization_percent", "util", pick=min)]
-    return Chart("utilisation (lowest per point)", "%", start, end, util, spans, low=0.0, high=100.0)
+    return Chart(
+        "utilisation (lowest per point)", "%", start, end, util, spans, low=0.0, high=100.0
+    )
 
 
 def node_chart(node: NodeState, window_s: int, end: float, points: int) -> Chart:
@@ -215,20 +229,36 @@ def node_chart(node: NodeState, window_s: int, end: float, points: int) -> Chart
     window = HistoryWindow(node, start, end, points)
     lines = [window.series(f"gpu.{i}.temperature_c", f"GPU{i}") for i in gpus]
     return Chart(
-        f"{node.name}: every GPU's temperature", "°C", start, end, overlay(lines),
+        f"{node.name}: every GPU's temperature",
+        "°C",
+        start,
+        end,
+        overlay(lines),
         alert_spans(node, None, start, end),
     )
 
 
-def fleet_chart(nodes: Sequence[NodeState], window_s: int, end: float, points: int, most: int = 8) -> Chart:
+def fleet_chart(
+    nodes: Sequence[NodeState], window_s: int, end: float, points: int, most: int = 8
+) -> Chart:
     """The hottest GPU of each of the ``most`` hottest nodes (by their newest sample) over time."""
     start = end - window_s
 
     def hottest_now(n: NodeState) -> float:
-        temps = [g.temperature_c for g in n.sample.gpus if g.temperature_c is not None] if n.sample else []
+        temps = (
+            [g.temperature_c for g in n.sample.gpus if g.temperature_c is not None]
+            if n.sample
+            else []
+        )
         return max(temps, default=-1.0)
 
-    ranked = sorted((n for n in nodes if n.sample is not None and n.sample.gpus), key=hottest_now, reverse=True)
-    lines = [HistoryWindow(n, start, end, points).series(HOTTEST_GPU_C, n.name) for n in ranked[:most]]
-    title = "hottest GPU per node" + (f" ({most} hottest nodes of {len(nodes)})" if len(nodes) > most else "")
+    ranked = sorted(
+        (n for n in nodes if n.sample is not None and n.sample.gpus), key=hottest_now, reverse=True
+    )
+    lines = [
+        HistoryWindow(n, start, end, points).series(HOTTEST_GPU_C, n.name) for n in ranked[:most]
+    ]
+    title = f"hottest GPU per node, last {window_label(window_s)}" + (
+        f" ({most} hottest nodes of {len(nodes)})" if len(nodes) > most else ""
+    )
     return Chart(title, "°C", start, end, overlay(lines))

@@ -31,7 +31,8 @@ class FrameStats:
 
     def write(self) -> None:
         summary: dict = {**summarise(self.frames_ms)}
-        summary["each"] = [[round(t, 3), round(ms, 3)] for t, ms in zip(self.ended, self.frames_ms)]
+        frames = zip(self.ended, self.frames_ms, strict=True)
+        summary["each"] = [[round(t, 3), round(ms, 3)] for t, ms in frames]
         self.path.write_text(json.dumps(summary) + "\n", encoding="utf-8")
 
 

@@ -90,7 +90,9 @@ async def test_keys_switch_windows_and_step_through_gpus():
         assert screen.gpu == 7  # wraps around
         await pilot.press("o")
         shown = [w for w in screen.query(PlotextChart) if w.display]
-        assert len(shown) == 1 and [s.label for s in shown[0].chart.series] == [f"GPU{i}" for i in range(8)]
+        assert len(shown) == 1 and [s.label for s in shown[0].chart.series] == [
+            f"GPU{i}" for i in range(8)
+        ]
         await pilot.press("escape")
         assert not isinstance(app.screen, ChartScreen)
 

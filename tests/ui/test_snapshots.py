@@ -24,7 +24,8 @@ def test_fleet_screen(snap_compare):
     NOTE, gpu03's disk red (saturated) with △8 starvation warnings, gpu04 ✖ unreachable with its
     reason and greyed values 31 s old, gpu06's GPUs idle (0, in blue). HOT 5m: each node's
     hottest GPU over 5 min (gpu02's in red, at the top; gpu06 low). Under the table, the fleet
-    chart: the 8 hottest nodes' hottest GPU over 10 min, gpu02 near 90 °C."""
+    chart: the 8 hottest nodes' hottest GPU over the last 10 min (3 min held), gpu02 near
+    90 °C above the others."""
     app, demo = demo_app()
     assert snap_compare(app, terminal_size=FULL, run_before=_fed(app, demo))
 

@@ -18,7 +18,9 @@ from .prompt import PromptScreen
 
 
 CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
-CHART_WINDOW_S = 1800  # redrawn when it moves a dot: every ~6 s at 160 columns
+# The fleet chart's window: the shortest that holds the history kept so far (a fresh session
+# does not draw a mostly empty 2 hours). Redrawn when it moves a dot: every 2 s or more.
+CHART_WINDOWS_S = (600, 1800, 7200)
 
 
 class FleetScreen(Screen):
@@ -87,11 +89,13 @@ class FleetScreen(Screen):
             return
         chart = self.query_one("#fleet-chart", PlotextChart)
         end = max(charts.end_of(n) for n in shown)
-        dot_s = CHART_WINDOW_S / chart.points
-        key = (tuple(n.name for n in shown), chart.size, int(end / dot_s))
+        held = max(len(n.history.time) * n.interval_s for n in shown)
+        window = next((w for w in CHART_WINDOWS_S if w >= held), CHART_WINDOWS_S[-1])
+        dot_s = window / chart.points
+        key = (tuple(n.name for n in shown), chart.size, window, int(end / dot_s))
         if key != self._chart_key:  # redrawn when the window has moved by a dot, not every tick
             self._chart_key = key
-            chart.plot(lambda points: charts.fleet_chart(shown, CHART_WINDOW_S, end, points))
+            chart.plot(lambda points: charts.fleet_chart(shown, window, end, points))
 
     # -- sort and filter ----------------------------------------------------------------------
 

@@ -270,10 +270,10 @@ def _trend(node: NodeState, width: int, th: levels.Thresholds, live: bool) -> Co
     line = sparkline(downsample(values, per_char, max), width, TREND_LOW_C, TREND_HIGH_C)
     if not live:
         return Content.styled(line, STALE_STYLE)
-    hottest = max((g for g in node.sample.gpus if g.temperature_c is not None),
-                  key=lambda g: g.temperature_c, default=None) if node.sample else None
-    level = levels.temperature(hottest.temperature_c, hottest.temperature_margin_c, th) if hottest else levels.OK
-    return Content.styled(line, levels.STYLE[level] if level in (levels.WARM, levels.HOT) else "$primary")
+    gpus = node.sample.gpus if node.sample else []
+    found = {levels.temperature(g.temperature_c, g.temperature_margin_c, th) for g in gpus}
+    worst = next((lv for lv in (levels.HOT, levels.WARM) if lv in found), None)
+    return Content.styled(line, levels.STYLE[worst] if worst else "$primary")
 
 
 def _note(node: NodeState) -> str:

@@ -79,7 +79,9 @@ def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, i
     severities = [levels.severity(a.severity) for a in n.alerts.values()]
     gpus = n.sample.gpus if n.sample is not None else []
     th = thresholds.of(n.name)
-    hot = sum(levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT for g in gpus)
+    hot = sum(
+        levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT for g in gpus
+    )
     idle = sum(levels.utilization(g.utilization_percent, th) == levels.IDLE for g in gpus)
     return (
         levels.status(n.status),
