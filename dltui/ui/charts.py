@@ -7,6 +7,7 @@ hundred dots wide. Times on the x axis are the samples' own (the recorded clock 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ _TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
 ALERT_COLOR = "red"
 _FRAME_ROWS = 4  # title, the frame's top and bottom, the time labels
+_PLOTEXT = threading.Lock()
 
 
 @dataclass
@@ -111,7 +113,14 @@ def alert_spans(node: NodeState, gpu: int | None, start: float, end: float) -> l
 
 
 def render(chart: Chart, width: int, height: int) -> str:
-    """The chart as plotext's text (ANSI colours), ``width`` x ``height`` cells."""
+    """The chart as plotext's text (ANSI colours), ``width`` x ``height`` cells.
+
+    Safe from any thread: plotext draws on one global figure, so one chart at a time."""
+    with _PLOTEXT:
+        return _render(chart, width, height)
+
+
+def _render(chart: Chart, width: int, height: int) -> str:
     plt.clear_figure()
     plt.limit_size(False, False)  # plotext would cap the chart at the terminal it thinks it has
     plt.plotsize(max(20, width), max(6, height))

@@ -5,7 +5,7 @@ Each docstring says what the picture must show. Regenerate with ``--snapshot-upd
 
 from textual.widgets import Input
 
-from .demo_fleet import demo_app, feed
+from .demo_fleet import charts_drawn, demo_app, feed
 
 FULL = (160, 48)
 SMALL = (80, 24)
@@ -14,7 +14,7 @@ SMALL = (80, 24)
 def _fed(app, demo):
     async def run_before(pilot):
         feed(app, demo)
-        await pilot.pause()
+        await charts_drawn(app, pilot)
 
     return run_before
 
@@ -61,7 +61,7 @@ def test_filter_keeps_the_hot_node(snap_compare):
         feed(app, demo)
         await pilot.press("slash", *"temp>85")
         app.screen.query_one(Input).cursor_blink = False
-        await pilot.pause()
+        await charts_drawn(app, pilot)
 
     assert snap_compare(app, terminal_size=FULL, run_before=run_before)
 
@@ -114,6 +114,6 @@ def test_demo_five_seconds_in(snap_compare):
 
     async def run_before(pilot):
         feed(app, demo, demo.prefill_steps + 5)
-        await pilot.pause()
+        await charts_drawn(app, pilot)
 
     assert snap_compare(app, terminal_size=FULL, run_before=run_before)

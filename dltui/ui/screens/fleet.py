@@ -51,7 +51,7 @@ class FleetScreen(Screen):
     def compose(self) -> ComposeResult:
         yield FleetSummary()
         yield FleetTable(self.thresholds, id="fleet")
-        yield PlotextChart(id="fleet-chart")
+        yield PlotextChart(id="fleet-chart", in_thread=True)
         yield Footer()
 
     def on_mount(self) -> None:

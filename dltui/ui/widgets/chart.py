@@ -22,9 +22,12 @@ class PlotextChart(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, in_thread: bool = False) -> None:
+        """``in_thread``: build and render off the event loop (a chart that shares its screen
+        with live data: a redraw of tens of milliseconds must not hold a frame or a key)."""
         super().__init__(id=id)
         self.chart: Chart | None = None
+        self.in_thread = in_thread
         self._builder: Builder | None = None
 
     @property
@@ -44,5 +47,23 @@ class PlotextChart(Static):
         width, height = self.size
         if self._builder is None or not width or not height:
             return
-        self.chart = self._builder(self.points)
-        self.update(Text.from_ansi(render(self.chart, width, height), no_wrap=True))
+        builder, points = self._builder, self.points
+        if not self.in_thread:
+            self._show(*_build(builder, points, width, height))
+            return
+        app = self.app
+
+        def work() -> None:
+            app.call_from_thread(self._show, *_build(builder, points, width, height))
+
+        # exclusive: a newer redraw replaces one not started yet
+        self.run_worker(work, thread=True, exclusive=True, group=f"chart-{id(self)}")
+
+    def _show(self, chart: Chart, text: Text) -> None:
+        self.chart = chart
+        self.update(text)
+
+
+def _build(builder: Builder, points: int, width: int, height: int) -> tuple[Chart, Text]:
+    chart = builder(points)
+    return chart, Text.from_ansi(render(chart, width, height), no_wrap=True)
