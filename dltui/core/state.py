@@ -107,6 +107,9 @@ def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
     for g in sample.gpus:
         p = f"gpu.{g.index}."
         yield p + "utilization_percent", g.utilization_percent
+        subs = g.utilization_samples_percent
+        if subs:  # the lowest sub-second reading: a data loader's stalls, which the mean hides
+            yield p + "utilization_min_percent", min(subs)
         yield p + "memory_used_percent", g.memory_used_percent
         yield p + "temperature_c", g.temperature_c
         yield p + "memory_temperature_c", g.memory_temperature_c

@@ -225,7 +225,12 @@ def gpu_chart(
         return Chart(
             "SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans
         )
-    util = [line("utilization_percent", "util", pick=min)]
+    util = [
+        line("utilization_percent", "mean a sample", pick=min),
+        # The lowest sub-second reading, where the probe sends them: a loader's stalls.
+        line("utilization_min_percent", "lowest sub-second", COLORS[1], min),
+    ]
+    util = [s for s in util if s.times]
     return Chart(
         "utilisation (lowest per point)", "%", start, end, util, spans, low=0.0, high=100.0
     )

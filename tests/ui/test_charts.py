@@ -107,3 +107,14 @@ def test_a_2_hour_window_is_squeezed_to_the_chart_width():
     assert all(len(s.values) == 300 for s in five.series)
     hot = max(five.series, key=lambda s: max(s.values))
     assert hot.label == "GPU3" and max(hot.values) >= 89
+
+
+def test_the_starved_loaders_sub_second_stalls_are_charted():
+    """gpu03 stalls 1.5 s every 4 s: a second's mean reads 67 or 83 % where part of it stalled;
+    the lowest sub-second reading (NVML's samples, as the probe sends them) shows the zero."""
+    node = _history().nodes["gpu03"]
+    chart = charts.gpu_chart(node, 0, "utilisation", 300, charts.end_of(node), 300)
+    mean, lowest = chart.series
+    assert lowest.label == "lowest sub-second" and mean.times == lowest.times
+    part_stalled = [low for m, low in zip(mean.values, lowest.values, strict=True) if 0 < m < 100]
+    assert part_stalled and set(part_stalled) == {0.0}
