@@ -196,12 +196,10 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
-        transports = [
-            DemoTransport(
-                nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s
-            )
-        ]
-        return _dashboard(transports, cfg, args.record)
+        demo = DemoTransport(
+            nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s
+        )
+        return _dashboard([demo], cfg, args.record, clock=demo.clock)  # the prefilled past's time
     if args.command == "replay":
         from dltui.transport.replay import ReplayError, ReplayTransport
 

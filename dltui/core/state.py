@@ -27,6 +27,7 @@ PRUNE_EVERY = 600  # samples between looks for series whose device is gone
 TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
+HOTTEST_GPU_C = "gpu.hottest_temperature_c"
 
 
 class Ring:
@@ -68,7 +69,7 @@ class Ring:
             raw = self._data[start : start + n]
         else:
             raw = self._data[start:] + self._data[: (start + n) % self._capacity]
-        return [None if math.isnan(v) else v for v in raw]
+        return [None if v != v else v for v in raw]  # NaN is the gap; v != v is its cheapest test
 
     def last(self) -> float | None:
         if not self._size:
@@ -104,9 +105,15 @@ def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
     for n in sample.networks:
         yield f"network.{n.name}.rx_bytes_per_s", n.rx_bytes_per_s
         yield f"network.{n.name}.tx_bytes_per_s", n.tx_bytes_per_s
+    temps = [g.temperature_c for g in sample.gpus if g.temperature_c is not None]
+    if temps:  # one series a node for the fleet's trends and chart, whatever its GPU count
+        yield HOTTEST_GPU_C, max(temps)
     for g in sample.gpus:
         p = f"gpu.{g.index}."
         yield p + "utilization_percent", g.utilization_percent
+        subs = g.utilization_samples_percent
+        if subs:  # the lowest sub-second reading: a data loader's stalls, which the mean hides
+            yield p + "utilization_min_percent", min(subs)
         yield p + "memory_used_percent", g.memory_used_percent
         yield p + "temperature_c", g.temperature_c
         yield p + "memory_temperature_c", g.memory_temperature_c

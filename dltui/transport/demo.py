@@ -85,6 +85,13 @@ OOM_KILL_STEP = 100  # the OOM node's kernel kills a DataLoader worker at this s
 UNIT = "dl_train.service"
 CRASHLOOP_INDEX = 7  # gpu08's training unit crash-loops: systemd restarts it every CRASH_EVERY steps
 CRASH_EVERY = 25
+# ``dltui demo`` opens on a story already under way: the simulator first runs this many steps
+# into the past, so the hot GPU has throttled for a minute, the OOM kill is on the timeline and
+# the flapping node is away (back some 20 s after start: the story moves on).
+PREFILL_STEPS = 170
+PREFILL_NODE_SAMPLES = 20_000  # a large fleet gets fewer steps: start-up stays a few seconds
+PREFILL_CHUNK = 16  # node-samples between yields to the event loop: the screen stays live
+NODES_PER_SLOT = 8  # live: at most this many nodes' samples at once
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
@@ -575,9 +582,15 @@ class DemoTransport:
         self._live = False
         self._boot_time = EPOCH
 
+    @property
+    def prefill_steps(self) -> int:
+        """How many steps of past ``run`` simulates before streaming."""
+        return max(1, min(PREFILL_STEPS, PREFILL_NODE_SAMPLES // max(1, len(self._nodes))))
+
     def clock(self) -> float:
-        """The simulated time: pass it to ``FleetState(clock=...)`` when stepping by hand."""
-        return self.now
+        """The fleet's time: simulated while stepping (by hand, or the prefilled past), the
+        wall clock once ``run`` streams. Pass it to ``FleetState(clock=...)``."""
+        return time.time() if self._live else self.now
 
     def step_into(self, sink: Sink, steps: int = 1) -> None:
         """Advance the whole fleet ``steps`` intervals at once, without waiting."""
@@ -589,11 +602,25 @@ class DemoTransport:
                 self._step_node(sink, node, self.now)
 
     async def run(self, sink: Sink) -> None:
-        """Stream until cancelled, nodes spread over the interval as real streams would arrive."""
-        self.now = time.time()  # live: samples carry the wall clock, so ages and timeline agree
-        self._live = True
+        """Simulate ``prefill_steps`` of the past, then stream until cancelled, nodes spread over
+        the interval as real streams would arrive."""
+        # Samples carry the wall clock (the past ones the wall clock minus their age), so ages,
+        # timeline and rule durations agree with what streams afterwards.
+        self.now = time.time() - self.prefill_steps * self.interval_s
         self._start(sink)
-        slots = min(len(self._nodes), 10)
+        done = 0
+        for _ in range(self.prefill_steps):
+            self.step_count += 1
+            self.now += self.interval_s
+            for node in self._nodes:
+                self._step_node(sink, node, self.now)
+                done += 1
+                if done % PREFILL_CHUNK == 0:
+                    await asyncio.sleep(0)
+        self._live = True
+        # Small groups, as independent streams arrive: one big batch would hold the screen's
+        # event loop for tens of milliseconds on a large fleet.
+        slots = max(min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
         next_tick = time.monotonic()
         while True:
             self.step_count += 1

@@ -24,7 +24,8 @@ from . import commands, levels
 from .action_flows import ActionFlows
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
-from .screens import FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .heap import HeapFreezer
+from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
@@ -50,6 +51,7 @@ class DltuiApp(App[int]):
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
         self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
+        self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
         themes, self.problems = load_themes(theme_dirs)
@@ -81,6 +83,7 @@ class DltuiApp(App[int]):
     def tick(self) -> None:
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
         started = time.perf_counter()
+        self.heap.tick()
         self.fleet.tick()
         view = self.data_screen
         if view is not None:
@@ -91,10 +94,10 @@ class DltuiApp(App[int]):
             self.call_after_refresh(self.frame_stats.frame_done, started)
 
     @property
-    def data_screen(self) -> FleetScreen | NodeScreen | None:
-        """The fleet or node screen on top, or under a prompt or the help."""
+    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:
+        """The fleet, node or chart screen on top, or under a prompt or the help."""
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, (FleetScreen, NodeScreen)):
+            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen)):
                 return screen
         return None
 
@@ -194,7 +197,7 @@ class DltuiApp(App[int]):
         """The unit and signal actions of the screen below the palette (none under --read-only)."""
         view = self.data_screen
         name = view.node_name if isinstance(view, NodeScreen) else None
-        if view is None or not self.actions.available(name):
+        if not isinstance(view, (FleetScreen, NodeScreen)) or not self.actions.available(name):
             return
         where = f"on {name}" if name else "on the picked nodes (space), or the one under the cursor"
         for verb in ("restart", "stop", "start"):

@@ -8,6 +8,7 @@ hardware does not report (``n/a``) never matches.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable, Iterable
@@ -139,6 +140,7 @@ def _alerts(node: NodeState) -> tuple:
     return (-(severity_rank(worst) + 1) if worst else 0, -len(node.alerts))
 
 
+@functools.lru_cache(maxsize=65536)  # names rarely change; sorted on every redraw
 def _natural(name: str) -> tuple:
     """gpu2 before gpu10."""
     return tuple(int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name))

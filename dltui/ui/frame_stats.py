@@ -1,5 +1,6 @@
 """Frame timings for the UI benchmark: set ``DLTUI_FRAME_STATS=path`` and the app writes a
-small JSON summary there when it exits (ticks, mean, p50, p95 and max milliseconds)."""
+small JSON summary there when it exits (ticks, mean, p50, p95 and max milliseconds), and each
+frame as [wall-clock end, milliseconds] so a benchmark can keep only its own window."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ class FrameStats:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.frames_ms: list[float] = []
+        self.ended: list[float] = []
 
     @classmethod
     def from_env(cls) -> FrameStats | None:
@@ -25,15 +27,24 @@ class FrameStats:
 
     def frame_done(self, started: float) -> None:
         self.frames_ms.append((time.perf_counter() - started) * 1000.0)
+        self.ended.append(time.time())
 
     def write(self) -> None:
-        frames = sorted(self.frames_ms)
-        summary: dict[str, float] = {"frames": len(frames)}
-        if frames:
-            summary.update(
-                mean_ms=round(sum(frames) / len(frames), 3),
-                p50_ms=round(frames[len(frames) // 2], 3),
-                p95_ms=round(frames[min(len(frames) - 1, int(len(frames) * 0.95))], 3),
-                max_ms=round(frames[-1], 3),
-            )
+        summary: dict = {**summarise(self.frames_ms)}
+        frames = zip(self.ended, self.frames_ms, strict=True)
+        summary["each"] = [[round(t, 3), round(ms, 3)] for t, ms in frames]
         self.path.write_text(json.dumps(summary) + "\n", encoding="utf-8")
+
+
+def summarise(frames_ms: list[float]) -> dict[str, float]:
+    """Count, mean, p50, p95 and max of frame times in milliseconds."""
+    frames = sorted(frames_ms)
+    summary: dict[str, float] = {"frames": len(frames)}
+    if frames:
+        summary.update(
+            mean_ms=round(sum(frames) / len(frames), 3),
+            p50_ms=round(frames[len(frames) // 2], 3),
+            p95_ms=round(frames[min(len(frames) - 1, int(len(frames) * 0.95))], 3),
+            max_ms=round(frames[-1], 3),
+        )
+    return summary

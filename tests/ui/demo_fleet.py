@@ -22,3 +22,10 @@ def demo_app(nodes: int = 12, gpus: int = 8, theme: str = "dltui-dark") -> tuple
 def feed(app: DltuiApp, demo: DemoTransport, steps: int = STEPS) -> None:
     demo.step_into(app.fleet, steps)
     app.tick()
+
+
+async def charts_drawn(app: DltuiApp, pilot) -> None:
+    """Until the fleet chart, drawn in a thread, is on screen."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()

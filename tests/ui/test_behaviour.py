@@ -300,3 +300,28 @@ async def test_a_acknowledges_the_nodes_xid_alert_and_says_so_in_the_timeline():
         assert "acknowledged" in node.timeline[-1].message
         await pilot.press("a")  # nothing left: a plain notice, no error
         await pilot.pause()
+
+
+async def test_node_scrollbar_has_no_block_glyphs_beside_the_panes():
+    """gpu02 at 160x48 scrolls; its scrollbar thumb is whole cells, so nothing that looks like a
+    sparkline (▁…▇) is drawn past the Disks pane's right border."""
+    from textual.containers import VerticalScroll
+
+    from dltui.ui.spark import BARS
+
+    app, demo = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, demo)
+        await pilot.press("j", "enter")
+        await pilot.pause()
+        body = app.screen.query_one("#node-body", VerticalScroll)
+        assert body.max_scroll_y > 0 and body.show_vertical_scrollbar
+        bar = body.vertical_scrollbar
+        for position in range(0, int(body.max_scroll_y) + 1):
+            segments = bar.renderer.render_bar(
+                size=bar.size.height,
+                virtual_size=body.virtual_size.height,
+                window_size=body.size.height,
+                position=position,
+            )
+            assert not set("".join(s.text for s in segments.segments)) & set(BARS)

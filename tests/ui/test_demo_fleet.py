@@ -90,3 +90,30 @@ def test_one_node_has_a_dataloader_worker_oom_killed():
     alert = node.alerts[("host_memory_low", None)]
     assert alert.severity == "critical" and "OOM killer ended pt_data_worker:3" in alert.message
     assert all(("host_memory_low", None) not in n.alerts for n in fleet if n.name != "gpu07")
+
+
+async def test_the_demo_opens_on_its_story_already_under_way():
+    """``run`` first simulates the recent past: before its first live sample the hot GPU, the
+    starved loader, the OOM kill and the dropped node all hold their alerts, and the samples
+    carry wall-clock times in the past (ages and durations agree with the live ones)."""
+    import asyncio
+    import time
+
+    from dltui.core.rules import build_engine
+
+    demo = DemoTransport(nodes=12, seed=7)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    started = time.time()
+    task = asyncio.create_task(demo.run(fleet))
+    while fleet.nodes["gpu12"].history.samples < demo.prefill_steps:
+        await asyncio.sleep(0)
+    task.cancel()
+    fleet.tick()  # as the app's first redraw does: time-driven rules (the node gone quiet)
+    alerts = {n.name: {rule for rule, _ in n.alerts} for n in fleet}
+    assert {"thermal_slowdown", "hw_slowdown"} <= alerts["gpu02"]
+    assert "loader_starvation" in alerts["gpu03"]
+    assert fleet.nodes["gpu04"].status == st.UNREACHABLE and alerts["gpu04"]
+    assert "host_memory_low" in alerts["gpu07"]
+    times = fleet.nodes["gpu01"].history.time.values()
+    assert len(times) >= demo.prefill_steps and times[-1] <= time.time()
+    assert times[0] < started - demo.prefill_steps + 2  # the first step is one interval in

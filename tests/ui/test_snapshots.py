@@ -5,7 +5,7 @@ Each docstring says what the picture must show. Regenerate with ``--snapshot-upd
 
 from textual.widgets import Input
 
-from .demo_fleet import demo_app, feed
+from .demo_fleet import charts_drawn, demo_app, feed
 
 FULL = (160, 48)
 SMALL = (80, 24)
@@ -14,7 +14,7 @@ SMALL = (80, 24)
 def _fed(app, demo):
     async def run_before(pilot):
         feed(app, demo)
-        await pilot.pause()
+        await charts_drawn(app, pilot)
 
     return run_before
 
@@ -22,7 +22,10 @@ def _fed(app, demo):
 def test_fleet_screen(snap_compare):
     """12 nodes, one row each: gpu02 GPU3 reversed red (hot, throttling) with ▲4 and its alert in
     NOTE, gpu03's disk red (saturated) with △8 starvation warnings, gpu04 ✖ unreachable with its
-    reason and greyed values 31 s old, gpu06's GPUs idle (0, in blue)."""
+    reason and greyed values 31 s old, gpu06's GPUs idle (0, in blue). HOT 5m: each node's
+    hottest GPU over 5 min (gpu02's in red, at the top; gpu06 low). Under the table, the fleet
+    chart: the 8 hottest nodes' hottest GPU over the last 10 min (3 min held), gpu02 near
+    90 °C above the others."""
     app, demo = demo_app()
     assert snap_compare(app, terminal_size=FULL, run_before=_fed(app, demo))
 
@@ -58,7 +61,7 @@ def test_filter_keeps_the_hot_node(snap_compare):
         feed(app, demo)
         await pilot.press("slash", *"temp>85")
         app.screen.query_one(Input).cursor_blink = False
-        await pilot.pause()
+        await charts_drawn(app, pilot)
 
     assert snap_compare(app, terminal_size=FULL, run_before=run_before)
 
@@ -101,3 +104,16 @@ def test_node_without_gpus(snap_compare):
     the GPU panes would be, host panes filled, no GPU processes."""
     app, demo = demo_app(nodes=1, gpus=0)
     assert snap_compare(app, terminal_size=FULL, run_before=_fed(app, demo))
+
+
+def test_demo_five_seconds_in(snap_compare):
+    """``dltui demo`` 5 s after start (the prefilled past plus five live steps): gpu02 GPU3 hot
+    with ▲4 and "SW thermal slowdown active", gpu03 △8 starved, gpu04 ✖ unreachable, gpu07 ▲1
+    with the OOM kill of pt_data_worker in NOTE."""
+    app, demo = demo_app()
+
+    async def run_before(pilot):
+        feed(app, demo, demo.prefill_steps + 5)
+        await charts_drawn(app, pilot)
+
+    assert snap_compare(app, terminal_size=FULL, run_before=run_before)

@@ -12,13 +12,20 @@ from textual.widgets import Footer
 
 from dltui.core.state import FleetState
 
-from .. import levels
+from .. import charts, levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
 from ..widgets import FleetSummary, FleetTable
+from ..widgets.chart import PlotextChart
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
     from ..app import DltuiApp
+
+
+CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
+# The fleet chart's window: the shortest that holds the history kept so far (a fresh session
+# does not draw a mostly empty 2 hours). Redrawn when it moves a dot: every 2 s or more.
+CHART_WINDOWS_S = (600, 1800, 7200)
 
 
 class FleetScreen(Screen):
@@ -26,11 +33,18 @@ class FleetScreen(Screen):
         Binding("slash", "filter", "Filter"),
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
+        Binding("v", "chart", "Chart"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("R", "unit('restart')", "Restart unit"),
         Binding("X", "unit('stop')", "Stop unit", show=False),
         Binding("U", "unit('start')", "Start unit", show=False),
     ]
+
+    DEFAULT_CSS = """
+    FleetScreen #fleet-chart { display: none; height: 1fr; }
+    FleetScreen.-with-chart #fleet { height: auto; max-height: 100%; }
+    FleetScreen.-with-chart #fleet-chart { display: block; }
+    """
 
     def __init__(self, fleet: FleetState, thresholds: levels.NodeThresholds) -> None:
         super().__init__()
@@ -40,10 +54,12 @@ class FleetScreen(Screen):
         self.filter: Filter | None = None
         self._mode_chosen = False
         self._ready = False
+        self._chart_key: tuple | None = None
 
     def compose(self) -> ComposeResult:
         yield FleetSummary()
         yield FleetTable(self.thresholds, id="fleet")
+        yield PlotextChart(id="fleet-chart", in_thread=True)
         yield Footer()
 
     def on_mount(self) -> None:
@@ -64,10 +80,30 @@ class FleetScreen(Screen):
             return
         nodes = list(self.fleet)
         shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes
-        self.query_one(FleetTable).show(sort_nodes(shown, self.sort_key), now)
+        table = self.query_one(FleetTable)
+        table.show(sort_nodes(shown, self.sort_key), now)
         self.query_one(FleetSummary).show(
             nodes, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
+        self._show_chart(shown, table)
+
+    def _show_chart(self, shown: list, table: FleetTable) -> None:
+        """The fleet chart in the room the rows leave (a few nodes, not the compact view)."""
+        free = self.size.height - 3 - len(shown)  # summary, column header, footer
+        fits = not table.compact and free >= CHART_MIN_H and bool(shown)
+        self.set_class(fits, "-with-chart")
+        if not fits:
+            self._chart_key = None
+            return
+        chart = self.query_one("#fleet-chart", PlotextChart)
+        end = max(charts.end_of(n) for n in shown)
+        held = max(len(n.history.time) * n.interval_s for n in shown)
+        window = next((w for w in CHART_WINDOWS_S if w >= held), CHART_WINDOWS_S[-1])
+        dot_s = window / chart.points
+        key = (tuple(n.name for n in shown), chart.size, window, int(end / dot_s))
+        if key != self._chart_key:  # redrawn when the window has moved by a dot, not every tick
+            self._chart_key = key
+            chart.plot(lambda points: charts.fleet_chart(shown, window, end, points))
 
     # -- sort and filter ----------------------------------------------------------------------
 
@@ -109,6 +145,11 @@ class FleetScreen(Screen):
         table = self.query_one(FleetTable)
         table.compact = not table.compact
         self._mode_chosen = True
+
+    def action_chart(self) -> None:
+        from .chart import ChartScreen
+
+        self.app.push_screen(ChartScreen(self.fleet))
 
     def action_clear_filter(self) -> None:
         if self.filter is not None:

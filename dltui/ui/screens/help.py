@@ -39,6 +39,7 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("c", "compact view: one character per GPU, for hundreds of nodes"),
             ("space", "pick the node for an action on several (▶)"),
             ("R / X / U", "restart / stop / start the unit on the picked nodes (or this one)"),
+            ("v", "chart: the hottest GPU per node over time"),
         ),
     ),
     (
@@ -50,6 +51,16 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("a", "acknowledge XID, ECC and missing-GPU alerts"),
             ("R / X / U", "restart / stop / start its unit (confirmed, verified, audited)"),
             ("K", "TERM a GPU process (KILL after a second confirmation)"),
+            ("v", "charts of the GPU in focus (the first GPU otherwise)"),
+        ),
+    ),
+    (
+        "Charts",
+        (
+            ("w  1 / 2 / 3", "next window / 5 min, 30 min, 2 h"),
+            ("] / [  n / p", "next / previous GPU"),
+            ("o", "every GPU's temperature on one chart, or back to one GPU"),
+            ("escape", "back"),
         ),
     ),
 )

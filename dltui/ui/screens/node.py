@@ -8,6 +8,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.scrollbar import ScrollBarRender
 from textual.widget import Widget
 from textual.widgets import Footer
 
@@ -41,6 +42,13 @@ JOURNAL_EVERY_S = 2.0  # the unit's journal is read this often while the node sc
 
 
 
+class WholeCellScrollBar(ScrollBarRender):
+    """A thumb of whole cells: Textual's eighth-block ends (▆) beside a pane's border read as
+    a sparkline drawn past it."""
+
+    VERTICAL_BARS = [" "] * len(ScrollBarRender.VERTICAL_BARS)
+
+
 class NodeScreen(Screen):
     AUTO_FOCUS = ""  # no pane is singled out until the operator tabs to one
     BINDINGS = [
@@ -50,12 +58,14 @@ class NodeScreen(Screen):
         Binding("X", "unit('stop')", "Stop unit", show=False),
         Binding("U", "unit('start')", "Start unit", show=False),
         Binding("K", "signal", "TERM process"),
+        Binding("v", "chart", "Charts"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
         Binding("pageup", "scroll(-20)", "Page up", show=False),
     ]
     DEFAULT_CSS = """
+    NodeScreen #node-body { scrollbar-size-vertical: 1; }
     NodeScreen #node-panes { height: auto; }
     NodeScreen #gpus { width: 1fr; height: auto; }
     NodeScreen #host { width: 62; height: auto; }
@@ -103,6 +113,8 @@ class NodeScreen(Screen):
         return self.fleet.node(self.node_name)
 
     def on_mount(self) -> None:
+        body = self.query_one("#node-body", VerticalScroll)
+        body.vertical_scrollbar.renderer = WholeCellScrollBar  # type: ignore[misc]  # per bar, on purpose
         self._ready = True
         self.update_view(self.fleet.clock())
         self.set_interval(JOURNAL_EVERY_S, self._follow_journal)
@@ -206,6 +218,14 @@ class NodeScreen(Screen):
             engine.acknowledge(node, rule, gpu, now)
         self.notify(f"acknowledged {len(keys)} alert{'s' if len(keys) != 1 else ''} on {node.name}")
         self.update_view(now)
+
+    def action_chart(self) -> None:
+        """The chart view of the GPU pane in focus (the first GPU otherwise)."""
+        from .chart import ChartScreen
+
+        focused = self.focused
+        gpu = focused.index if isinstance(focused, GpuPane) else (self._gpu_indexes or [0])[0]
+        self.app.push_screen(ChartScreen(self.fleet, self.node_name, gpu))
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#node-body", VerticalScroll).scroll_relative(y=lines, animate=False)

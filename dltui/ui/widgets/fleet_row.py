@@ -13,12 +13,12 @@ from textual.content import Content
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
-from dltui.core.state import NodeState
+from dltui.core.state import HOTTEST_GPU_C, NodeState
 from dltui.core.timeline import severity_rank
 from dltui.core.units import ACTIVE, FAILED, FLAPPING, badge
 
 from .. import levels
-from ..spark import bar
+from ..spark import bar, downsample, sparkline
 
 STALE_STYLE = "$foreground-disabled"  # values of a node that is not sending: shown, but greyed
 HEADER_STYLE = "bold $foreground-muted"
@@ -26,6 +26,9 @@ GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
 NOTE_MIN_W = 16
+TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
+TREND_SPAN_S = 300
+TREND_LOW_C, TREND_HIGH_C = 25.0, 95.0
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,7 @@ class Layout:
     io: bool  # disk and network columns
     note_w: int  # 0: no note column
     unit: bool = False  # the UNIT badge column
+    trend_w: int = 0  # 0: no trend column
 
     @property
     def width(self) -> int:
@@ -47,7 +51,7 @@ class Layout:
             w += 2 * (PCT_W + 1)
         if self.io:
             w += 2 * (RATE_W + 1)
-        return w + (self.note_w + 1 if self.note_w else 0)
+        return w + (self.trend_w + 1 if self.trend_w else 0) + (self.note_w + 1 if self.note_w else 0)
 
     def _gpu_w(self) -> int:
         cell = GPU_CELL[self.gpu_cell]
@@ -68,6 +72,10 @@ def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Lay
         layout = Layout(name_w, gpus, cell, host, io, 0, unit)
         if layout.width <= width:
             spare = width - layout.width - 1
+            # The note says why a node needs a look: it keeps its room, the trend takes the rest.
+            trend = min(TREND_MAX_W, spare - NOTE_MIN_W - 1) if gpus else 0
+            if trend >= TREND_MIN_W:
+                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend)
             return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit)
     return Layout(name_w, gpus, "tiny", False, False, 0, unit)
 
@@ -88,6 +96,8 @@ def header(layout: Layout) -> Content:
     if layout.unit:
         parts += ["UNIT".ljust(UNIT_W), " "]
     parts.append("ALRT")
+    if layout.trend_w:
+        parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
     if layout.note_w:
         parts += [" ", "NOTE"]
     return Content.styled("".join(parts), HEADER_STYLE)
@@ -116,6 +126,8 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     if layout.unit:
         parts += [_unit(node, live), " "]
     parts.append(_alerts(node))
+    if layout.trend_w:
+        parts += [" ", _trend(node, layout.trend_w, th, live)]
     if layout.note_w:
         parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
     return Content.assemble(*parts)
@@ -123,6 +135,12 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
 
 def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
     """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``: a node in one short cell, one character per GPU."""
+    return Content.assemble(*tile_parts(node, name_w, gpus, th))
+
+
+def tile_parts(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> tuple:
+    """What a tile draws, as (text, style) pairs: equal parts, equal picture, so a caller can
+    skip building and painting a tile whose new sample changed no character."""
     live = node.status == st.OK
     level = levels.status(node.status)
     parts: list = [
@@ -132,9 +150,9 @@ def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Cont
     cells = node.sample.gpus if node.sample else []
     for g in cells[:gpus]:
         parts.append(_tiny(g, th, live))
-    parts.append(" " * (gpus - len(cells[:gpus])) + " ")
-    parts.append(_alerts(node))
-    return Content.assemble(*parts)
+    parts.append((" " * (gpus - len(cells[:gpus])) + " ", ""))
+    parts.append(_alert_badge(node))
+    return tuple(parts)
 
 
 def tile_width(name_w: int, gpus: int) -> int:
@@ -160,13 +178,13 @@ def _gpu_cells(s: Sample | None, layout: Layout, th: levels.Thresholds, live: bo
     return parts
 
 
-def _temp_style(g: GpuSample, th: levels.Thresholds, live: bool, cell: bool = False) -> str:
+def _temp_style(g: GpuSample, th: levels.Thresholds, live: bool) -> str:
     if not live:
         return STALE_STYLE
     level = levels.temperature(g.temperature_c, g.temperature_margin_c, th)
     if level == levels.HOT:
         return "bold reverse $text-error"  # reversed: hot must not be told by colour alone
-    return levels.STYLE[level] if level != levels.OK or cell else ""
+    return levels.STYLE[level] if level != levels.OK else ""
 
 
 def _util_style(g: GpuSample, th: levels.Thresholds, live: bool) -> str:
@@ -193,13 +211,17 @@ def _short(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
     )
 
 
-def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
+def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> tuple[str, str]:
+    """A (text, style) pair, not a Content: a 2048-node fleet draws thousands of these."""
     if g.error:
-        return Content.styled("!", "bold reverse $text-error")
-    if live and levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT:
-        return Content.styled("!", "bold reverse $text-error")  # a shape, not only a colour
+        return ("!", "bold reverse $text-error")
+    if not live:
+        return (bar(g.utilization_percent) if g.utilization_percent is not None else "?", STALE_STYLE)
+    level = levels.temperature(g.temperature_c, g.temperature_margin_c, th)
+    if level == levels.HOT:
+        return ("!", "bold reverse $text-error")  # a shape, not only a colour
     char = bar(g.utilization_percent) if g.utilization_percent is not None else "?"
-    return Content.styled(char, _temp_style(g, th, live, cell=True))
+    return (char, levels.STYLE[level])
 
 
 def _host(s: Sample | None, live: bool) -> list:
@@ -249,12 +271,29 @@ def _unit(node: NodeState, live: bool) -> Content:
 
 
 def _alerts(node: NodeState) -> Content:
+    return Content.styled(*_alert_badge(node))
+
+
+def _alert_badge(node: NodeState) -> tuple[str, str]:
     """Warnings and criticals: info alerts are shown on the node screen, never as a badge."""
     counted = [a for a in node.alerts.values() if a.severity in ("warning", "critical")]
     if not counted:
-        return Content(" " * ALERT_W)
+        return (" " * ALERT_W, "")
     level = levels.severity(max((a.severity for a in counted), key=severity_rank))
-    return Content.styled(f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
+    return (f"{levels.ALERT_GLYPH[level]}{len(counted)}".ljust(ALERT_W), levels.STYLE[level])
+
+
+def _trend(node: NodeState, width: int, th: levels.Thresholds, live: bool) -> Content:
+    """The hottest GPU's temperature over the last minutes, the hottest reading per character."""
+    per_char = max(1, -(-int(TREND_SPAN_S / node.interval_s) // width))
+    values = node.history.get(HOTTEST_GPU_C, width * per_char)
+    line = sparkline(downsample(values, per_char, max), width, TREND_LOW_C, TREND_HIGH_C)
+    if not live:
+        return Content.styled(line, STALE_STYLE)
+    gpus = node.sample.gpus if node.sample else []
+    found = {levels.temperature(g.temperature_c, g.temperature_margin_c, th) for g in gpus}
+    worst = next((lv for lv in (levels.HOT, levels.WARM) if lv in found), None)
+    return Content.styled(line, levels.STYLE[worst] if worst else "$primary")
 
 
 def _note(node: NodeState) -> str:

@@ -20,6 +20,7 @@ class FleetSummary(Static):
     """
 
     _drawn: Content | None = None
+    _counted: dict[str, tuple[int, tuple[str, int, int, int, int, int]]] | None = None
 
     def show(
         self,
@@ -32,19 +33,23 @@ class FleetSummary(Static):
         by_level = {levels.OK: 0, levels.WARM: 0, levels.HOT: 0}
         gpus = hot = idle = 0
         alerts = {levels.HOT: 0, levels.WARM: 0}
+        counted = self._counted if self._counted is not None else {}
         for n in nodes:
-            by_level[levels.status(n.status)] += 1
-            for a in n.alerts.values():
-                level = levels.severity(a.severity)
-                if level in alerts:
-                    alerts[level] += 1
-            if n.sample is None:
-                continue
-            th = thresholds.of(n.name)
-            for g in n.sample.gpus:
-                gpus += 1
-                hot += levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT
-                idle += levels.utilization(g.utilization_percent, th) == levels.IDLE
+            # A node is counted again only when it changed: the fleet's cost is a dict look-up.
+            cached = counted.get(n.name)
+            if cached is None or cached[0] != n.version:
+                cached = counted[n.name] = (n.version, _count(n, thresholds))
+            level, critical, warning, n_gpus, n_hot, n_idle = cached[1]
+            by_level[level] += 1
+            alerts[levels.HOT] += critical
+            alerts[levels.WARM] += warning
+            gpus += n_gpus
+            hot += n_hot
+            idle += n_idle
+        if len(counted) > 2 * len(nodes):  # nodes gone from the fleet
+            names = {n.name for n in nodes}
+            counted = {k: v for k, v in counted.items() if k in names}
+        self._counted = counted
         parts: list = [("dltui", "bold $text-primary"), f"  {len(nodes)} nodes "]
         for level in (levels.OK, levels.WARM, levels.HOT):
             if by_level[level] or level == levels.OK:
@@ -73,3 +78,23 @@ class FleetSummary(Static):
         if content != self._drawn:
             self._drawn = content
             self.update(content, layout=False)  # always one line
+
+
+def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, int, int, int, int]:
+    """What one node adds to the summary: status level, critical and warning alerts, GPUs, hot
+    GPUs, idle GPUs."""
+    severities = [levels.severity(a.severity) for a in n.alerts.values()]
+    gpus = n.sample.gpus if n.sample is not None else []
+    th = thresholds.of(n.name)
+    hot = sum(
+        levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT for g in gpus
+    )
+    idle = sum(levels.utilization(g.utilization_percent, th) == levels.IDLE for g in gpus)
+    return (
+        levels.status(n.status),
+        severities.count(levels.HOT),
+        severities.count(levels.WARM),
+        len(gpus),
+        hot,
+        idle,
+    )

@@ -80,6 +80,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._strips: dict[tuple, Strip] = {}
         self._cells: dict[str, tuple[tuple, Content]] = {}
         self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
+        self._tiles: dict[tuple, Content] = {}  # what a tile draws -> its Content
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
@@ -143,6 +144,7 @@ class FleetTable(ScrollView, can_focus=True):
     def _redraw_all(self) -> None:
         self._strips.clear()
         self._cells.clear()
+        self._tiles.clear()
         self._keys.clear()
         self.refresh()
 
@@ -155,6 +157,8 @@ class FleetTable(ScrollView, can_focus=True):
     def _line_key(self, y: int) -> tuple:
         nodes = self._line_nodes(y)
         cursor = self.selected
+        if self.compact:  # a tile shows no age: it is repainted only when its picture changed
+            return tuple((self._cell(n), n is cursor and self.has_focus) for n in nodes)
         return tuple(
             (n.name, n.version, fmt.age(n.age(self.now)), n is cursor and self.has_focus, n.name in self.marked)
             for n in nodes
@@ -205,12 +209,18 @@ class FleetTable(ScrollView, can_focus=True):
     def _cell(self, node: NodeState) -> Content:
         """A node's row or tile, rebuilt only when the node or its shown age changed."""
         marked = node.name in self.marked
-        key = (node.version, fmt.age(node.age(self.now)), self.compact, self._layout, self._name_w, self._gpus, marked)
+        age = "" if self.compact else fmt.age(node.age(self.now))  # tiles show no age
+        key = (node.version, age, self.compact, self._layout, self._name_w, self._gpus, marked)
         cached = self._cells.get(node.name)
         if cached is not None and cached[0] == key:
             return cached[1]
         if self.compact:
-            cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds.of(node.name)).pad_right(2)
+            parts = fleet_row.tile_parts(node, self._name_w, self._gpus, self.thresholds.of(node.name))
+            cell = self._tiles.get(parts)
+            if cell is None:
+                if len(self._tiles) > 8192:  # bounded: pictures no node shows any more
+                    self._tiles.clear()
+                cell = self._tiles[parts] = Content.assemble(*parts).pad_right(2)
         else:
             cell = fleet_row.row(
                 node, self.now, self._current_layout(), self.thresholds.of(node.name)

@@ -1,0 +1,278 @@
+"""Charts of a node's history drawn by plotext, as ANSI text a widget decodes.
+
+What is drawn is read from ``NodeState`` (history, timeline, alerts) and squeezed to the
+chart's width before plotext sees it: a 2-hour window is 7200 points a series, a chart is a few
+hundred dots wide. Times on the x axis are the samples' own (the recorded clock on a replay).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import plotext as plt
+
+from dltui.core.state import HOTTEST_GPU_C, NodeState
+
+from .spark import downsample
+
+WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
+_TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
+COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
+ALERT_COLOR = "red"
+_FRAME_ROWS = 4  # title, the frame's top and bottom, the time labels
+_PLOTEXT = threading.Lock()
+
+
+@dataclass
+class Series:
+    label: str
+    times: list[float]
+    values: list[float]
+    color: str = COLORS[0]
+
+
+@dataclass
+class Span:
+    """A stretch of time while an alert was open (``end`` None: still open)."""
+
+    start: float
+    end: float | None
+    rule: str
+
+
+@dataclass
+class Chart:
+    title: str
+    unit: str
+    start: float  # the window: [start, end] in seconds since the epoch
+    end: float
+    series: list[Series] = field(default_factory=list)
+    spans: list[Span] = field(default_factory=list)
+    low: float | None = None  # fixed y range where the metric has one (percentages)
+    high: float | None = None
+
+
+def window_label(window_s: int) -> str:
+    return f"{window_s // 60} min" if window_s < 3600 else f"{window_s // 3600} h"
+
+
+class HistoryWindow:
+    """The samples of one node inside ``[start, end]``, grouped ``per`` samples a point so that
+    a series has at most ``points`` points: the times are read once for every series."""
+
+    def __init__(self, node: NodeState, start: float, end: float, points: int) -> None:
+        self.node = node
+        newest = int(max(0.0, end - start) / max(0.05, node.interval_s)) + 2
+        times = node.history.time.values(newest)  # only the tail the window can hold is read
+        first = _first_at(times, start)
+        self.count = len(times) - first
+        self.per = max(1, -(-self.count // max(1, points)))
+        self.times = downsample(times[first:], self.per, max)
+
+    def series(self, key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
+        """``pick`` reduces each group (the worst case: ``max`` for heat, ``min`` for clocks and
+        utilisation); gaps (node away, value not reported) are left out, never drawn as zeros."""
+        values = (
+            downsample(self.node.history.get(key, self.count), self.per, pick) if self.count else []
+        )
+        both = zip(self.times, values, strict=False)
+        pairs = [(x, y) for x, y in both if x is not None and y is not None]
+        return Series(label, [x for x, _ in pairs], [y for _, y in pairs], color)
+
+
+def _first_at(times: list[float | None], start: float) -> int:
+    return next((i for i, t in enumerate(times) if t is not None and t > start), len(times))
+
+
+def end_of(node: NodeState) -> float:
+    """The newest sample's time: where a window of this node's history ends."""
+    return node.history.time.last() or 0.0
+
+
+def alert_spans(node: NodeState, gpu: int | None, start: float, end: float) -> list[Span]:
+    """When alerts on ``gpu`` (None: any GPU or the node) were open within the window."""
+    opened: dict[str, float] = {}
+    spans: list[Span] = []
+    for entry in node.timeline:
+        if entry.rule is None or (gpu is not None and entry.gpu != gpu):
+            continue
+        key = f"{entry.rule}:{entry.gpu}"
+        if entry.kind == "alert-opened":
+            opened.setdefault(key, entry.time)
+        elif entry.kind == "alert-closed" and key in opened:
+            began = opened.pop(key)
+            if entry.time >= start:
+                spans.append(Span(max(began, start), min(entry.time, end), entry.rule))
+    for alert in node.alerts.values():
+        if gpu is None or alert.gpu == gpu:
+            spans.append(Span(max(alert.since, start), None, alert.rule))
+    return spans
+
+
+def render(chart: Chart, width: int, height: int) -> str:
+    """The chart as plotext's text (ANSI colours), ``width`` x ``height`` cells.
+
+    Safe from any thread: plotext draws on one global figure, so one chart at a time."""
+    with _PLOTEXT:
+        return _render(chart, width, height)
+
+
+def _render(chart: Chart, width: int, height: int) -> str:
+    plt.clear_figure()
+    plt.limit_size(False, False)  # plotext would cap the chart at the terminal it thinks it has
+    plt.plotsize(max(20, width), max(6, height))
+    plt.theme("dark")
+    plt.canvas_color("default")
+    plt.axes_color("default")
+    plt.ticks_color("default")
+    plt.title(f"{chart.title} · {chart.unit}")
+    values = [v for s in chart.series for v in s.values]
+    low = chart.low if chart.low is not None else (min(values) if values else 0.0)
+    high = chart.high if chart.high is not None else (max(values) if values else 1.0)
+    if high - low < 1.0:
+        low, high = low - 1.0, high + 1.0
+    # The alert band gets the top row to itself: a full-cell mark would hide the dots under it.
+    rows = max(3, height - _FRAME_ROWS)
+    row = (high - low) / (rows - 2)
+    top = high + 1.5 * row
+    plt.ylim(low, high + 2 * row)
+    plt.xlim(chart.start, chart.end)
+    for s in chart.series:
+        if s.times:
+            # Dense series as dots (a dot a braille column: plotext's line joining is its
+            # costliest step); sparse ones joined, or a short history would be a few specks.
+            draw = plt.scatter if len(s.times) >= width else plt.plot
+            draw(s.times, s.values, label=s.label, color=s.color, marker="braille")
+    for i, span in enumerate(chart.spans):
+        end = chart.end if span.end is None else span.end
+        plt.plot(
+            [span.start, max(end, span.start)],
+            [top, top],
+            color=ALERT_COLOR,
+            marker="━",
+            label="alert open" if i == 0 else None,
+        )
+    ticks = time_ticks(chart.start, chart.end, max(2, width // 12))
+    shape = "%H:%M:%S" if len(ticks) > 1 and ticks[1] - ticks[0] < 60 else "%H:%M"
+    plt.xticks(ticks, [time.strftime(shape, time.localtime(t)) for t in ticks])
+    return plt.build()
+
+
+def time_ticks(start: float, end: float, most: int) -> list[float]:
+    """Round wall-clock times for the x axis, at most ``most`` of them."""
+    span = max(1.0, end - start)
+    step = next((s for s in _TICK_STEPS_S if span / s <= most), _TICK_STEPS_S[-1])
+    first = (int(start) // step + 1) * step
+    return [float(t) for t in range(first, int(end) + 1, step)]
+
+
+def overlay(series: Sequence[Series]) -> list[Series]:
+    """Colours assigned in order, for charts with one line per GPU or node."""
+    return [
+        Series(s.label, s.times, s.values, COLORS[i % len(COLORS)]) for i, s in enumerate(series)
+    ]
+
+
+# -- the charts the chart view offers -------------------------------------------------------
+
+
+GPU_CHARTS = ("heat", "power", "clock", "utilisation")
+
+
+def gpu_chart(
+    node: NodeState, gpu: int, kind: str, window_s: int, end: float, points: int
+) -> Chart:
+    """One of a GPU's charts (``GPU_CHARTS``): heat, power against its enforced limit, SM clock
+    against its maximum, utilisation."""
+    start = end - window_s
+    p = f"gpu.{gpu}."
+    spans = alert_spans(node, gpu, start, end)
+    sample = next((g for g in node.sample.gpus if g.index == gpu), None) if node.sample else None
+    window = HistoryWindow(node, start, end, points)
+
+    def line(key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
+        return window.series(p + key, label, color, pick)
+
+    def level(value: float | None, label: str, like: Series) -> list[Series]:
+        # Limits are not kept as history: the current one, drawn across the window and so named.
+        if value is None or not like.times:
+            return []
+        return [Series(label, [like.times[0], like.times[-1]], [value, value], "gray")]
+
+    if kind == "heat":
+        heat = [
+            line("temperature_c", "GPU"),
+            line("memory_temperature_c", "HBM", COLORS[1]),
+            line("temperature_margin_c", "margin", COLORS[2], min),
+        ]
+        return Chart(
+            f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans
+        )
+    if kind == "power":
+        power = line("power_w", "power")
+        limit = sample.power_limit_w if sample else None
+        label = f"limit {limit:.0f} W (now)" if limit else ""
+        return Chart(
+            "power vs enforced limit", "W", start, end, [power, *level(limit, label, power)], spans
+        )
+    if kind == "clock":
+        clock = line("sm_clock_mhz", "SM clock", pick=min)
+        top = sample.sm_clock_max_mhz if sample else None
+        label = f"max {top:.0f} MHz" if top else ""
+        return Chart(
+            "SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans
+        )
+    util = [
+        line("utilization_percent", "mean a sample", pick=min),
+        # The lowest sub-second reading, where the probe sends them: a loader's stalls.
+        line("utilization_min_percent", "lowest sub-second", COLORS[1], min),
+    ]
+    util = [s for s in util if s.times]
+    return Chart(
+        "utilisation (lowest per point)", "%", start, end, util, spans, low=0.0, high=100.0
+    )
+
+
+def node_chart(node: NodeState, window_s: int, end: float, points: int) -> Chart:
+    """Every GPU's temperature on one chart: the airflow picture (rear slots run warmer)."""
+    start = end - window_s
+    gpus = [g.index for g in node.sample.gpus] if node.sample else []
+    window = HistoryWindow(node, start, end, points)
+    lines = [window.series(f"gpu.{i}.temperature_c", f"GPU{i}") for i in gpus]
+    return Chart(
+        f"{node.name}: every GPU's temperature",
+        "°C",
+        start,
+        end,
+        overlay(lines),
+        alert_spans(node, None, start, end),
+    )
+
+
+def fleet_chart(
+    nodes: Sequence[NodeState], window_s: int, end: float, points: int, most: int = 8
+) -> Chart:
+    """The hottest GPU of each of the ``most`` hottest nodes (by their newest sample) over time."""
+    start = end - window_s
+
+    def hottest_now(n: NodeState) -> float:
+        temps = (
+            [g.temperature_c for g in n.sample.gpus if g.temperature_c is not None]
+            if n.sample
+            else []
+        )
+        return max(temps, default=-1.0)
+
+    ranked = sorted(
+        (n for n in nodes if n.sample is not None and n.sample.gpus), key=hottest_now, reverse=True
+    )
+    lines = [
+        HistoryWindow(n, start, end, points).series(HOTTEST_GPU_C, n.name) for n in ranked[:most]
+    ]
+    title = f"hottest GPU per node, last {window_label(window_s)}" + (
+        f" ({most} hottest nodes of {len(nodes)})" if len(nodes) > most else ""
+    )
+    return Chart(title, "°C", start, end, overlay(lines))
