@@ -6,9 +6,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
-# network namespaces and tc.
-SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc
-APT_PACKAGES := openssh-server openssh-client tmux iproute2
+# network namespaces and tc; stress-ng, fio and iperf3 for the burn-in.
+SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
+	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3
+APT_PACKAGES := openssh-server openssh-client tmux iproute2 stress-ng fio iperf3
 
 .PHONY: run test system-deps screenshots bench clean
 

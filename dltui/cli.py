@@ -11,7 +11,7 @@ from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "burn-in")
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", metavar="FILE", help="the recording")
     rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
     _common(rep)
+    sub.add_parser("burn-in", help="start, attach to or stop a burn-in (dltui burn-in --help)", add_help=False)
     return parser
 
 
@@ -118,6 +119,10 @@ SNAPSHOT_USAGE_ERROR = 3
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["burn-in"]:  # its own parser and handler (dltui/burnin/cli.py)
+        from dltui.burnin.cli import main as burn_in
+
+        return burn_in(argv[1:])
     error_code = SNAPSHOT_USAGE_ERROR if argv[:1] == ["snapshot"] else USAGE_ERROR
     try:
         args = parse(argv)

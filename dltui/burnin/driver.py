@@ -22,6 +22,7 @@ exit_code.
 from __future__ import annotations
 
 import argparse
+import binascii
 import fcntl
 import json
 import os
@@ -145,7 +146,9 @@ def scratch_for(disk, run_id, size_bytes):
     if free < need:
         raise Refused("--disk %s has %d MiB free; the fio jobs need %d MiB"
                       % (disk, free >> 20, need >> 20))
-    scratch = os.path.join(path, ".dltui-burnin-%s" % run_id)
+    # The host and a random part too: nodes may share one file system (NFS, a test lab).
+    scratch = os.path.join(path, ".dltui-burnin-%s-%s-%s" % (
+        run_id, os.uname()[1].split(".")[0], binascii.hexlify(os.urandom(3)).decode()))
     if os.path.lexists(scratch):
         raise Refused("%s already exists; burn-in writes only into a fresh directory" % scratch)
     return scratch
@@ -290,6 +293,7 @@ class Run:
         self.phases = {"preflight": [time.time(), None], "load": [None, None], "post": [None, None]}
         self.result = {"phases": self.phases, "gpu": {}, "cpu": {}, "disk": {}, "net": {}}
         self.stressors = []
+        self.scratch_made = None
         self.samples = 0
         self.gpu_parser = parse.GpuBurnParser()
         self._gpu_log_pos = 0
@@ -482,7 +486,12 @@ class Run:
         if not shutil.which("fio"):
             self.result["disk"] = {"tool": None, "reason": "fio is not installed on the node"}
             return
-        os.mkdir(scratch, 0o700)  # fresh: start refused an existing one
+        try:
+            os.mkdir(scratch, 0o700)  # fresh: never into an existing directory
+        except OSError as exc:
+            self.result["disk"] = {"tool": None, "reason": "cannot create %s: %s" % (scratch, exc.strerror)}
+            return
+        self.scratch_made = scratch  # only what this run made is ever deleted
         runtime = max(2, min(120, duration // 4))
         size = self.plan.get("disk_size") or "4G"
         engine = "libaio" if self._fio_has("libaio") else "psync"
@@ -591,7 +600,7 @@ class Run:
         self._iperf = None
 
     def _cleanup_scratch(self):
-        scratch = self.plan.get("scratch")
+        scratch = self.scratch_made
         if scratch and os.path.isdir(scratch) and os.path.basename(scratch).startswith(".dltui-burnin-"):
             shutil.rmtree(scratch, ignore_errors=True)
             self.result["scratch_removed"] = not os.path.exists(scratch)
@@ -659,7 +668,8 @@ def cmd_follow(args):
             if len(chunk) == 1 << 20:
                 continue
             if ended and not complete:
-                sys.stdout.buffer.write(json.dumps({"type": "burnin-end", "offset": offset}).encode() + b"\n")
+                sys.stdout.buffer.write(json.dumps({"type": "burnin-end", "offset": offset},
+                                                   separators=(",", ":")).encode() + b"\n")
                 sys.stdout.buffer.flush()
                 return 0
             time.sleep(args.poll)

@@ -150,8 +150,9 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
     stress = _gpu_stressor(run, indexes)
     for index in indexes:
         gv = GpuVerdict(index)
+        why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
         gv.items.append(stress.get(index) or Item(
-            "stressor", NOT_RUN, "no GPU stressor ran", "install gpu_burn or DCGM, or torch", index))
+            "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index))
         series = by_gpu.get(index, [])
         if not series:
             gv.items.append(Item("telemetry", NOT_RUN, "no samples of this GPU under load",
