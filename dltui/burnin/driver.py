@@ -199,6 +199,8 @@ def cmd_start(args):
         except OSError as exc:
             raise Refused("cannot create the run directory %s: %s" % (run_dir, exc.strerror))
     except Refused as exc:
+        if args.self_path:
+            os.unlink(args.self_path)  # the script sent for this start: nothing is left behind
         emit({"ok": False, "reason": str(exc)})
         return EXIT_REFUSED
     write_json_atomic(os.path.join(run_dir, "plan.json"), plan)
