@@ -296,6 +296,7 @@ class Run:
         self.result = {"phases": self.phases, "gpu": {}, "cpu": {}, "disk": {}, "net": {}}
         self.stressors = []
         self.scratch_made = None
+        self.load_end = None
         self.samples = 0
         self.gpu_parser = parse.GpuBurnParser()
         self._gpu_log_pos = 0
@@ -331,7 +332,6 @@ class Run:
             samples.flush()
             t0 = time.time()
             preflight_end = t0 + float(self.plan.get("preflight_s", 10))
-            self.load_end = None
             post_end = None
             last = 0.0
             while True:

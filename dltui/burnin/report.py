@@ -137,15 +137,15 @@ def _charts(run: NodeRun) -> str:
     return "\n".join(out)
 
 
-def _thin(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """At most MAX_POINTS, each bucket's extreme kept (a spike must still show)."""
-    if len(points) <= MAX_POINTS:
-        return points
-    step = len(points) / MAX_POINTS
+def _thin(times: list[float], values: list[float]) -> list[tuple[float, float]]:
+    """At most MAX_POINTS, each bucket's highest value kept (a spike must still show)."""
+    if len(values) <= MAX_POINTS:
+        return list(zip(times, values))
+    step = len(values) / MAX_POINTS
     out = []
     for b in range(MAX_POINTS):
-        bucket = points[int(b * step):int((b + 1) * step)] or points[-1:]
-        out.append(max(bucket, key=lambda p: p[1]))
+        lo, hi = int(b * step), max(int((b + 1) * step), int(b * step) + 1)
+        out.append((times[lo], max(values[lo:hi])))
     return out
 
 
@@ -155,9 +155,14 @@ def svg_chart(title: str, unit: str, rows: list[tuple[float, GpuSample]],
     pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
     data = []
     for field_name, label, colour in lines:
-        pts = [(t, float(v)) for t, g in rows if (v := getattr(g, field_name)) is not None]
-        if pts:
-            data.append((label, colour, _thin(pts)))
+        times, values = [], []
+        for t, g in rows:
+            v = getattr(g, field_name)
+            if v is not None:
+                times.append(t)
+                values.append(v)
+        if values:
+            data.append((label, colour, _thin(times, values)))
     head = f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}'>"
     head += f"<text x='4' y='13' font-size='12'>{html.escape(title)} ({html.escape(unit)})</text>"
     if not data:

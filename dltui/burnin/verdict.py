@@ -246,8 +246,10 @@ def _gpu_stressor(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
 
 
 def _delta(series: list[tuple[float, GpuSample]], name: str) -> int | None:
-    values = [getattr(g, name) for _, g in series if getattr(g, name) is not None]
-    return values[-1] - values[0] if len(values) >= 2 else None
+    """Last minus first reported value (counters): two short scans, not a list per field."""
+    first = next((v for _, g in series if (v := getattr(g, name)) is not None), None)
+    last = next((v for _, g in reversed(series) if (v := getattr(g, name)) is not None), None)
+    return None if first is None or last is None else last - first
 
 
 def _gpu_checks(index: int, series: list[tuple[float, GpuSample]], run: NodeRun,
@@ -314,12 +316,8 @@ def _clock_events(index: int, series: list[tuple[float, GpuSample]]) -> Item:
 
 
 def _max(series: list[tuple[float, GpuSample]], name: str) -> tuple[float, float] | None:
-    best = None
-    for t, g in series:
-        v = getattr(g, name)
-        if v is not None and (best is None or v > best[1]):
-            best = (t, v)
-    return best
+    values = [v for _, g in series if (v := getattr(g, name)) is not None]
+    return (0.0, max(values)) if values else None
 
 
 def _thermal(index: int, series: list[tuple[float, GpuSample]], run: NodeRun,
