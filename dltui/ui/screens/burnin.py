@@ -135,4 +135,8 @@ class BurnInScreen(Screen):
         if self.on_stop is None:
             self.notify("this screen cannot stop the run: use dltui burn-in stop", severity="warning")
             return
-        self.on_stop()
+        from .prompt import PromptScreen
+
+        stop = self.on_stop
+        self.app.push_screen(PromptScreen("stop? ", placeholder=f"stop burn-in {self.run_id} on every node: type yes"),
+                             lambda answer: stop() if answer == "yes" else None)
