@@ -147,9 +147,11 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         verdict.items.append(Item("gpu_count", PASS, f"{len(indexes)} GPUs"))
     load = run.load_samples()
     by_gpu = _series(load)
+    whole = _series(run.samples)  # counters: baseline in preflight, deltas through post
     stress = _gpu_stressor(run, indexes)
     for index in indexes:
         gv = GpuVerdict(index)
+        gv.items += _preflight(index, whole.get(index, []), run)
         why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
         gv.items.append(stress.get(index) or Item(
             "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index))
@@ -158,7 +160,7 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
             gv.items.append(Item("telemetry", NOT_RUN, "no samples of this GPU under load",
                                  "check the probe on this node (nvidia-smi / NVML)", index))
         else:
-            gv.items += _gpu_checks(index, series, run, cfg)
+            gv.items += _gpu_checks(index, series, whole.get(index, series), run, cfg)
         verdict.gpus.append(gv)
     _consistency(verdict, by_gpu, run, cfg)
     verdict.items += _host_checks(run, cfg)
@@ -252,10 +254,30 @@ def _delta(series: list[tuple[float, GpuSample]], name: str) -> int | None:
     return None if first is None or last is None else last - first
 
 
-def _gpu_checks(index: int, series: list[tuple[float, GpuSample]], run: NodeRun,
-                cfg: dict[str, Any]) -> list[Item]:
-    items = [_xid(index, run, cfg), _ecc(index, series), _clock_events(index, series),
-             _thermal(index, series, run, cfg), _pcie(index, series, cfg)]
+def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -> list[Item]:
+    """The state before load: what would make the run meaningless or is already wrong."""
+    items = []
+    step = "fix it (nvidia-smi -pm 1 / -e 1, reboot), then rerun"
+    if _facts_gpu(run, index, "persistence_mode") is False:
+        items.append(Item("preflight", WARN, "persistence mode off", step, index))
+    if _facts_gpu(run, index, "ecc_enabled") is False:
+        items.append(Item("preflight", WARN, "ECC disabled", step, index))
+    first = whole[0][1] if whole else None
+    if first is not None and (first.remapped_rows_pending or first.remapped_rows_failure):
+        items.append(Item("preflight", FAIL, "a pending or failed row remap before the run",
+                          "reset the GPU (pending) or RMA it (failed)", index))
+    load = run.phase("load")
+    before = [e for e in run.events if e.kind == "xid" and e.gpu == index and load and e.time < load[0]]
+    if before:
+        items.append(Item("preflight", WARN, f"XID {before[-1].data.get('xid')} this boot before the run",
+                          "find what caused it (the node's kernel log)", index))
+    return items
+
+
+def _gpu_checks(index: int, series: list[tuple[float, GpuSample]],
+                whole: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
+    items = [_xid(index, run, cfg), _ecc(index, whole), _clock_events(index, whole),
+             _thermal(index, series, run, cfg), _pcie(index, series, whole, cfg)]
     power = _power(index, series, run, cfg)
     if power is not None:
         items.append(power)
@@ -368,7 +390,7 @@ def _power(index: int, series, run: NodeRun, cfg: dict[str, Any]) -> Item | None
     return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
 
 
-def _pcie(index: int, series, cfg: dict[str, Any]) -> Item:
+def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
     last = series[-1][1]
     if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
         return Item("pcie", FAIL, f"link at gen {last.pcie_gen}, max {last.pcie_max_gen} under load",
@@ -376,7 +398,7 @@ def _pcie(index: int, series, cfg: dict[str, Any]) -> Item:
     if last.pcie_width is not None and last.pcie_max_width and last.pcie_width < last.pcie_max_width:
         return Item("pcie", FAIL, f"link x{last.pcie_width}, max x{last.pcie_max_width} under load",
                     "reseat the GPU or its riser/cable", index)
-    replays = _delta(series, "pcie_replay_count")
+    replays = _delta(whole, "pcie_replay_count")
     if replays and replays > cfg["pcie_replay_max"]:
         return Item("pcie", FAIL, f"{replays} PCIe replays during the run",
                     "reseat the GPU or its riser/cable", index)

@@ -129,3 +129,21 @@ def test_settings_override_and_unknown_key():
     assert v.judge(_run(), cfg).status == v.FAIL
     with pytest.raises(ValueError, match="unknown setting"):
         v.settings({"tempmax": 1})
+
+
+def test_preflight_pending_remap_and_earlier_xid():
+    run = _run(tweak=lambda t, g: replace(g, remapped_rows_pending=True) if g.index == 0 else g)
+    run.events = [NodeEvent(T0 - 100, "xid", "XID 94", gpu=1, data={"xid": 94})]
+    verdict = v.judge(run)
+    pre0 = [i for i in verdict.gpus[0].items if i.check == "preflight"]
+    assert pre0[0].status == v.FAIL and "remap" in pre0[0].evidence
+    pre1 = [i for i in verdict.gpus[1].items if i.check == "preflight"]
+    assert pre1[0].status == v.WARN and "XID 94" in pre1[0].evidence
+
+
+def test_counter_deltas_span_preflight_to_post():
+    run = _run()
+    # an uncorrectable error counted during the post phase (after the load window)
+    run.samples.append(Sample(time=T0 + 200, gpus=[_gpu(i, ecc_uncorrected_volatile=1 if i == 4 else 0)
+                                                   for i in range(8)]))
+    assert v.judge(run).gpus[4].status == v.FAIL
