@@ -40,7 +40,9 @@ from dltui.probe.problems import Problems  # noqa: E402
 from dltui.probe.wire import Encoder  # noqa: E402
 from tests.fakes.fake_nvml import install_fake_nvml  # noqa: E402
 
-CAPTURE = ROOT / "tests" / "fixtures" / "nvidia-smi" / "h100-80gb-hbm3_590.48.01_load_query-gpu-all.csv"
+CAPTURE = (
+    ROOT / "tests" / "fixtures" / "nvidia-smi" / "h100-80gb-hbm3_590.48.01_load_query-gpu-all.csv"
+)
 GPU_BURN = ROOT / "tests" / "fixtures" / "burn-in" / "superbench_gpu_burn.log"
 
 
@@ -65,7 +67,7 @@ def recorder(ticks: int) -> None:
             t1 = time.process_time()
             stream.write(json.dumps(probe_enc.encode(sample), separators=(",", ":")) + "\n")
             t2 = time.process_time()
-            log.write(gpu_log[tick * step:(tick + 1) * step])  # gpu_burn writing meanwhile
+            log.write(gpu_log[tick * step : (tick + 1) * step])  # gpu_burn writing meanwhile
             log.flush()
             t3 = time.process_time()
             samples.write(json.dumps(rec_enc.encode(sample), separators=(",", ":")) + "\n")
@@ -82,10 +84,14 @@ def recorder(ticks: int) -> None:
     probe = statistics.median(probe_cpu) * 1e3
     rec = statistics.median(rec_cpu) * 1e3
     print(f"recorder ({ticks} ticks, 8 fake-NVML GPUs + this machine's /proc):")
-    print(f"  probe's own sample+encode+write (reference): {probe:.3f} ms CPU per sample "
-          f"(of which collecting {statistics.median(sample_cpu) * 1e3:.3f} ms)")
-    print(f"  burn-in recorder's extra work (encode, append, status.json, gpu_burn parse): "
-          f"{rec:.3f} ms CPU per sample")
+    print(
+        f"  probe's own sample+encode+write (reference): {probe:.3f} ms CPU per sample "
+        f"(of which collecting {statistics.median(sample_cpu) * 1e3:.3f} ms)"
+    )
+    print(
+        f"  burn-in recorder's extra work (encode, append, status.json, gpu_burn parse): "
+        f"{rec:.3f} ms CPU per sample"
+    )
     print(f"  ratio recorder/probe: {rec / probe:.2f} (target <= 1)")
 
 
@@ -103,22 +109,54 @@ def report_cost(nodes: int, hours: float) -> None:
     for n in range(nodes):
         samples = []
         for t in range(seconds):
-            gpus = [GpuSample(index=i, temperature_c=60.0 + (t + i) % 7, memory_temperature_c=65.0,
-                              temperature_margin_c=20.0, power_w=390.0 + (t % 5), power_limit_w=400.0,
-                              sm_clock_mhz=1410.0, sm_clock_max_mhz=1410.0, utilization_percent=100.0,
-                              pcie_gen=4, pcie_max_gen=4, pcie_width=16, pcie_max_width=16,
-                              pcie_replay_count=0, ecc_corrected_volatile=0, ecc_uncorrected_volatile=0,
-                              clock_event_hw_thermal_us=0, clock_event_sw_thermal_us=0,
-                              clock_event_hw_power_brake_us=0) for i in range(8)]
+            gpus = [
+                GpuSample(
+                    index=i,
+                    temperature_c=60.0 + (t + i) % 7,
+                    memory_temperature_c=65.0,
+                    temperature_margin_c=20.0,
+                    power_w=390.0 + (t % 5),
+                    power_limit_w=400.0,
+                    sm_clock_mhz=1410.0,
+                    sm_clock_max_mhz=1410.0,
+                    utilization_percent=100.0,
+                    pcie_gen=4,
+                    pcie_max_gen=4,
+                    pcie_width=16,
+                    pcie_max_width=16,
+                    pcie_replay_count=0,
+                    ecc_corrected_volatile=0,
+                    ecc_uncorrected_volatile=0,
+                    clock_event_hw_thermal_us=0,
+                    clock_event_sw_thermal_us=0,
+                    clock_event_hw_power_brake_us=0,
+                )
+                for i in range(8)
+            ]
             samples.append(Sample(time=t0 + t, gpus=gpus))
-        result = {"phases": {"preflight": [t0, t0 + 10], "load": [t0 + 10, t0 + seconds - 10],
-                             "post": [t0 + seconds - 10, t0 + seconds]}, "gpu": {"tool": "gpu-burn", "exit_code": 0}}
+        result = {
+            "phases": {
+                "preflight": [t0, t0 + 10],
+                "load": [t0 + 10, t0 + seconds - 10],
+                "post": [t0 + seconds - 10, t0 + seconds],
+            },
+            "gpu": {"tool": "gpu-burn", "exit_code": 0},
+        }
         facts = NodeFacts(hostname=f"gpu{n:02d}", gpus=[GpuFacts(index=i) for i in range(8)])
-        runs.append(verdict.NodeRun(f"gpu{n:02d}", {"expected_gpus": 8}, result, samples, [], facts,
-                                    {"gpu_burn.log": log}))
+        runs.append(
+            verdict.NodeRun(
+                f"gpu{n:02d}",
+                {"expected_gpus": 8},
+                result,
+                samples,
+                [],
+                facts,
+                {"gpu_burn.log": log},
+            )
+        )
     rss_data = _maxrss_mib()
     r0 = time.perf_counter()
-    ref = sum(len(json.dumps([s.to_dict() for s in run.samples[:seconds // 10]])) for run in runs)
+    ref = sum(len(json.dumps([s.to_dict() for s in run.samples[: seconds // 10]])) for run in runs)
     ref_s = (time.perf_counter() - r0) * 10  # a tenth, scaled: the full dump needs gigabytes
     s0 = time.perf_counter()
     verdicts = [verdict.judge(r) for r in runs]
@@ -130,13 +168,25 @@ def report_cost(nodes: int, hours: float) -> None:
     s2 = time.perf_counter()
     rss_end = _maxrss_mib()
     total = s2 - s0
-    print(f"report ({nodes} nodes x 8 GPUs x {hours:g} h at 1 Hz = {nodes * 8 * seconds:,} GPU samples):")
-    print(f"  verdict {s1 - s0:.2f} s + report {s2 - s1:.2f} s = {total:.2f} s (target <= 5 s); "
-          f"HTML {len(page) / 1e6:.1f} MB, Markdown {len(md) / 1e3:.0f} KB, JSON {len(js) / 1e3:.0f} KB")
-    print(f"  reference: serialising the samples to JSON once ~{ref_s:.2f} s ({ref * 10 / 1e9:.1f} GB); "
-          f"ratio report/reference {total / ref_s:.2f}")
-    print(f"  memory: samples held {rss_data - rss0:.0f} MiB, report on top {rss_end - rss_data:.0f} MiB "
-          f"(peak RSS {rss_end:.0f} MiB)")
+    print(
+        f"report ({nodes} nodes x 8 GPUs x {hours:g} h at 1 Hz = "
+        f"{nodes * 8 * seconds:,} GPU samples):"
+    )
+    print(
+        f"  verdict {s1 - s0:.2f} s + report {s2 - s1:.2f} s = {total:.2f} s (target <= 5 s); "
+        f"HTML {len(page) / 1e6:.1f} MB, Markdown {len(md) / 1e3:.0f} KB, "
+        f"JSON {len(js) / 1e3:.0f} KB"
+    )
+    print(
+        f"  reference: serialising the samples to JSON once ~{ref_s:.2f} s "
+        f"({ref * 10 / 1e9:.1f} GB); "
+        f"ratio report/reference {total / ref_s:.2f}"
+    )
+    print(
+        f"  memory: samples held {rss_data - rss0:.0f} MiB, "
+        f"report on top {rss_end - rss_data:.0f} MiB "
+        f"(peak RSS {rss_end:.0f} MiB)"
+    )
 
 
 def main() -> None:

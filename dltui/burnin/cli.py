@@ -35,36 +35,63 @@ def build_parser(mode: str) -> argparse.ArgumentParser:
 
     if mode == "start":
         p = argparse.ArgumentParser(
-            prog="dltui burn-in", description="Start a burn-in on the nodes (it runs there, "
+            prog="dltui burn-in",
+            description="Start a burn-in on the nodes (it runs there, "
             "detached), follow it to the end, judge it and write the report. Ctrl-C detaches; "
-            "'dltui burn-in attach RUN HOST...' comes back to it.")
+            "'dltui burn-in attach RUN HOST...' comes back to it.",
+        )
         p.add_argument("hosts", nargs="+", metavar="HOST", help=HOST_HELP)
         p.add_argument("--duration", type=duration, default=7200, help="load phase (default 2h)")
-        p.add_argument("--gpu", choices=("auto", "dcgm", "gpu-burn", "torch", "none"), default="auto",
-                       help="GPU stressor (default auto: gpu_burn, else dcgmi, else torch)")
+        p.add_argument(
+            "--gpu",
+            choices=("auto", "dcgm", "gpu-burn", "torch", "none"),
+            default="auto",
+            help="GPU stressor (default auto: gpu_burn, else dcgmi, else torch)",
+        )
         p.add_argument("--cpu", action="store_true", help="stress-ng --cpu with --verify")
         p.add_argument("--memory", action="store_true", help="stress-ng --vm with --verify")
-        p.add_argument("--disk", metavar="PATH", help="fio in a fresh scratch directory under PATH "
-                       "(a directory on a mounted file system; never a device)")
+        p.add_argument(
+            "--disk",
+            metavar="PATH",
+            help="fio in a fresh scratch directory under PATH "
+            "(a directory on a mounted file system; never a device)",
+        )
         p.add_argument("--disk-size", default="4G", help="fio file size per job (default 4G)")
-        p.add_argument("--net", metavar="PEER", help="a node of the run that serves iperf3; "
-                       "the other nodes test against it")
+        p.add_argument(
+            "--net",
+            metavar="PEER",
+            help="a node of the run that serves iperf3; the other nodes test against it",
+        )
         p.add_argument("--net-port", type=int, default=5201, help="iperf3 port (default 5201)")
         p.add_argument("--expected-gpus", type=int, metavar="N", help="GPUs each node must have")
-        p.add_argument("--preflight", type=duration, default=10, help="baseline seconds (default 10s)")
-        p.add_argument("--post", type=duration, default=10, help="seconds after the load (default 10s)")
-        p.add_argument("--launcher", choices=("auto", "setsid", "systemd"), default="auto",
-                       help="how the node runs it detached (auto: systemd-run as root on systemd)")
+        p.add_argument(
+            "--preflight", type=duration, default=10, help="baseline seconds (default 10s)"
+        )
+        p.add_argument(
+            "--post", type=duration, default=10, help="seconds after the load (default 10s)"
+        )
+        p.add_argument(
+            "--launcher",
+            choices=("auto", "setsid", "systemd"),
+            default="auto",
+            help="how the node runs it detached (auto: systemd-run as root on systemd)",
+        )
         p.add_argument("--run-id", help="name of the run (default: the start time)")
     else:
-        verb = {"stop": "Stop a running burn-in (its scratch files are deleted)",
-                "attach": "Follow a running burn-in from where it is, then judge and report"}[mode]
+        verb = {
+            "stop": "Stop a running burn-in (its scratch files are deleted)",
+            "attach": "Follow a running burn-in from where it is, then judge and report",
+        }[mode]
         p = argparse.ArgumentParser(prog=f"dltui burn-in {mode}", description=verb)
         p.add_argument("run_id", metavar="RUN")
         p.add_argument("hosts", nargs="+", metavar="HOST", help=HOST_HELP)
     if mode != "stop":
-        p.add_argument("--report", metavar="DIR", default=".", help="where the report folder goes "
-                       "(default: the current directory)")
+        p.add_argument(
+            "--report",
+            metavar="DIR",
+            default=".",
+            help="where the report folder goes (default: the current directory)",
+        )
     _common(p)
     return p
 
@@ -90,7 +117,10 @@ def main(argv: list[str]) -> int:
         print(f"dltui: --report {args.report}: not a directory", file=sys.stderr)
         return USAGE_ERROR
     if mode == "start" and cfg.read_only:
-        print("dltui: burn-in changes the nodes (it loads them); refused under --read-only", file=sys.stderr)
+        print(
+            "dltui: burn-in changes the nodes (it loads them); refused under --read-only",
+            file=sys.stderr,
+        )
         return USAGE_ERROR
     try:
         return asyncio.run(_main(mode, args, hosts, ssh, cfg.burnin))
@@ -99,8 +129,11 @@ def main(argv: list[str]) -> int:
         return USAGE_ERROR
     except KeyboardInterrupt:
         run_id = getattr(args, "run_id", None) or "RUN"
-        print(f"\ndetached; the run goes on on the nodes. Come back with: dltui burn-in attach "
-              f"{run_id} {' '.join(hosts)}", file=sys.stderr)
+        print(
+            f"\ndetached; the run goes on on the nodes. Come back with: dltui burn-in attach "
+            f"{run_id} {' '.join(hosts)}",
+            file=sys.stderr,
+        )
         return USAGE_ERROR
 
 
@@ -113,14 +146,28 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
         args.run_id = run_id
         session = BurnIn(shell, hosts, run_id, thresholds=thresholds)
         if mode == "start":
-            plan = Plan(args.duration, args.gpu, args.cpu, args.memory, args.disk, args.disk_size,
-                        args.net, args.net_port, args.expected_gpus, args.preflight, args.post,
-                        args.launcher)
+            plan = Plan(
+                args.duration,
+                args.gpu,
+                args.cpu,
+                args.memory,
+                args.disk,
+                args.disk_size,
+                args.net,
+                args.net_port,
+                args.expected_gpus,
+                args.preflight,
+                args.post,
+                args.launcher,
+            )
             await session.start(plan)
             for host, why in session.failed.items():
                 print(f"{host}: not started: {why}", file=sys.stderr)
-            print(f"burn-in {run_id} on {', '.join(h for h in hosts if h not in session.failed)}; "
-                  "Ctrl-C detaches (the run goes on)", file=sys.stderr)
+            print(
+                f"burn-in {run_id} on {', '.join(h for h in hosts if h not in session.failed)}; "
+                "Ctrl-C detaches (the run goes on)",
+                file=sys.stderr,
+            )
         await session.follow(_progress_printer())
         code = await session.judge()
         paths = session.write_report(Path(args.report) / f"burnin-{run_id}")
@@ -131,8 +178,10 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
                 where = f"GPU {item.gpu} " if item.gpu is not None else ""
                 step = f" -> {item.next_step}" if item.next_step else ""
                 print(f"  {where}{item.check}: {item.status}: {item.evidence}{step}")
-        print(f"report: {paths['md']} {paths['html']} {paths['json']} (replay: dltui replay "
-              f"{paths['recording']})")
+        print(
+            f"report: {paths['md']} {paths['html']} {paths['json']} (replay: dltui replay "
+            f"{paths['recording']})"
+        )
         return code
     finally:
         await shell.close()
@@ -143,7 +192,9 @@ async def _stop(shell: NodeShell, run_id: str, hosts: list[str]) -> int:
     code = 0
     for host, answer in answers.items():
         if answer.get("ok"):
-            left = " (scratch files LEFT: remove them by hand)" if answer.get("scratch_left") else ""
+            left = (
+                " (scratch files LEFT: remove them by hand)" if answer.get("scratch_left") else ""
+            )
             print(f"{host}: stopped{left}")
         else:
             print(f"{host}: not stopped: {answer.get('reason')}", file=sys.stderr)
@@ -163,7 +214,9 @@ def _progress_printer():
         left = ""
         if s.get("load_ends"):
             left = f", {max(0, int(s['load_ends'] - s.get('time', 0)))} s of load left"
-        print(f"{view.node}: {s.get('phase')} ({s.get('state')}){left}, {s.get('samples')} samples",
-              file=sys.stderr)
+        print(
+            f"{view.node}: {s.get('phase')} ({s.get('state')}){left}, {s.get('samples')} samples",
+            file=sys.stderr,
+        )
 
     return show

@@ -54,7 +54,7 @@ EXIT_REFUSED = 4  # start refused (bad plan, or a burn-in already running)
 STOP_GRACE_S = 20.0  # how long stressors get after SIGTERM before SIGKILL
 FINISH_GRACE_S = 120.0  # past the duration, before a stressor that did not end is stopped
 
-MATMUL = r'''
+MATMUL = r"""
 import json, os, sys, time
 import torch
 gpu, deadline, n = int(sys.argv[1]), time.time() + float(sys.argv[2]), 8192
@@ -75,10 +75,11 @@ while time.time() < deadline:
         errors += 1
     dt = time.time() - t0
     print(json.dumps({"gpu": gpu, "t": round(dt, 2), "iters": iters,
-                      "tflops": round(2 * n ** 3 * iters / dt / 1e12, 1), "errors": errors}), flush=True)
+                      "tflops": round(2 * n ** 3 * iters / dt / 1e12, 1), "errors": errors}),
+          flush=True)
 print(json.dumps({"gpu": gpu, "result": "FAULTY" if errors else "OK"}), flush=True)
 sys.exit(1 if errors else 0)
-'''
+"""
 
 
 # --- places --------------------------------------------------------------------------------
@@ -90,7 +91,9 @@ def base_dir():
         return override
     if os.geteuid() == 0:
         return "/var/lib/dltui/burnin"
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    state = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return os.path.join(state, "dltui", "burnin")
 
 
@@ -133,22 +136,30 @@ def scratch_for(disk, run_id, size_bytes):
     never an existing file, with room for twice the job plus 10 %."""
     path = os.path.realpath(disk)
     if path == "/dev" or path.startswith("/dev/") or disk.startswith("/dev/"):
-        raise Refused("--disk %s is under /dev: burn-in writes only into a directory on a "
-                      "mounted file system, never to a device" % disk)
+        raise Refused(
+            "--disk %s is under /dev: burn-in writes only into a directory on a "
+            "mounted file system, never to a device" % disk
+        )
     if not os.path.exists(path):
         raise Refused("--disk %s does not exist" % disk)
     if not os.path.isdir(path):
-        raise Refused("--disk %s is not a directory (burn-in never writes into an existing "
-                      "file); give a directory on the file system to test" % disk)
+        raise Refused(
+            "--disk %s is not a directory (burn-in never writes into an existing "
+            "file); give a directory on the file system to test" % disk
+        )
     st = os.statvfs(path)
     free = st.f_bavail * st.f_frsize
     need = int(2 * size_bytes * 1.1)
     if free < need:
-        raise Refused("--disk %s has %d MiB free; the fio jobs need %d MiB"
-                      % (disk, free >> 20, need >> 20))
+        raise Refused(
+            "--disk %s has %d MiB free; the fio jobs need %d MiB" % (disk, free >> 20, need >> 20)
+        )
     # The host and a random part too: nodes may share one file system (NFS, a test lab).
-    scratch = os.path.join(path, ".dltui-burnin-%s-%s-%s" % (
-        run_id, os.uname()[1].split(".")[0], binascii.hexlify(os.urandom(3)).decode()))
+    scratch = os.path.join(
+        path,
+        ".dltui-burnin-%s-%s-%s"
+        % (run_id, os.uname()[1].split(".")[0], binascii.hexlify(os.urandom(3)).decode()),
+    )
     if os.path.lexists(scratch):
         raise Refused("%s already exists; burn-in writes only into a fresh directory" % scratch)
     return scratch
@@ -168,13 +179,19 @@ def take_lock(base):
                 active = f.read().strip()
         except OSError:
             pass
-        raise Refused("a burn-in is already running on this node%s; stop it first"
-                      % (" (run %s)" % active if active else ""))
+        raise Refused(  # noqa: B904 - the reason is the other run, not the OSError
+            "a burn-in is already running on this node%s; stop it first"
+            % (" (run %s)" % active if active else "")
+        )
     return fd
 
 
 def systemd_usable():
-    return os.geteuid() == 0 and os.path.isdir("/run/systemd/system") and bool(shutil.which("systemd-run"))
+    return (
+        os.geteuid() == 0
+        and os.path.isdir("/run/systemd/system")
+        and bool(shutil.which("systemd-run"))
+    )
 
 
 def cmd_start(args):
@@ -187,17 +204,28 @@ def cmd_start(args):
         lock_fd = take_lock(base)
         run_dir = os.path.join(base, args.run_id)
         plan = {
-            "run_id": args.run_id, "duration_s": args.duration, "gpu": args.gpu, "cpu": args.cpu,
-            "memory": args.memory, "disk": args.disk, "disk_size": args.disk_size, "net": args.net,
-            "expected_gpus": args.expected_gpus, "preflight_s": args.preflight,
-            "post_s": args.post, "interval_s": args.interval, "created": time.time(),
+            "run_id": args.run_id,
+            "duration_s": args.duration,
+            "gpu": args.gpu,
+            "cpu": args.cpu,
+            "memory": args.memory,
+            "disk": args.disk,
+            "disk_size": args.disk_size,
+            "net": args.net,
+            "expected_gpus": args.expected_gpus,
+            "preflight_s": args.preflight,
+            "post_s": args.post,
+            "interval_s": args.interval,
+            "created": time.time(),
         }
         if args.disk:
             plan["scratch"] = scratch_for(args.disk, args.run_id, parse_size(args.disk_size))
         try:
             os.mkdir(run_dir, 0o700)
         except OSError as exc:
-            raise Refused("cannot create the run directory %s: %s" % (run_dir, exc.strerror))
+            raise Refused(
+                "cannot create the run directory %s: %s" % (run_dir, exc.strerror)
+            ) from None
     except Refused as exc:
         if args.self_path:
             os.unlink(args.self_path)  # the script sent for this start: nothing is left behind
@@ -221,8 +249,15 @@ def cmd_start(args):
     with open(os.devnull, "rb") as devnull, open(log, "ab") as out:
         # A new session: the SSH session's hang-up does not reach it, and with every stream
         # redirected the channel that started it closes as soon as we exit.
-        proc = subprocess.Popen(argv, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=True, pass_fds=(lock_fd,), cwd=run_dir)
+        proc = subprocess.Popen(
+            argv,
+            stdin=devnull,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(lock_fd,),
+            cwd=run_dir,
+        )
     emit({"ok": True, "run_id": args.run_id, "dir": run_dir, "launcher": "setsid", "pid": proc.pid})
     return 0
 
@@ -231,12 +266,32 @@ def _start_systemd(args, plan, run_dir, driver, python, log, lock_fd):
     """root + systemd: a transient unit (no --collect: Result and ExecMainStatus must stay)."""
     os.close(lock_fd)  # the unit's driver takes the lock; the unit name is a lock as well
     unit = "dltui-burnin-%s" % args.run_id
-    argv = ["systemd-run", "--unit=" + unit, "--description=dltui burn-in %s" % args.run_id,
-            "--remain-after-exit", "-p", "RuntimeMaxSec=%d" % (plan["duration_s"] + 3600),
-            "-p", "StandardOutput=append:" + log, "-p", "StandardError=append:" + log,
-            python, "-I", "-S", driver, "run", "--dir", run_dir]
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, universal_newlines=True)
+    argv = [
+        "systemd-run",
+        "--unit=" + unit,
+        "--description=dltui burn-in %s" % args.run_id,
+        "--remain-after-exit",
+        "-p",
+        "RuntimeMaxSec=%d" % (plan["duration_s"] + 3600),
+        "-p",
+        "StandardOutput=append:" + log,
+        "-p",
+        "StandardError=append:" + log,
+        python,
+        "-I",
+        "-S",
+        driver,
+        "run",
+        "--dir",
+        run_dir,
+    ]
+    proc = subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     if proc.returncode != 0:
         emit({"ok": False, "reason": "systemd-run failed: %s" % proc.stdout.strip()[-300:]})
         return EXIT_REFUSED
@@ -255,9 +310,15 @@ class Stressor:
         self.argv = argv
         self.out_path = out_path
         self.out = open(out_path, "ab")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self.out,
-                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                     env=env, cwd=cwd)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=self.out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
+            cwd=cwd,
+        )
         self.exit_code = None
 
     def poll(self):
@@ -326,9 +387,19 @@ class Run:
         try:
             facts = collector.facts()
             self.result["facts_gpus"] = len(facts.get("gpus") or [])
-            samples.write(json.dumps({"type": "hello", "protocol": PROTOCOL, "time": round(time.time(), 3),
-                                      "interval_s": self.interval, "facts": facts},
-                                     separators=(",", ":")) + "\n")
+            samples.write(
+                json.dumps(
+                    {
+                        "type": "hello",
+                        "protocol": PROTOCOL,
+                        "time": round(time.time(), 3),
+                        "interval_s": self.interval,
+                        "facts": facts,
+                    },
+                    separators=(",", ":"),
+                )
+                + "\n"
+            )
             samples.flush()
             t0 = time.time()
             preflight_end = t0 + float(self.plan.get("preflight_s", 10))
@@ -336,12 +407,25 @@ class Run:
             last = 0.0
             while True:
                 started = time.time()
-                samples.write(json.dumps(encoder.encode(collector.sample()), separators=(",", ":")) + "\n")
+                samples.write(
+                    json.dumps(encoder.encode(collector.sample()), separators=(",", ":")) + "\n"
+                )
                 for event in collector.events():
-                    samples.write(json.dumps(dict(event, type="event"), separators=(",", ":")) + "\n")
+                    samples.write(
+                        json.dumps(dict(event, type="event"), separators=(",", ":")) + "\n"
+                    )
                 for source, message in problems.drain():
-                    samples.write(json.dumps({"type": "error", "time": round(time.time(), 3),
-                                              "source": source, "message": message}) + "\n")
+                    samples.write(
+                        json.dumps(
+                            {
+                                "type": "error",
+                                "time": round(time.time(), 3),
+                                "source": source,
+                                "message": message,
+                            }
+                        )
+                        + "\n"
+                    )
                 samples.flush()
                 self.samples += 1
                 now = time.time()
@@ -358,11 +442,15 @@ class Run:
                     # At the end of the duration the stressors get a grace period to finish
                     # on their own: gpu_burn prints its verdict block only as it exits.
                     running = any(s.poll() is None for s in self.stressors)
-                    if self.stop_asked or (now >= self.load_end and (
-                            not running or now >= self.load_end + FINISH_GRACE_S)):
+                    if self.stop_asked or (
+                        now >= self.load_end
+                        and (not running or now >= self.load_end + FINISH_GRACE_S)
+                    ):
                         self._stop_stressors()
                         self._enter("post", time.time())
-                        post_end = time.time() + (0 if self.stop_asked else float(self.plan.get("post_s", 10)))
+                        post_end = time.time() + (
+                            0 if self.stop_asked else float(self.plan.get("post_s", 10))
+                        )
                 elif self.phase == "post" and (now >= post_end or self.stop_asked):
                     break
                 self._write_status("running")
@@ -384,7 +472,9 @@ class Run:
             samples.close()
             collector.close()
             write_json_atomic(self.path("result.json"), self.result)
-            self._write_status("stopped" if self.result["stopped"] else ("failed" if code else "done"))
+            self._write_status(
+                "stopped" if self.result["stopped"] else ("failed" if code else "done")
+            )
             with open(self.path("exit_code"), "w") as f:
                 f.write("%d\n" % code)
             try:
@@ -408,7 +498,11 @@ class Run:
         self.stop_asked = True
 
     def _enter(self, phase, when):
-        if self.phases.get(self.phase) and self.phases[self.phase][1] is None and self.phase != phase:
+        if (
+            self.phases.get(self.phase)
+            and self.phases[self.phase][1] is None
+            and self.phase != phase
+        ):
             self.phases[self.phase][1] = when
         self.phase = phase
         if self.phases[phase][0] is None:
@@ -429,7 +523,10 @@ class Run:
                     argv += ["--vm", "4", "--vm-bytes", "60%"]
                 self._spawn("cpu", "stress-ng", argv, "stress-ng.log")
             else:
-                self.result["cpu"] = {"tool": None, "reason": "stress-ng is not installed on the node"}
+                self.result["cpu"] = {
+                    "tool": None,
+                    "reason": "stress-ng is not installed on the node",
+                }
         if self.plan.get("disk"):
             self._start_fio(duration)
         if self.plan.get("net"):
@@ -456,9 +553,13 @@ class Run:
         elif choice in ("auto", "torch") and self._has_torch():
             tool = "torch"
         if tool is None:
-            why = "no GPU stressor: --gpu none" if choice == "none" else \
-                "no GPU stressor found on the node (gpu_burn, dcgmi, python3 with torch)" if choice == "auto" \
+            why = (
+                "no GPU stressor: --gpu none"
+                if choice == "none"
+                else "no GPU stressor found on the node (gpu_burn, dcgmi, python3 with torch)"
+                if choice == "auto"
                 else "%s is not available on the node" % choice
+            )
             self.result["gpu"] = {"tool": None, "reason": why}
             return
         if tool == "gpu-burn":
@@ -470,16 +571,38 @@ class Run:
             with open(self.path("matmul.py"), "w") as f:
                 f.write(MATMUL)
             gpus = int(self.result.get("facts_gpus") or 0)
-            self.result["gpu"] = {"tool": "torch", "exit_code": None, "output": "matmul.jsonl", "exit_codes": []}
+            self.result["gpu"] = {
+                "tool": "torch",
+                "exit_code": None,
+                "output": "matmul.jsonl",
+                "exit_codes": [],
+            }
             for i in range(gpus):
-                env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(i), CUBLAS_WORKSPACE_CONFIG=":4096:8")
-                self.stressors.append(Stressor("gpu", ["python3", self.path("matmul.py"), str(i), str(duration)],
-                                               self.path("matmul.jsonl"), env=env, cwd=self.dir))
+                env = dict(
+                    os.environ, CUDA_VISIBLE_DEVICES=str(i), CUBLAS_WORKSPACE_CONFIG=":4096:8"
+                )
+                self.stressors.append(
+                    Stressor(
+                        "gpu",
+                        ["python3", self.path("matmul.py"), str(i), str(duration)],
+                        self.path("matmul.jsonl"),
+                        env=env,
+                        cwd=self.dir,
+                    )
+                )
 
     def _has_torch(self):
         try:
-            return subprocess.call(["python3", "-c", "import torch"], stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60) == 0
+            return (
+                subprocess.call(
+                    ["python3", "-c", "import torch"],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    timeout=60,
+                )
+                == 0
+            )
         except (OSError, subprocess.TimeoutExpired):
             return False
 
@@ -491,7 +614,10 @@ class Run:
         try:
             os.mkdir(scratch, 0o700)  # fresh: never into an existing directory
         except OSError as exc:
-            self.result["disk"] = {"tool": None, "reason": "cannot create %s: %s" % (scratch, exc.strerror)}
+            self.result["disk"] = {
+                "tool": None,
+                "reason": "cannot create %s: %s" % (scratch, exc.strerror),
+            }
             return
         self.scratch_made = scratch  # only what this run made is ever deleted
         runtime = max(2, min(120, duration // 4))
@@ -499,20 +625,50 @@ class Run:
         engine = "libaio" if self._fio_has("libaio") else "psync"
         direct = "1" if self._direct_ok(scratch) else "0"
         self.result["disk_note"] = None if direct == "1" else "O_DIRECT refused here: buffered I/O"
-        common = ["fio", "--output-format=json", "--directory=" + scratch, "--direct=" + direct,
-                  "--ioengine=" + engine, "--group_reporting", "--size=" + size, "--bs=1M",
-                  "--iodepth=16"]
-        jobs = ["--name=seqwrite", "--rw=write", "--time_based", "--runtime=%d" % runtime,
-                "--name=seqread", "--stonewall", "--rw=read", "--time_based", "--runtime=%d" % runtime,
-                "--name=randread", "--stonewall", "--rw=randread", "--bs=4k", "--time_based",
-                "--runtime=%d" % runtime,
-                "--name=verify", "--stonewall", "--rw=write", "--verify=crc32c", "--verify_fatal=1"]
+        common = [
+            "fio",
+            "--output-format=json",
+            "--directory=" + scratch,
+            "--direct=" + direct,
+            "--ioengine=" + engine,
+            "--group_reporting",
+            "--size=" + size,
+            "--bs=1M",
+            "--iodepth=16",
+        ]
+        jobs = [
+            "--name=seqwrite",
+            "--rw=write",
+            "--time_based",
+            "--runtime=%d" % runtime,
+            "--name=seqread",
+            "--stonewall",
+            "--rw=read",
+            "--time_based",
+            "--runtime=%d" % runtime,
+            "--name=randread",
+            "--stonewall",
+            "--rw=randread",
+            "--bs=4k",
+            "--time_based",
+            "--runtime=%d" % runtime,
+            "--name=verify",
+            "--stonewall",
+            "--rw=write",
+            "--verify=crc32c",
+            "--verify_fatal=1",
+        ]
         self._spawn("disk", "fio", common + jobs, "fio.json", cwd=scratch)  # its verify state too
 
     def _fio_has(self, engine):
         try:
-            out = subprocess.run(["fio", "--enghelp"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                 universal_newlines=True, timeout=30).stdout
+            out = subprocess.run(
+                ["fio", "--enghelp"],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                timeout=30,
+            ).stdout
         except (OSError, subprocess.TimeoutExpired):
             return False
         return engine in out
@@ -537,18 +693,28 @@ class Run:
             return
         peer = self.plan["net"]
         host, _, port = peer.partition(":")
-        self.result["net"] = {"tool": "iperf3", "exit_code": None, "line_rate_mbps": self._line_rate(host)}
+        self.result["net"] = {
+            "tool": "iperf3",
+            "exit_code": None,
+            "line_rate_mbps": self._line_rate(host),
+        }
         self._iperf_each = max(2, min(30, duration // 4))
-        self._iperf_args = ["iperf3", "-c", host, "-t", str(self._iperf_each), "-P", "8", "-J"] + \
-            (["-p", port] if port else [])
+        self._iperf_args = ["iperf3", "-c", host, "-t", str(self._iperf_each), "-P", "8", "-J"] + (
+            ["-p", port] if port else []
+        )
         self._iperf = Stressor("net", self._iperf_args, self.path("iperf3.json"), cwd=self.dir)
         self._iperf_reverse = None
         self.stressors.append(self._iperf)
 
     def _line_rate(self, host):
         try:
-            out = subprocess.run(["ip", "route", "get", host], stdout=subprocess.PIPE,
-                                 stderr=subprocess.DEVNULL, universal_newlines=True, timeout=10).stdout
+            out = subprocess.run(
+                ["ip", "route", "get", host],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                timeout=10,
+            ).stdout
             dev = re.search(r"\bdev (\S+)", out).group(1)
             with open("/sys/class/net/%s/speed" % dev) as f:
                 speed = int(f.read().strip())
@@ -559,10 +725,15 @@ class Run:
     def _poll_progress(self):
         for s in self.stressors:
             s.poll()
-        if getattr(self, "_iperf", None) is not None and self._iperf.poll() is not None \
-                and self._iperf_reverse is None and not self.stop_asked:
-            self._iperf_reverse = Stressor("net", self._iperf_args + ["-R"], self.path("iperf3-R.json"),
-                                           cwd=self.dir)
+        if (
+            getattr(self, "_iperf", None) is not None
+            and self._iperf.poll() is not None
+            and self._iperf_reverse is None
+            and not self.stop_asked
+        ):
+            self._iperf_reverse = Stressor(
+                "net", self._iperf_args + ["-R"], self.path("iperf3-R.json"), cwd=self.dir
+            )
             self.stressors.append(self._iperf_reverse)
         gpu_log = self.path("gpu_burn.log")
         if os.path.exists(gpu_log):
@@ -603,7 +774,11 @@ class Run:
 
     def _cleanup_scratch(self):
         scratch = self.scratch_made
-        if scratch and os.path.isdir(scratch) and os.path.basename(scratch).startswith(".dltui-burnin-"):
+        if (
+            scratch
+            and os.path.isdir(scratch)
+            and os.path.basename(scratch).startswith(".dltui-burnin-")
+        ):
             shutil.rmtree(scratch, ignore_errors=True)
             self.result["scratch_removed"] = not os.path.exists(scratch)
 
@@ -613,16 +788,35 @@ class Run:
         if self.gpu_parser.result.gpus:
             progress["gpu_burn"] = self.gpu_parser.result.to_dict()
         if self._matmul_lines:
-            progress["matmul"] = {str(k): {"iters": v["iters"], "tflops": v["tflops"][-1:], "errors": v["errors"],
-                                           "result": v["result"]}
-                                  for k, v in parse.parse_matmul(self._matmul_lines[-64:]).items()}
-        write_json_atomic(self.path("status.json"), {
-            "run_id": self.plan["run_id"], "state": state, "phase": self.phase, "time": round(now, 3),
-            "phases": self.phases, "duration_s": self.plan["duration_s"],
-            "load_ends": self.load_end, "samples": self.samples, "progress": progress,
-            "tools": {k: self.result[k].get("tool") for k in ("gpu", "cpu", "disk", "net") if self.result.get(k)},
-            "scratch": self.plan.get("scratch"),
-        })
+            progress["matmul"] = {
+                str(k): {
+                    "iters": v["iters"],
+                    "tflops": v["tflops"][-1:],
+                    "errors": v["errors"],
+                    "result": v["result"],
+                }
+                for k, v in parse.parse_matmul(self._matmul_lines[-64:]).items()
+            }
+        write_json_atomic(
+            self.path("status.json"),
+            {
+                "run_id": self.plan["run_id"],
+                "state": state,
+                "phase": self.phase,
+                "time": round(now, 3),
+                "phases": self.phases,
+                "duration_s": self.plan["duration_s"],
+                "load_ends": self.load_end,
+                "samples": self.samples,
+                "progress": progress,
+                "tools": {
+                    k: self.result[k].get("tool")
+                    for k in ("gpu", "cpu", "disk", "net")
+                    if self.result.get(k)
+                },
+                "scratch": self.plan.get("scratch"),
+            },
+        )
 
 
 def cmd_run(args):
@@ -664,14 +858,23 @@ def cmd_follow(args):
             status = read_json(os.path.join(run_dir, "status.json"))
             if status is not None and status != last_status:
                 last_status = status
-                sys.stdout.buffer.write(json.dumps({"type": "burnin-status", "offset": offset, "status": status},
-                                                   separators=(",", ":")).encode() + b"\n")
+                sys.stdout.buffer.write(
+                    json.dumps(
+                        {"type": "burnin-status", "offset": offset, "status": status},
+                        separators=(",", ":"),
+                    ).encode()
+                    + b"\n"
+                )
             sys.stdout.buffer.flush()
             if len(chunk) == 1 << 20:
                 continue
             if ended and not complete:
-                sys.stdout.buffer.write(json.dumps({"type": "burnin-end", "offset": offset},
-                                                   separators=(",", ":")).encode() + b"\n")
+                sys.stdout.buffer.write(
+                    json.dumps(
+                        {"type": "burnin-end", "offset": offset}, separators=(",", ":")
+                    ).encode()
+                    + b"\n"
+                )
                 sys.stdout.buffer.flush()
                 return 0
             time.sleep(args.poll)
@@ -700,8 +903,13 @@ def cmd_stop(args):
     done = os.path.exists(os.path.join(run_dir, "exit_code"))
     plan = read_json(os.path.join(run_dir, "plan.json"), {})
     scratch = plan.get("scratch")
-    emit({"ok": done, "scratch_left": bool(scratch and os.path.exists(scratch)),
-          "reason": None if done else "the run did not end within %g s" % args.wait})
+    emit(
+        {
+            "ok": done,
+            "scratch_left": bool(scratch and os.path.exists(scratch)),
+            "reason": None if done else "the run did not end within %g s" % args.wait,
+        }
+    )
     return 0 if done else 1
 
 
@@ -741,7 +949,9 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
-    mode = {"start": cmd_start, "run": cmd_run, "follow": cmd_follow, "stop": cmd_stop}.get(args.mode)
+    mode = {"start": cmd_start, "run": cmd_run, "follow": cmd_follow, "stop": cmd_stop}.get(
+        args.mode
+    )
     if mode is None:
         build_parser().print_help()
         return 2

@@ -54,8 +54,14 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
         left = max(0.0, float(s["load_ends"]) - float(s.get("time") or 0.0))
     elif s.get("phase") == "preflight":
         left = float(s.get("duration_s") or 0)
-    run = v.NodeRun(view.node, {}, {"phases": s.get("phases") or {}, "gpu": {"tool": None}},
-                    view.collector.samples, view.collector.events, view.collector.facts)
+    run = v.NodeRun(
+        view.node,
+        {},
+        {"phases": s.get("phases") or {}, "gpu": {"tool": None}},
+        view.collector.samples,
+        view.collector.events,
+        view.collector.facts,
+    )
     so_far = v.judge(run, v.settings(thresholds)) if run.samples else None
     progress = _progress(s.get("progress") or {})
     gpus = []
@@ -64,12 +70,31 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
         words, bad = progress.get(g.index, ("", None))
         if bad:
             items.append(v.Item("stressor", v.FAIL, bad))
-        status = v.worst([i.status for i in items]) if items else (v.PASS if tools.get("gpu") else v.NOT_RUN)
-        gpus.append(GpuLive(g.index, words or ("no GPU stressor" if not tools.get("gpu") else ""),
-                            status, [f"{i.check}: {i.evidence}" for i in items]))
+        status = (
+            v.worst([i.status for i in items])
+            if items
+            else (v.PASS if tools.get("gpu") else v.NOT_RUN)
+        )
+        gpus.append(
+            GpuLive(
+                g.index,
+                words or ("no GPU stressor" if not tools.get("gpu") else ""),
+                status,
+                [f"{i.check}: {i.evidence}" for i in items],
+            )
+        )
     status = v.worst([g.status for g in gpus]) if gpus else v.NOT_RUN
-    return NodeLive(view.node, s.get("phase") or "starting", s.get("state") or "?", left,
-                    len(view.collector.samples), status, tools.get("gpu"), gpus, view.reason)
+    return NodeLive(
+        view.node,
+        s.get("phase") or "starting",
+        s.get("state") or "?",
+        left,
+        len(view.collector.samples),
+        status,
+        tools.get("gpu"),
+        gpus,
+        view.reason,
+    )
 
 
 def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
@@ -79,8 +104,14 @@ def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
     if burn:
         for g in burn.get("gpus") or []:
             gf = g.get("gflops_last")
-            words = f"{gf:,.0f} Gflop/s, {g['procd']} it, {g['errors']} err" if gf is not None else "starting"
-            bad = "DIED!" if g.get("died") else (f"{g['errors']} errors" if g.get("errors") else None)
+            words = (
+                f"{gf:,.0f} Gflop/s, {g['procd']} it, {g['errors']} err"
+                if gf is not None
+                else "starting"
+            )
+            bad = (
+                "DIED!" if g.get("died") else (f"{g['errors']} errors" if g.get("errors") else None)
+            )
             if g.get("final") == "FAULTY":
                 bad = "FAULTY"
             out[int(g["index"])] = (words, bad)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 # --- gpu_burn ------------------------------------------------------------------------------
 
@@ -30,43 +30,49 @@ _LISTED = re.compile(r"^GPU (\d+): (.+?) \(UUID: ([^)]+)\)")
 class GpuBurnGpu:
     index: int
     procd: int = 0  # the most iterations seen; -1 when the child died
-    gflops: List[float] = field(default_factory=list)  # one per progress line
+    gflops: list[float] = field(default_factory=list)  # one per progress line
     errors: int = 0  # summed over summaries (gpu_burn resets the count after each)
     died: bool = False
     warned: bool = False
-    final: Optional[str] = None  # "OK" / "FAULTY" from the closing block
-    temps_c: List[int] = field(default_factory=list)
+    final: str | None = None  # "OK" / "FAULTY" from the closing block
+    temps_c: list[int] = field(default_factory=list)
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "index": self.index, "procd": self.procd, "errors": self.errors, "died": self.died,
-            "final": self.final, "gflops_last": self.gflops[-1] if self.gflops else None,
+            "index": self.index,
+            "procd": self.procd,
+            "errors": self.errors,
+            "died": self.died,
+            "final": self.final,
+            "gflops_last": self.gflops[-1] if self.gflops else None,
         }
 
 
 @dataclass
 class GpuBurnResult:
-    gpus: Dict[int, GpuBurnGpu] = field(default_factory=dict)
-    percent: Optional[float] = None  # the last progress line's
-    tested: Optional[int] = None  # N of "Tested N GPUs:"; None = the run never finished
-    listed: Dict[int, str] = field(default_factory=dict)  # index -> name, from the header
-    messages: List[str] = field(default_factory=list)  # lines that say something went wrong
+    gpus: dict[int, GpuBurnGpu] = field(default_factory=dict)
+    percent: float | None = None  # the last progress line's
+    tested: int | None = None  # N of "Tested N GPUs:"; None = the run never finished
+    listed: dict[int, str] = field(default_factory=dict)  # index -> name, from the header
+    messages: list[str] = field(default_factory=list)  # lines that say something went wrong
 
     def gpu(self, index: int) -> GpuBurnGpu:
         if index not in self.gpus:
             self.gpus[index] = GpuBurnGpu(index)
         return self.gpus[index]
 
-    def problems(self, expected_gpus: Optional[int] = None) -> Dict[Optional[int], List[str]]:
+    def problems(self, expected_gpus: int | None = None) -> dict[int | None, list[str]]:
         """Why this run fails, per GPU (None = the whole run). Empty = every GPU did work, had
         no errors, did not die and ended OK, and the closing block was there."""
-        out: Dict[Optional[int], List[str]] = {}
+        out: dict[int | None, list[str]] = {}
         if self.tested is None:
             out.setdefault(None, []).append(
-                "gpu_burn never printed 'Tested N GPUs:' (killed, crashed or timed out)")
+                "gpu_burn never printed 'Tested N GPUs:' (killed, crashed or timed out)"
+            )
         elif expected_gpus is not None and self.tested != expected_gpus:
             out.setdefault(None, []).append(
-                "gpu_burn tested %d GPUs, %d expected" % (self.tested, expected_gpus))
+                "gpu_burn tested %d GPUs, %d expected" % (self.tested, expected_gpus)
+            )
         for gpu in sorted(self.gpus.values(), key=lambda g: g.index):
             why = []
             if gpu.final == "FAULTY":
@@ -83,9 +89,11 @@ class GpuBurnResult:
                 out[gpu.index] = why
         return out
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "percent": self.percent, "tested": self.tested, "messages": self.messages[-10:],
+            "percent": self.percent,
+            "tested": self.tested,
+            "messages": self.messages[-10:],
             "gpus": [g.to_dict() for g in sorted(self.gpus.values(), key=lambda g: g.index)],
         }
 
@@ -96,7 +104,7 @@ class GpuBurnParser:
     def __init__(self) -> None:
         self.result = GpuBurnResult()
         self._partial = ""
-        self._since_summary: Dict[int, int] = {}  # errors in the current summary period
+        self._since_summary: dict[int, int] = {}  # errors in the current summary period
 
     def feed(self, text: str) -> None:
         text = self._partial + text
@@ -186,11 +194,11 @@ _DCGM_ROOTS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")  # 4.x, 3.x
 
 @dataclass
 class DcgmResult:
-    version: Optional[str] = None
-    tests: List[Dict[str, Any]] = field(default_factory=list)  # {category, name, gpu, status, info}
-    warnings: List[str] = field(default_factory=list)
-    exit_code: Optional[int] = None
-    error: Optional[str] = None  # the JSON could not be read
+    version: str | None = None
+    tests: list[dict[str, Any]] = field(default_factory=list)  # {category, name, gpu, status, info}
+    warnings: list[str] = field(default_factory=list)
+    exit_code: int | None = None
+    error: str | None = None  # the JSON could not be read
 
     @property
     def verdict(self) -> str:
@@ -205,11 +213,11 @@ class DcgmResult:
             return "warn"
         return "pass"
 
-    def failed(self) -> List[Dict[str, Any]]:
+    def failed(self) -> list[dict[str, Any]]:
         return [t for t in self.tests if t["status"] in ("fail", "warn")]
 
 
-def parse_dcgm(text: str, exit_code: Optional[int] = None) -> DcgmResult:
+def parse_dcgm(text: str, exit_code: int | None = None) -> DcgmResult:
     """``dcgmi diag -r N -j`` output of DCGM 3.x or 4.x; unknown keys are ignored."""
     res = DcgmResult(exit_code=exit_code)
     try:
@@ -235,23 +243,35 @@ def parse_dcgm(text: str, exit_code: Optional[int] = None) -> DcgmResult:
                 info = r.get("info") or r.get("warnings") or ""
                 if isinstance(info, list):
                     info = "; ".join(
-                        str(w.get("warning", w)) if isinstance(w, dict) else str(w) for w in info)
-                res.tests.append({
-                    "category": cat.get("category"), "name": test.get("name"),
-                    "gpu": _int(r.get("entity_id", r.get("gpu_id"))),
-                    "status": str(r.get("status", "")).lower(), "info": str(info)[:300],
-                })
+                        str(w.get("warning", w)) if isinstance(w, dict) else str(w) for w in info
+                    )
+                res.tests.append(
+                    {
+                        "category": cat.get("category"),
+                        "name": test.get("name"),
+                        "gpu": _int(r.get("entity_id", r.get("gpu_id"))),
+                        "status": str(r.get("status", "")).lower(),
+                        "info": str(info)[:300],
+                    }
+                )
             summary = (test.get("test_summary") or {}).get("status")
             if summary and not test.get("results"):
-                res.tests.append({"category": cat.get("category"), "name": test.get("name"),
-                                  "gpu": None, "status": str(summary).lower(), "info": ""})
+                res.tests.append(
+                    {
+                        "category": cat.get("category"),
+                        "name": test.get("name"),
+                        "gpu": None,
+                        "status": str(summary).lower(),
+                        "info": "",
+                    }
+                )
             for w in test.get("warnings") or []:
                 if isinstance(w, dict):
                     res.warnings.append(str(w.get("warning", "")))
     return res
 
 
-def _int(value: Any) -> Optional[int]:
+def _int(value: Any) -> int | None:
     try:
         return int(value)
     except (TypeError, ValueError):
@@ -272,21 +292,22 @@ STRESS_NG_EXIT = {
 }
 
 
-def stress_ng_verdict(exit_code: Optional[int]) -> Dict[str, str]:
+def stress_ng_verdict(exit_code: int | None) -> dict[str, str]:
     """{"verdict": pass|fail|inconclusive|unknown, "reason"}: PASS only on exit 0."""
     if exit_code is None:
         return {"verdict": "unknown", "reason": "stress-ng did not finish (no exit code)"}
     if exit_code < 0:
         return {"verdict": "fail", "reason": "stress-ng was killed by signal %d" % -exit_code}
     verdict, reason = STRESS_NG_EXIT.get(
-        exit_code, ("inconclusive", "stress-ng exited %d (undocumented)" % exit_code))
+        exit_code, ("inconclusive", "stress-ng exited %d (undocumented)" % exit_code)
+    )
     return {"verdict": verdict, "reason": reason + " (exit %d)" % exit_code}
 
 
 # --- fio -----------------------------------------------------------------------------------
 
 
-def parse_fio(text: str) -> Dict[str, Any]:
+def parse_fio(text: str) -> dict[str, Any]:
     """fio --output-format=json -> {"error", "jobs": [{name, error, read/write bw, iops}]}.
 
     fio may print notes before the JSON; the document starts at the first '{' of a line."""
@@ -302,20 +323,21 @@ def parse_fio(text: str) -> Dict[str, Any]:
             part = job.get(side) or {}
             entry[side + "_bytes_per_s"] = part.get("bw_bytes")
             entry[side + "_iops"] = part.get("iops")
-            pct = ((part.get("clat_ns") or {}).get("percentile") or {})
+            pct = (part.get("clat_ns") or {}).get("percentile") or {}
             entry[side + "_clat_p99_ns"] = pct.get("99.000000")
         jobs.append(entry)
     bad = [j for j in jobs if j["error"]]
     return {
         "error": ("fio job %s: error %s" % (bad[0]["name"], bad[0]["error"])) if bad else None,
-        "version": doc.get("fio version"), "jobs": jobs,
+        "version": doc.get("fio version"),
+        "jobs": jobs,
     }
 
 
 # --- iperf3 --------------------------------------------------------------------------------
 
 
-def parse_iperf3(text: str) -> Dict[str, Any]:
+def parse_iperf3(text: str) -> dict[str, Any]:
     """iperf3 -J -> {"error", "sent_bits_per_s", "received_bits_per_s", "retransmits"}."""
     try:
         doc = json.loads(text)
@@ -336,9 +358,9 @@ def parse_iperf3(text: str) -> Dict[str, Any]:
 # --- the PyTorch matmul check --------------------------------------------------------------
 
 
-def parse_matmul(lines: List[str]) -> Dict[int, Dict[str, Any]]:
+def parse_matmul(lines: list[str]) -> dict[int, dict[str, Any]]:
     """The check's JSON lines -> per GPU {"iters", "tflops": [...], "errors", "result"}."""
-    gpus: Dict[int, Dict[str, Any]] = {}
+    gpus: dict[int, dict[str, Any]] = {}
     for line in lines:
         try:
             msg = json.loads(line)

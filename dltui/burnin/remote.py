@@ -47,7 +47,10 @@ class Result:
                 except ValueError:
                     break
         said = (self.stderr or self.stdout).decode(errors="replace").strip().splitlines()
-        return {"ok": False, "reason": f"exit {self.exit_status}: {said[-1] if said else 'no output'}"}
+        return {
+            "ok": False,
+            "reason": f"exit {self.exit_status}: {said[-1] if said else 'no output'}",
+        }
 
 
 class NodeShell:
@@ -76,17 +79,23 @@ class NodeShell:
         """The address the SSH config gives a node (for a peer to reach it)."""
         return self.connector.config.settings(parse_destination(name)).hostname
 
-    async def run(self, name: str, command: str, stdin: bytes | None = None,
-                  timeout_s: float = COMMAND_TIMEOUT_S) -> Result:
+    async def run(
+        self,
+        name: str,
+        command: str,
+        stdin: bytes | None = None,
+        timeout_s: float = COMMAND_TIMEOUT_S,
+    ) -> Result:
         hop = await self.connection(name)
         try:
             proc = await asyncio.wait_for(
-                hop.conn.run(command, input=stdin, encoding=None, check=False), timeout_s)
+                hop.conn.run(command, input=stdin, encoding=None, check=False), timeout_s
+            )
         except (asyncssh.Error, OSError) as exc:
             raise describe(exc, hop.settings, None) from None
-        except asyncio.TimeoutError:
+        except asyncio.TimeoutError:  # noqa: UP041 - not the builtin before Python 3.11
             raise Failure(st.TIMEOUT, f"{name}: no answer in {timeout_s:g} s") from None
-        return Result(proc.exit_status, bytes(proc.stdout or b""), bytes(proc.stderr or b""))
+        return Result(proc.exit_status, _bytes(proc.stdout), _bytes(proc.stderr))
 
     async def drop(self, name: str) -> None:
         hop = self.hops.pop(name, None)
@@ -97,6 +106,10 @@ class NodeShell:
         for name in list(self.hops):
             await self.drop(name)
         await self.jumps.close()
+
+
+def _bytes(data: bytes | str | None) -> bytes:
+    return data.encode() if isinstance(data, str) else bytes(data or b"")
 
 
 # --- what a node's run looks like from here ------------------------------------------------
@@ -157,8 +170,9 @@ async def start(shell: NodeShell, node: str, args: list[str]) -> dict[str, Any]:
 
 
 async def stop(shell: NodeShell, node: str, run_id: str, wait_s: float = 60.0) -> dict[str, Any]:
-    res = await shell.run(node, ship.stop_command(run_id, wait_s, shell.options.python),
-                          timeout_s=wait_s + 30)
+    res = await shell.run(
+        node, ship.stop_command(run_id, wait_s, shell.options.python), timeout_s=wait_s + 30
+    )
     return res.json_line()
 
 
@@ -172,7 +186,7 @@ async def fetch(shell: NodeShell, node: str, run_id: str, names: list[str]) -> d
         name, _, size = data[pos:end].decode().rpartition(" ")
         pos = end + 1
         if int(size) >= 0:
-            out[name] = data[pos:pos + int(size)]
+            out[name] = data[pos : pos + int(size)]
             pos += int(size)
     return out
 
@@ -181,8 +195,9 @@ async def put(shell: NodeShell, node: str, run_id: str, name: str, data: bytes) 
     await shell.run(node, ship.put_command(run_id, name), data)
 
 
-async def follow_once(shell: NodeShell, view: NodeRunView,
-                      on_status: Callable[[NodeRunView], None] | None = None) -> bool:
+async def follow_once(
+    shell: NodeShell, view: NodeRunView, on_status: Callable[[NodeRunView], None] | None = None
+) -> bool:
     """Follows from ``view.offset`` until the run ended (True) or the stream broke (False).
 
     The offset advances only past whole sample-file lines that reached the reader, so a
@@ -226,13 +241,16 @@ async def follow_once(shell: NodeShell, view: NodeRunView,
 async def _said(proc: asyncssh.SSHClientProcess) -> str:
     try:
         return (await asyncio.wait_for(proc.stderr.read(), 1.0)).decode(errors="replace").strip()
-    except (asyncio.TimeoutError, asyncssh.Error, OSError):
+    except (asyncio.TimeoutError, asyncssh.Error, OSError):  # noqa: UP041 - 3.10
         return ""
 
 
-async def follow(shell: NodeShell, view: NodeRunView,
-                 on_status: Callable[[NodeRunView], None] | None = None,
-                 sink_status: Callable[[str, str, str | None], None] | None = None) -> None:
+async def follow(
+    shell: NodeShell,
+    view: NodeRunView,
+    on_status: Callable[[NodeRunView], None] | None = None,
+    sink_status: Callable[[str, str, str | None], None] | None = None,
+) -> None:
     """Follows to the end, reconnecting with backoff after any drop (the run goes on there)."""
     attempt = 0
     while not view.ended:
@@ -259,12 +277,36 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
 
 
-def start_args(run_id: str, duration_s: int, gpu: str, cpu: bool, memory: bool, disk: str | None,
-               disk_size: str, net_address: str | None, expected_gpus: int | None,
-               preflight_s: float, post_s: float, launcher: str) -> list[str]:
-    args = ["--run-id", run_id, "--duration", str(int(duration_s)), "--gpu", gpu,
-            "--preflight", repr(float(preflight_s)), "--post", repr(float(post_s)),
-            "--launcher", launcher, "--disk-size", disk_size]
+def start_args(
+    run_id: str,
+    duration_s: int,
+    gpu: str,
+    cpu: bool,
+    memory: bool,
+    disk: str | None,
+    disk_size: str,
+    net_address: str | None,
+    expected_gpus: int | None,
+    preflight_s: float,
+    post_s: float,
+    launcher: str,
+) -> list[str]:
+    args = [
+        "--run-id",
+        run_id,
+        "--duration",
+        str(int(duration_s)),
+        "--gpu",
+        gpu,
+        "--preflight",
+        repr(float(preflight_s)),
+        "--post",
+        repr(float(post_s)),
+        "--launcher",
+        launcher,
+        "--disk-size",
+        disk_size,
+    ]
     if cpu:
         args.append("--cpu")
     if memory:

@@ -18,54 +18,92 @@ from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, exit_code
 
 MAX_POINTS = 600  # per chart line: more than a 700-px chart can show
 CHARTS = (  # (title, [(field, label, colour)], unit)
-    ("Temperature", [("temperature_c", "core", "#d62728"), ("memory_temperature_c", "HBM", "#ff7f0e")], "°C"),
+    (
+        "Temperature",
+        [("temperature_c", "core", "#d62728"), ("memory_temperature_c", "HBM", "#ff7f0e")],
+        "°C",
+    ),
     ("Power", [("power_w", "power", "#1f77b4"), ("power_limit_w", "limit", "#7f7f7f")], "W"),
-    ("SM clock", [("sm_clock_mhz", "SM", "#2ca02c"), ("sm_clock_max_mhz", "max", "#7f7f7f")], "MHz"),
+    (
+        "SM clock",
+        [("sm_clock_mhz", "SM", "#2ca02c"), ("sm_clock_max_mhz", "max", "#7f7f7f")],
+        "MHz",
+    ),
     ("Utilisation", [("utilization_percent", "util", "#9467bd")], "%"),
 )
 _MARK = {PASS: "PASS", WARN: "WARN", FAIL: "FAIL", NOT_RUN: "NOT RUN"}
 _COLOUR = {PASS: "#2ca02c", WARN: "#e6a700", FAIL: "#d62728", NOT_RUN: "#7f7f7f"}
 
 
-def document(run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict],
-             settings: dict[str, Any]) -> dict[str, Any]:
+def document(
+    run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict], settings: dict[str, Any]
+) -> dict[str, Any]:
     """The JSON report: plan, phases, tools, verdicts, exit code."""
     nodes = []
-    for run, v in zip(runs, verdicts):
-        nodes.append({
-            **v.to_dict(),
-            "plan": run.plan,
-            "phases": run.result.get("phases"),
-            "tools": {k: run.result.get(k) for k in ("gpu", "cpu", "disk", "net")},
-            "samples": len(run.samples),
-            "hostname": run.facts.hostname if run.facts else None,
-            "gpus_facts": [{"index": g.index, "name": g.name, "uuid": g.uuid, "serial": g.serial,
-                            "bus_id": g.bus_id} for g in (run.facts.gpus if run.facts else [])],
-        })
-    return {"dltui_burnin_report": 1, "run_id": run_id, "generated": time.time(),
-            "exit_code": exit_code(list(verdicts)), "settings": settings, "nodes": nodes}
+    for run, v in zip(runs, verdicts, strict=True):
+        nodes.append(
+            {
+                **v.to_dict(),
+                "plan": run.plan,
+                "phases": run.result.get("phases"),
+                "tools": {k: run.result.get(k) for k in ("gpu", "cpu", "disk", "net")},
+                "samples": len(run.samples),
+                "hostname": run.facts.hostname if run.facts else None,
+                "gpus_facts": [
+                    {
+                        "index": g.index,
+                        "name": g.name,
+                        "uuid": g.uuid,
+                        "serial": g.serial,
+                        "bus_id": g.bus_id,
+                    }
+                    for g in (run.facts.gpus if run.facts else [])
+                ],
+            }
+        )
+    return {
+        "dltui_burnin_report": 1,
+        "run_id": run_id,
+        "generated": time.time(),
+        "exit_code": exit_code(list(verdicts)),
+        "settings": settings,
+        "nodes": nodes,
+    }
 
 
 def markdown(doc: dict[str, Any]) -> str:
-    out = [f"# Burn-in {doc['run_id']}", "",
-           f"Overall: **{_overall(doc)}** (exit {doc['exit_code']})", ""]
+    out = [
+        f"# Burn-in {doc['run_id']}",
+        "",
+        f"Overall: **{_overall(doc)}** (exit {doc['exit_code']})",
+        "",
+    ]
     for node in doc["nodes"]:
         plan = node["plan"]
-        out += [f"## {node['node']}: {_MARK[node['status']]}", "",
-                f"- duration {plan.get('duration_s')} s; GPU stressor: "
-                f"{(node['tools'].get('gpu') or {}).get('tool') or 'none'}; samples: {node['samples']}"]
+        out += [
+            f"## {node['node']}: {_MARK[node['status']]}",
+            "",
+            f"- duration {plan.get('duration_s')} s; GPU stressor: "
+            f"{(node['tools'].get('gpu') or {}).get('tool') or 'none'}; samples: {node['samples']}",
+        ]
         for gpu in node["gpus_facts"]:
-            out.append(f"- GPU {gpu['index']}: {gpu['name'] or '?'} serial {gpu['serial'] or '?'} "
-                       f"bus {gpu['bus_id'] or '?'}")
+            out.append(
+                f"- GPU {gpu['index']}: {gpu['name'] or '?'} serial {gpu['serial'] or '?'} "
+                f"bus {gpu['bus_id'] or '?'}"
+            )
         out += ["", "| GPU | verdict | problems |", "|---|---|---|"]
         for g in node["gpus"]:
             bad = [i for i in g["items"] if i["status"] != PASS]
-            out.append(f"| {g['index']} | {_MARK[g['status']]} | "
-                       + "<br>".join(_item_md(i) for i in bad) + " |")
+            out.append(
+                f"| {g['index']} | {_MARK[g['status']]} | "
+                + "<br>".join(_item_md(i) for i in bad)
+                + " |"
+            )
         node_items = [i for i in node["items"] if i["status"] != PASS]
         if node_items:
-            out += ["", "Node checks:", ""] + [f"- {_MARK[i['status']]} {i['check']}: {_item_md(i)}"
-                                               for i in node_items]
+            out += ["", "Node checks:", ""] + [
+                f"- {_MARK[i['status']]} {i['check']}: {_item_md(i)}" for i in node_items
+            ]
         passed = [i for i in node["items"] if i["status"] == PASS]
         if passed:
             out += ["", "Passed: " + "; ".join(f"{i['check']} ({i['evidence']})" for i in passed)]
@@ -80,7 +118,8 @@ def _item_md(item: dict[str, Any]) -> str:
 
 def _overall(doc: dict[str, Any]) -> str:
     return {0: "PASS", 1: "PASS with warnings", 2: "FAIL", 3: "NOT JUDGED (something did not run)"}[
-        doc["exit_code"]]
+        doc["exit_code"]
+    ]
 
 
 # --- HTML ----------------------------------------------------------------------------------
@@ -104,10 +143,14 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
         for g in node["gpus"]:
             bad = [i for i in g["items"] if i["status"] != PASS] or g["items"][:1]
             cell = "<br>".join(html.escape(_item_md(i)) for i in bad)
-            parts.append(f"<tr><td>{g['index']}</td><td>{_badge(g['status'])}</td><td>{cell}</td></tr>")
+            parts.append(
+                f"<tr><td>{g['index']}</td><td>{_badge(g['status'])}</td><td>{cell}</td></tr>"
+            )
         for i in node["items"]:
-            parts.append(f"<tr><td>node</td><td>{_badge(i['status'])}</td>"
-                         f"<td>{html.escape(_item_md(i))}</td></tr>")
+            parts.append(
+                f"<tr><td>node</td><td>{_badge(i['status'])}</td>"
+                f"<td>{html.escape(_item_md(i))}</td></tr>"
+            )
         parts.append("</table>")
         run = by_node.get(node["node"])
         if run is not None:
@@ -140,7 +183,7 @@ def _charts(run: NodeRun) -> str:
 def _thin(times: list[float], values: list[float]) -> list[tuple[float, float]]:
     """At most MAX_POINTS, each bucket's highest value kept (a spike must still show)."""
     if len(values) <= MAX_POINTS:
-        return list(zip(times, values))
+        return list(zip(times, values, strict=True))
     step = len(values) / MAX_POINTS
     out = []
     for b in range(MAX_POINTS):
@@ -149,9 +192,15 @@ def _thin(times: list[float], values: list[float]) -> list[tuple[float, float]]:
     return out
 
 
-def svg_chart(title: str, unit: str, rows: list[tuple[float, GpuSample]],
-              lines: Sequence[tuple[str, str, str]], load: tuple[float, float] | None,
-              width: int = 340, height: int = 150) -> str:
+def svg_chart(
+    title: str,
+    unit: str,
+    rows: list[tuple[float, GpuSample]],
+    lines: Sequence[tuple[str, str, str]],
+    load: tuple[float, float] | None,
+    width: int = 340,
+    height: int = 150,
+) -> str:
     pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
     data = []
     for field_name, label, colour in lines:
@@ -166,7 +215,11 @@ def svg_chart(title: str, unit: str, rows: list[tuple[float, GpuSample]],
     head = f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}'>"
     head += f"<text x='4' y='13' font-size='12'>{html.escape(title)} ({html.escape(unit)})</text>"
     if not data:
-        return head + f"<text x='{width // 2 - 30}' y='{height // 2}' font-size='12'>not reported</text></svg>"
+        return (
+            head
+            + f"<text x='{width // 2 - 30}' y='{height // 2}' font-size='12'>"
+            + "not reported</text></svg>"
+        )
     t0 = min(p[0] for _, _, pts in data for p in pts)
     t1 = max(p[0] for _, _, pts in data for p in pts)
     lo = min(p[1] for _, _, pts in data for p in pts)
@@ -183,16 +236,25 @@ def svg_chart(title: str, unit: str, rows: list[tuple[float, GpuSample]],
         a, b = max(load[0], t0), min(load[1], t1)
         if b > a:
             x = pad_l + (a - t0) / span_t * w
-            body.append(f"<rect x='{x:.1f}' y='{pad_t}' width='{(b - a) / span_t * w:.1f}' "
-                        f"height='{h}' fill='#eef3ff'/>")
+            body.append(
+                f"<rect x='{x:.1f}' y='{pad_t}' width='{(b - a) / span_t * w:.1f}' "
+                f"height='{h}' fill='#eef3ff'/>"
+            )
     body.append(f"<text x='2' y='{pad_t + 8}' font-size='10'>{hi:.0f}</text>")
     body.append(f"<text x='2' y='{pad_t + h}' font-size='10'>{lo:.0f}</text>")
-    body.append(f"<text x='{pad_l}' y='{height - 4}' font-size='10'>{(t1 - t0) / 60:.1f} min</text>")
+    body.append(
+        f"<text x='{pad_l}' y='{height - 4}' font-size='10'>{(t1 - t0) / 60:.1f} min</text>"
+    )
     for n, (label, colour, pts) in enumerate(data):
-        body.append(f"<polyline fill='none' stroke='{colour}' stroke-width='1.2' points='"
-                    + " ".join(xy(t, v) for t, v in pts) + "'/>")
-        body.append(f"<text x='{width - 60}' y='{13 + 11 * n}' font-size='10' fill='{colour}'>"
-                    f"{html.escape(label)}</text>")
+        body.append(
+            f"<polyline fill='none' stroke='{colour}' stroke-width='1.2' points='"
+            + " ".join(xy(t, v) for t, v in pts)
+            + "'/>"
+        )
+        body.append(
+            f"<text x='{width - 60}' y='{13 + 11 * n}' font-size='10' fill='{colour}'>"
+            f"{html.escape(label)}</text>"
+        )
     body.append("</svg>")
     return "".join(body)
 

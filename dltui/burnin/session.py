@@ -20,8 +20,17 @@ from dltui.transport.ssh_errors import Failure
 from . import remote, report, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
 
-OUTPUTS = ["plan.json", "result.json", "gpu_burn.log", "dcgm.json", "matmul.jsonl", "stress-ng.log",
-           "fio.json", "iperf3.json", "iperf3-R.json"]
+OUTPUTS = [
+    "plan.json",
+    "result.json",
+    "gpu_burn.log",
+    "dcgm.json",
+    "matmul.jsonl",
+    "stress-ng.log",
+    "fio.json",
+    "iperf3.json",
+    "iperf3-R.json",
+]
 _DRIVER_FILES = {"plan.json", "result.json"}
 
 
@@ -51,8 +60,14 @@ class _Quiet:
 
 
 class BurnIn:
-    def __init__(self, shell: NodeShell, hosts: list[str], run_id: str, sink: Any = None,
-                 thresholds: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        shell: NodeShell,
+        hosts: list[str],
+        run_id: str,
+        sink: Any = None,
+        thresholds: dict[str, Any] | None = None,
+    ):
         self.shell = shell
         self.hosts = list(hosts)
         self.run_id = run_id
@@ -68,16 +83,31 @@ class BurnIn:
         if plan.net:
             address = f"{self.shell.hostname(plan.net)}:{plan.net_port}"
             try:
-                await self.shell.run(plan.net, remote.iperf_server_command(
-                    plan.net_port, plan.preflight_s + plan.duration_s + 600))
+                await self.shell.run(
+                    plan.net,
+                    remote.iperf_server_command(
+                        plan.net_port, plan.preflight_s + plan.duration_s + 600
+                    ),
+                )
             except Failure as exc:
                 self.failed[plan.net] = f"cannot start the iperf3 server: {exc.reason}"
 
         async def one(host: str) -> None:
             net = address if plan.net and host != plan.net else None
-            args = remote.start_args(self.run_id, plan.duration_s, plan.gpu, plan.cpu, plan.memory,
-                                     plan.disk, plan.disk_size, net, plan.expected_gpus,
-                                     plan.preflight_s, plan.post_s, plan.launcher)
+            args = remote.start_args(
+                self.run_id,
+                plan.duration_s,
+                plan.gpu,
+                plan.cpu,
+                plan.memory,
+                plan.disk,
+                plan.disk_size,
+                net,
+                plan.expected_gpus,
+                plan.preflight_s,
+                plan.post_s,
+                plan.launcher,
+            )
             try:
                 answer = await remote.start(self.shell, host, args)
             except Failure as exc:
@@ -106,7 +136,7 @@ class BurnIn:
                 return {"ok": False, "reason": exc.reason}
 
         answers = await asyncio.gather(*(one(h) for h in self.hosts))
-        return dict(zip(self.hosts, answers))
+        return dict(zip(self.hosts, answers, strict=True))
 
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
@@ -114,8 +144,17 @@ class BurnIn:
         for host in self.hosts:
             view = self.views[host]
             if host in self.failed:
-                v = verdict.NodeVerdict(host, items=[verdict.Item(
-                    "run", verdict.NOT_RUN, self.failed[host], "fix that, then start the burn-in again")])
+                v = verdict.NodeVerdict(
+                    host,
+                    items=[
+                        verdict.Item(
+                            "run",
+                            verdict.NOT_RUN,
+                            self.failed[host],
+                            "fix that, then start the burn-in again",
+                        )
+                    ],
+                )
                 self.runs.append(verdict.NodeRun(host, {}, {}))
                 self.verdicts.append(v)
                 continue
@@ -125,8 +164,12 @@ class BurnIn:
                 files = {}
                 self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
             run = verdict.NodeRun(
-                host, _json(files.get("plan.json")), _json(files.get("result.json")),
-                view.collector.samples, view.collector.events, view.collector.facts,
+                host,
+                _json(files.get("plan.json")),
+                _json(files.get("result.json")),
+                view.collector.samples,
+                view.collector.events,
+                view.collector.facts,
                 {k: v.decode(errors="replace") for k, v in files.items() if k not in _DRIVER_FILES},
             )
             self.runs.append(run)
@@ -137,8 +180,12 @@ class BurnIn:
         """report.json, report.md, report.html and the run's recording (for dltui replay)."""
         folder.mkdir(parents=True, exist_ok=True)
         doc = report.document(self.run_id, self.runs, self.verdicts, self.thresholds)
-        paths = {"json": folder / "report.json", "md": folder / "report.md",
-                 "html": folder / "report.html", "recording": folder / "recording.jsonl"}
+        paths = {
+            "json": folder / "report.json",
+            "md": folder / "report.md",
+            "html": folder / "report.html",
+            "recording": folder / "recording.jsonl",
+        }
         paths["json"].write_text(report.to_json(doc))
         paths["md"].write_text(report.markdown(doc))
         paths["html"].write_text(report.page(doc, self.runs))
@@ -151,7 +198,9 @@ class BurnIn:
                 return
             for key in ("json", "md", "html"):
                 try:
-                    await remote.put(self.shell, host, self.run_id, paths[key].name, paths[key].read_bytes())
+                    await remote.put(
+                        self.shell, host, self.run_id, paths[key].name, paths[key].read_bytes()
+                    )
                 except Failure:
                     return  # the local copy is what counts; the node may be gone
 

@@ -53,7 +53,7 @@ def _find(run_id: str) -> str:
     return (
         'b=${DLTUI_BURNIN_DIR:-}; if [ -z "$b" ]; then if [ "$(id -u)" = 0 ]; then '
         "b=/var/lib/dltui/burnin; else "
-        'b=${XDG_STATE_HOME:-$HOME/.local/state}/dltui/burnin; fi; fi; '
+        "b=${XDG_STATE_HOME:-$HOME/.local/state}/dltui/burnin; fi; fi; "
         f'd="$b"/{shlex.quote(run_id)}; '
         '[ -f "$d/driver.py" ] || { echo "{\\"ok\\": false, \\"reason\\": \\"no burn-in run '
         f'{run_id} on this node\\"}}"; exit 5; }}; '
@@ -62,7 +62,10 @@ def _find(run_id: str) -> str:
 
 def _in_run(run_id: str, mode: str, args: list[str], python: str) -> str:
     """Runs a mode of the driver kept in the run directory."""
-    return _find(run_id) + f'exec {shlex.quote(python)} -I -S "$d/driver.py" {mode} --dir "$d" {_q(args)}'
+    return (
+        _find(run_id)
+        + f'exec {shlex.quote(python)} -I -S "$d/driver.py" {mode} --dir "$d" {_q(args)}'
+    )
 
 
 def follow_command(run_id: str, offset: int, python: str = "python3") -> str:

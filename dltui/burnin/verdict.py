@@ -55,8 +55,13 @@ class Item:
     gpu: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "status": self.status, "evidence": self.evidence,
-                "next_step": self.next_step, "gpu": self.gpu}
+        return {
+            "check": self.check,
+            "status": self.status,
+            "evidence": self.evidence,
+            "next_step": self.next_step,
+            "gpu": self.gpu,
+        }
 
 
 @dataclass
@@ -69,8 +74,11 @@ class GpuVerdict:
         return worst(i.status for i in self.items)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"index": self.index, "status": self.status,
-                "items": [i.to_dict() for i in self.items]}
+        return {
+            "index": self.index,
+            "status": self.status,
+            "items": [i.to_dict() for i in self.items],
+        }
 
 
 @dataclass
@@ -88,9 +96,13 @@ class NodeVerdict:
         return [i for i in every if i.status != PASS]
 
     def to_dict(self) -> dict[str, Any]:
-        return {"node": self.node, "status": self.status, "exit_code": exit_code([self]),
-                "items": [i.to_dict() for i in self.items],
-                "gpus": [g.to_dict() for g in self.gpus]}
+        return {
+            "node": self.node,
+            "status": self.status,
+            "exit_code": exit_code([self]),
+            "items": [i.to_dict() for i in self.items],
+            "gpus": [g.to_dict() for g in self.gpus],
+        }
 
 
 def worst(statuses: Iterable[str]) -> str:
@@ -140,9 +152,14 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
     expected = run.plan.get("expected_gpus")
     indexes = _gpu_indexes(run)
     if expected is not None and len(indexes) != expected:
-        verdict.items.append(Item(
-            "gpu_count", FAIL, f"{len(indexes)} GPUs seen, {expected} expected",
-            "reseat the missing GPU or its riser/cable, check the BIOS PCIe settings"))
+        verdict.items.append(
+            Item(
+                "gpu_count",
+                FAIL,
+                f"{len(indexes)} GPUs seen, {expected} expected",
+                "reseat the missing GPU or its riser/cable, check the BIOS PCIe settings",
+            )
+        )
     elif indexes:
         verdict.items.append(Item("gpu_count", PASS, f"{len(indexes)} GPUs"))
     load = run.load_samples()
@@ -153,20 +170,37 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         gv = GpuVerdict(index)
         gv.items += _preflight(index, whole.get(index, []), run)
         why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
-        gv.items.append(stress.get(index) or Item(
-            "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index))
+        gv.items.append(
+            stress.get(index)
+            or Item(
+                "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index
+            )
+        )
         series = by_gpu.get(index, [])
         if not series:
-            gv.items.append(Item("telemetry", NOT_RUN, "no samples of this GPU under load",
-                                 "check the probe on this node (nvidia-smi / NVML)", index))
+            gv.items.append(
+                Item(
+                    "telemetry",
+                    NOT_RUN,
+                    "no samples of this GPU under load",
+                    "check the probe on this node (nvidia-smi / NVML)",
+                    index,
+                )
+            )
         else:
             gv.items += _gpu_checks(index, series, whole.get(index, series), run, cfg)
         verdict.gpus.append(gv)
     _consistency(verdict, by_gpu, run, cfg)
     verdict.items += _host_checks(run, cfg)
     if run.result.get("stopped"):
-        verdict.items.append(Item("run", NOT_RUN, "the run was stopped before its end",
-                                  "rerun the burn-in for its full duration"))
+        verdict.items.append(
+            Item(
+                "run",
+                NOT_RUN,
+                "the run was stopped before its end",
+                "rerun the burn-in for its full duration",
+            )
+        )
     elif run.result.get("error"):
         verdict.items.append(Item("run", NOT_RUN, str(run.result["error"]), "see run.log"))
     return verdict
@@ -196,51 +230,69 @@ _STRESSOR_NEXT = "rerun on this GPU alone; if it fails again, RMA the GPU"
 
 def _gpu_stressor(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
     tool = (run.result.get("gpu") or {}).get("tool")
-    code = (run.result.get("gpu") or {}).get("exit_code")
-    out: dict[int, Item] = {}
     if tool == "gpu-burn":
-        res = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
-        problems = res.problems(len(indexes) or None)
-        for index in indexes:
-            why = problems.get(index, []) + problems.get(None, [])
-            g = res.gpus.get(index)
-            if why:
-                out[index] = Item("stressor", FAIL, "; ".join(why), _STRESSOR_NEXT, index)
-            else:
-                done = f"{g.procd} iterations" if g else "no progress"
-                out[index] = Item("stressor", PASS, f"gpu_burn OK, {done}, 0 errors", "", index)
-    elif tool == "dcgm":
-        res = parse.parse_dcgm(run.outputs.get("dcgm.json", ""), code)
-        node_wide = [t for t in res.failed() if t["gpu"] is None]
-        for index in indexes:
-            mine = [t for t in res.failed() if t["gpu"] == index] + node_wide
-            if res.verdict in ("unknown",) or res.error:
-                out[index] = Item("stressor", NOT_RUN, res.error or "dcgmi diag gave no results",
-                                  "check the nvidia-dcgm service (dcgmi discovery -l)", index)
-            elif res.verdict == "fail" and (mine or not res.failed()):
-                what = ", ".join(f"{t['name']} {t['status']}" for t in mine) or f"exit {code}"
-                out[index] = Item("stressor", FAIL, f"dcgmi diag: {what}", _STRESSOR_NEXT, index)
-            elif mine:
-                what = ", ".join(f"{t['name']} {t['status']}" for t in mine)
-                out[index] = Item("stressor", WARN, f"dcgmi diag: {what}", "rerun dcgmi diag", index)
-            else:
-                out[index] = Item("stressor", PASS, "dcgmi diag: all tests passed", "", index)
-    elif tool == "torch":
-        res_m = parse.parse_matmul(run.outputs.get("matmul.jsonl", "").splitlines())
-        for index in indexes:
-            g = res_m.get(index)
-            if g is None or g["result"] is None:
-                out[index] = Item("stressor", FAIL, "matmul check gave no result for this GPU",
-                                  "look at matmul.jsonl and run.log on the node", index)
-            elif g["result"] != "OK" or g["errors"]:
-                out[index] = Item("stressor", FAIL,
-                                  f"matmul: {g['result']}, {g['errors']} mismatches", _STRESSOR_NEXT,
-                                  index)
-            elif g["iters"] <= 0:
-                out[index] = Item("stressor", FAIL, "matmul: no iterations done",
-                                  "look at matmul.jsonl on the node", index)
-            else:
-                out[index] = Item("stressor", PASS, f"matmul OK, {g['iters']} iterations", "", index)
+        return _gpu_burn_items(run, indexes)
+    if tool == "dcgm":
+        return _dcgm_items(run, indexes)
+    if tool == "torch":
+        return _matmul_items(run, indexes)
+    return {}
+
+
+def _gpu_burn_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    burn = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
+    problems = burn.problems(len(indexes) or None)
+    for index in indexes:
+        why = problems.get(index, []) + problems.get(None, [])
+        gpu = burn.gpus.get(index)
+        if why:
+            out[index] = Item("stressor", FAIL, "; ".join(why), _STRESSOR_NEXT, index)
+        else:
+            done = f"{gpu.procd} iterations" if gpu else "no progress"
+            out[index] = Item("stressor", PASS, f"gpu_burn OK, {done}, 0 errors", "", index)
+    return out
+
+
+def _dcgm_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    code = (run.result.get("gpu") or {}).get("exit_code")
+    diag = parse.parse_dcgm(run.outputs.get("dcgm.json", ""), code)
+    failed = diag.failed()
+    node_wide = [t for t in failed if t["gpu"] is None]
+    for index in indexes:
+        mine = [t for t in failed if t["gpu"] == index] + node_wide
+        what = ", ".join(f"{t['name']} {t['status']}" for t in mine)
+        if diag.verdict == "unknown" or diag.error:
+            out[index] = Item("stressor", NOT_RUN, diag.error or "dcgmi diag gave no results",
+                              "check the nvidia-dcgm service (dcgmi discovery -l)", index)
+        elif diag.verdict == "fail" and (mine or not failed):
+            out[index] = Item("stressor", FAIL, f"dcgmi diag: {what or f'exit {code}'}",
+                              _STRESSOR_NEXT, index)
+        elif mine:
+            out[index] = Item("stressor", WARN, f"dcgmi diag: {what}", "rerun dcgmi diag", index)
+        else:
+            out[index] = Item("stressor", PASS, "dcgmi diag: all tests passed", "", index)
+    return out
+
+
+def _matmul_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    checks = parse.parse_matmul(run.outputs.get("matmul.jsonl", "").splitlines())
+    for index in indexes:
+        mm = checks.get(index)
+        if mm is None or mm["result"] is None:
+            out[index] = Item("stressor", FAIL, "matmul check gave no result for this GPU",
+                              "look at matmul.jsonl and run.log on the node", index)
+        elif mm["result"] != "OK" or mm["errors"]:
+            why = f"matmul: {mm['result']}, {mm['errors']} mismatches"
+            out[index] = Item("stressor", FAIL, why,
+                              _STRESSOR_NEXT, index)
+        elif mm["iters"] <= 0:
+            out[index] = Item("stressor", FAIL, "matmul: no iterations done",
+                              "look at matmul.jsonl on the node", index)
+        else:
+            out[index] = Item("stressor", PASS, f"matmul OK, {mm['iters']} iterations", "", index)
     return out
 
 
@@ -264,20 +316,46 @@ def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -
         items.append(Item("preflight", WARN, "ECC disabled", step, index))
     first = whole[0][1] if whole else None
     if first is not None and (first.remapped_rows_pending or first.remapped_rows_failure):
-        items.append(Item("preflight", FAIL, "a pending or failed row remap before the run",
-                          "reset the GPU (pending) or RMA it (failed)", index))
+        items.append(
+            Item(
+                "preflight",
+                FAIL,
+                "a pending or failed row remap before the run",
+                "reset the GPU (pending) or RMA it (failed)",
+                index,
+            )
+        )
     load = run.phase("load")
-    before = [e for e in run.events if e.kind == "xid" and e.gpu == index and load and e.time < load[0]]
+    before = [
+        e for e in run.events if e.kind == "xid" and e.gpu == index and load and e.time < load[0]
+    ]
     if before:
-        items.append(Item("preflight", WARN, f"XID {before[-1].data.get('xid')} this boot before the run",
-                          "find what caused it (the node's kernel log)", index))
+        items.append(
+            Item(
+                "preflight",
+                WARN,
+                f"XID {before[-1].data.get('xid')} this boot before the run",
+                "find what caused it (the node's kernel log)",
+                index,
+            )
+        )
     return items
 
 
-def _gpu_checks(index: int, series: list[tuple[float, GpuSample]],
-                whole: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
-    items = [_xid(index, run, cfg), _ecc(index, whole), _clock_events(index, whole),
-             _thermal(index, series, run, cfg), _pcie(index, series, whole, cfg)]
+def _gpu_checks(
+    index: int,
+    series: list[tuple[float, GpuSample]],
+    whole: list[tuple[float, GpuSample]],
+    run: NodeRun,
+    cfg: dict[str, Any],
+) -> list[Item]:
+    items = [
+        _xid(index, run, cfg),
+        _ecc(index, whole),
+        _clock_events(index, whole),
+        _thermal(index, series, run, cfg),
+        _pcie(index, series, whole, cfg),
+    ]
     power = _power(index, series, run, cfg)
     if power is not None:
         items.append(power)
@@ -297,8 +375,13 @@ def _xid(index: int, run: NodeRun, cfg: dict[str, Any]) -> Item:
         bad.append(e)
     if bad:
         codes = ", ".join(str(e.data.get("xid")) for e in bad)
-        return Item("xid", FAIL, f"XID {codes} during the run: {bad[0].message}",
-                    "look up the XID; reseat the GPU, then RMA if it comes back", index)
+        return Item(
+            "xid",
+            FAIL,
+            f"XID {codes} during the run: {bad[0].message}",
+            "look up the XID; reseat the GPU, then RMA if it comes back",
+            index,
+        )
     return Item("xid", PASS, "no XID during the run", "", index)
 
 
@@ -307,13 +390,18 @@ def _ecc(index: int, series: list[tuple[float, GpuSample]]) -> Item:
     cor = _delta(series, "ecc_corrected_volatile") or _delta(series, "ecc_corrected_aggregate")
     first, last = series[0][1], series[-1][1]
     new_remap = (last.remapped_rows_pending and not first.remapped_rows_pending) or (
-        last.remapped_rows_failure and not first.remapped_rows_failure)
+        last.remapped_rows_failure and not first.remapped_rows_failure
+    )
     if unc or new_remap:
         what = f"uncorrectable ECC +{unc}" if unc else "a new pending or failed row remap"
         return Item("ecc", FAIL, what, "RMA the GPU (memory errors under load)", index)
     if cor:
-        return Item("ecc", WARN, f"correctable ECC +{cor}", "rerun; RMA if the count keeps rising", index)
-    if all(getattr(last, n) is None for n in ("ecc_uncorrected_volatile", "ecc_uncorrected_aggregate")):
+        return Item(
+            "ecc", WARN, f"correctable ECC +{cor}", "rerun; RMA if the count keeps rising", index
+        )
+    if all(
+        getattr(last, n) is None for n in ("ecc_uncorrected_volatile", "ecc_uncorrected_aggregate")
+    ):
         return Item("ecc", NOT_RUN, "this GPU reports no ECC counters", "", index)
     return Item("ecc", PASS, "no ECC errors, no new remaps", "", index)
 
@@ -331,7 +419,9 @@ def _clock_events(index: int, series: list[tuple[float, GpuSample]]) -> Item:
         d = _delta(series, name)
         seen = seen or d is not None
         if d:
-            return Item("throttle", FAIL, f"{label} for {d / 1e6:.1f} s during the run", step, index)
+            return Item(
+                "throttle", FAIL, f"{label} for {d / 1e6:.1f} s during the run", step, index
+            )
     if not seen:
         return Item("throttle", NOT_RUN, "this GPU reports no clock-event counters", "", index)
     return Item("throttle", PASS, "no HW/SW thermal slowdown or power brake", "", index)
@@ -342,12 +432,15 @@ def _max(series: list[tuple[float, GpuSample]], name: str) -> tuple[float, float
     return (0.0, max(values)) if values else None
 
 
-def _thermal(index: int, series: list[tuple[float, GpuSample]], run: NodeRun,
-             cfg: dict[str, Any]) -> Item:
+def _thermal(
+    index: int, series: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]
+) -> Item:
     step = "fix airflow, or lower the power limit or clocks, then rerun"
     hot = _max(series, "temperature_c")
     if hot and hot[1] > cfg["temperature_max_c"]:
-        return Item("thermal", FAIL, f"core {hot[1]:g} °C > {cfg['temperature_max_c']:g} °C", step, index)
+        return Item(
+            "thermal", FAIL, f"core {hot[1]:g} °C > {cfg['temperature_max_c']:g} °C", step, index
+        )
     margins = [g.temperature_margin_c for _, g in series if g.temperature_margin_c is not None]
     if margins and min(margins) <= cfg["margin_min_c"]:
         return Item("thermal", FAIL, f"margin down to {min(margins):g} °C", step, index)
@@ -357,8 +450,13 @@ def _thermal(index: int, series: list[tuple[float, GpuSample]], run: NodeRun,
         return Item("thermal", FAIL, f"HBM {hbm[1]:g} °C, max {hbm_max:g} °C", step, index)
     if hot is None:
         return Item("thermal", NOT_RUN, "no temperature reported", "", index)
-    return Item("thermal", PASS, f"core max {hot[1]:g} °C" + (f", HBM max {hbm[1]:g} °C" if hbm else ""),
-                "", index)
+    return Item(
+        "thermal",
+        PASS,
+        f"core max {hot[1]:g} °C" + (f", HBM max {hbm[1]:g} °C" if hbm else ""),
+        "",
+        index,
+    )
 
 
 def _facts_gpu(run: NodeRun, index: int, name: str) -> Any:
@@ -385,26 +483,55 @@ def _power(index: int, series, run: NodeRun, cfg: dict[str, Any]) -> Item | None
     median = statistics.median(p for p, _ in pairs)
     limit = pairs[-1][1]
     if median < cfg["power_fraction_min"] * limit:
-        return Item("power", FAIL, f"median {median:.0f} W under load, limit {limit:.0f} W",
-                    "check the PSUs and power cabling, then the power limit", index)
+        return Item(
+            "power",
+            FAIL,
+            f"median {median:.0f} W under load, limit {limit:.0f} W",
+            "check the PSUs and power cabling, then the power limit",
+            index,
+        )
     return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
 
 
 def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
     last = series[-1][1]
     if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
-        return Item("pcie", FAIL, f"link at gen {last.pcie_gen}, max {last.pcie_max_gen} under load",
-                    "reseat the GPU or its riser; check the slot's BIOS setting", index)
-    if last.pcie_width is not None and last.pcie_max_width and last.pcie_width < last.pcie_max_width:
-        return Item("pcie", FAIL, f"link x{last.pcie_width}, max x{last.pcie_max_width} under load",
-                    "reseat the GPU or its riser/cable", index)
+        return Item(
+            "pcie",
+            FAIL,
+            f"link at gen {last.pcie_gen}, max {last.pcie_max_gen} under load",
+            "reseat the GPU or its riser; check the slot's BIOS setting",
+            index,
+        )
+    if (
+        last.pcie_width is not None
+        and last.pcie_max_width
+        and last.pcie_width < last.pcie_max_width
+    ):
+        return Item(
+            "pcie",
+            FAIL,
+            f"link x{last.pcie_width}, max x{last.pcie_max_width} under load",
+            "reseat the GPU or its riser/cable",
+            index,
+        )
     replays = _delta(whole, "pcie_replay_count")
     if replays and replays > cfg["pcie_replay_max"]:
-        return Item("pcie", FAIL, f"{replays} PCIe replays during the run",
-                    "reseat the GPU or its riser/cable", index)
+        return Item(
+            "pcie",
+            FAIL,
+            f"{replays} PCIe replays during the run",
+            "reseat the GPU or its riser/cable",
+            index,
+        )
     if replays:
-        return Item("pcie", WARN, f"{replays} PCIe replays during the run (ideally 0)",
-                    "watch it; reseat if it grows", index)
+        return Item(
+            "pcie",
+            WARN,
+            f"{replays} PCIe replays during the run (ideally 0)",
+            "watch it; reseat if it grows",
+            index,
+        )
     if last.pcie_gen is None:
         return Item("pcie", NOT_RUN, "no PCIe link state reported", "", index)
     return Item("pcie", PASS, f"gen {last.pcie_gen} x{last.pcie_width}", "", index)
@@ -416,24 +543,36 @@ def _consistency(verdict: NodeVerdict, by_gpu, run: NodeRun, cfg: dict[str, Any]
     if (run.result.get("gpu") or {}).get("tool") == "gpu-burn":
         res = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
         for index, g in res.gpus.items():
-            tail = [x for x in g.gflops[len(g.gflops) // 4:] if x > 0]  # past the ramp
+            tail = [x for x in g.gflops[len(g.gflops) // 4 :] if x > 0]  # past the ramp
             if tail:
                 rates[index] = statistics.median(tail)
     median = statistics.median(rates.values()) if len(rates) >= 2 else None
     for gv in verdict.gpus:
         if median and gv.index in rates and rates[gv.index] < (1 - cfg["gflops_spread"]) * median:
-            gv.items.append(Item(
-                "consistency", FAIL, f"{rates[gv.index]:.0f} Gflop/s vs node median {median:.0f}",
-                "compare its clocks and temperature; reseat, then RMA if it stays slow", gv.index))
+            gv.items.append(
+                Item(
+                    "consistency",
+                    FAIL,
+                    f"{rates[gv.index]:.0f} Gflop/s vs node median {median:.0f}",
+                    "compare its clocks and temperature; reseat, then RMA if it stays slow",
+                    gv.index,
+                )
+            )
         late = _after_ramp(by_gpu.get(gv.index, []), run, cfg) if by_gpu.get(gv.index) else []
         clocks = sorted(g.sm_clock_mhz for _, g in late if g.sm_clock_mhz)
         if len(clocks) >= 20:
             p5 = clocks[len(clocks) // 20]
             mid = statistics.median(clocks)
             if p5 < cfg["sm_clock_p5_fraction"] * mid:
-                gv.items.append(Item(
-                    "consistency", FAIL, f"SM clock 5th percentile {p5:.0f} MHz vs median {mid:.0f}",
-                    "look at its throttle reasons; fix airflow or power", gv.index))
+                gv.items.append(
+                    Item(
+                        "consistency",
+                        FAIL,
+                        f"SM clock 5th percentile {p5:.0f} MHz vs median {mid:.0f}",
+                        "look at its throttle reasons; fix airflow or power",
+                        gv.index,
+                    )
+                )
 
 
 # --- host ----------------------------------------------------------------------------------
@@ -445,13 +584,25 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
     if plan.get("cpu") or plan.get("memory"):
         code = (result.get("cpu") or {}).get("exit_code")
         if (result.get("cpu") or {}).get("tool") is None:
-            items.append(Item("cpu", NOT_RUN, (result.get("cpu") or {}).get("reason") or
-                              "stress-ng not run", "install stress-ng"))
+            items.append(
+                Item(
+                    "cpu",
+                    NOT_RUN,
+                    (result.get("cpu") or {}).get("reason") or "stress-ng not run",
+                    "install stress-ng",
+                )
+            )
         else:
             v = parse.stress_ng_verdict(code)
             status = {"pass": PASS, "fail": FAIL}.get(v["verdict"], NOT_RUN)
-            items.append(Item("cpu", status, v["reason"],
-                              "" if status == PASS else "check EDAC/MCE lines; test the DIMMs"))
+            items.append(
+                Item(
+                    "cpu",
+                    status,
+                    v["reason"],
+                    "" if status == PASS else "check EDAC/MCE lines; test the DIMMs",
+                )
+            )
     if plan.get("disk"):
         disk = result.get("disk") or {}
         if disk.get("tool") is None:
@@ -462,12 +613,16 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 items.append(Item("disk", FAIL, res["error"], "check the drive's SMART log"))
             else:
                 j = res["jobs"]
-                bw = sum(x["write_bytes_per_s"] or 0 for x in j) + sum(x["read_bytes_per_s"] or 0 for x in j)
+                bw = sum(x["write_bytes_per_s"] or 0 for x in j) + sum(
+                    x["read_bytes_per_s"] or 0 for x in j
+                )
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
     if plan.get("net"):
         net = result.get("net") or {}
         if net.get("tool") is None:
-            items.append(Item("net", NOT_RUN, net.get("reason") or "iperf3 not run", "install iperf3"))
+            items.append(
+                Item("net", NOT_RUN, net.get("reason") or "iperf3 not run", "install iperf3")
+            )
         else:
             items.append(_iperf(run, cfg))
     return items
@@ -483,6 +638,10 @@ def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
     speed = (run.result.get("net") or {}).get("line_rate_mbps")
     text = " / ".join(f"{r / 1e9:.2f}" for r in rates) + " Gbit/s (both directions)"
     if speed and min(rates) < cfg["line_rate_fraction"] * speed * 1e6:
-        return Item("net", FAIL, f"{text}, line rate {speed / 1000:g} Gbit/s",
-                    "check the cable/optic, the switch port and the NIC firmware")
+        return Item(
+            "net",
+            FAIL,
+            f"{text}, line rate {speed / 1000:g} Gbit/s",
+            "check the cable/optic, the switch port and the NIC firmware",
+        )
     return Item("net", PASS, text + ("" if speed else "; line rate unknown, not compared"))

@@ -44,7 +44,9 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
     if verb == "attach":
         if not arg:
             raise ValueError(":attach RUN (the run id 'dltui burn-in' printed)")
-        _launch(app, BurnIn(NodeShell(options), hosts, arg.strip(), thresholds=app.cfg.burnin), None)
+        _launch(
+            app, BurnIn(NodeShell(options), hosts, arg.strip(), thresholds=app.cfg.burnin), None
+        )
         return
     if app.cfg.read_only:
         raise ValueError("burn-in loads the nodes fully: refused under --read-only")
@@ -58,16 +60,25 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin)
         _launch(app, session, Plan(duration_s=seconds))
 
-    app.push_screen(PromptScreen(
-        "burn-in? ", placeholder=f"full load for {arg or '2h'} on {len(hosts)} node(s) "
-        f"({', '.join(hosts[:4])}{'…' if len(hosts) > 4 else ''}): type yes"), confirmed)
+    app.push_screen(
+        PromptScreen(
+            "burn-in? ",
+            placeholder=f"full load for {arg or '2h'} on {len(hosts)} node(s) "
+            f"({', '.join(hosts[:4])}{'…' if len(hosts) > 4 else ''}): type yes",
+        ),
+        confirmed,
+    )
 
 
 def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
     async def stop() -> None:
         answers = await session.stop()
-        app.notify("; ".join(f"{h}: {'stopped' if a.get('ok') else a.get('reason')}"
-                             for h, a in answers.items()), title="burn-in stop")
+        app.notify(
+            "; ".join(
+                f"{h}: {'stopped' if a.get('ok') else a.get('reason')}" for h, a in answers.items()
+            ),
+            title="burn-in stop",
+        )
 
     async def work() -> None:
         try:
@@ -84,5 +95,10 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
             await session.shell.close()
 
     app.run_worker(work(), name=f"burn-in {session.run_id}", group="burn-in", exit_on_error=False)
-    app.push_screen(BurnInScreen(session.run_id, session.views,
-                                 on_stop=lambda: app.run_worker(stop(), exit_on_error=False)))
+    app.push_screen(
+        BurnInScreen(
+            session.run_id,
+            session.views,
+            on_stop=lambda: app.run_worker(stop(), exit_on_error=False),
+        )
+    )

@@ -55,7 +55,8 @@ def _sample_lines(node, run_id: str) -> int:
 
 
 async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn_fake_smi(
-        burnin_lab, tmp_path, use_home):
+    burnin_lab, tmp_path, use_home
+):
     use_home(burnin_lab.make_home(tmp_path / "client"))
     gpu01 = burnin_lab.nodes["gpu01"]
     disk = tmp_path / "disk"
@@ -63,9 +64,19 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
     shell = NodeShell(SshOptions())
     session = BurnIn(shell, ["gpu01", "gpu02"], "drop1")
     duration = 12
-    plan = Plan(duration_s=duration, gpu="auto", cpu=True, disk=str(disk), disk_size="8M",
-                net="gpu02", net_port=free_port(), expected_gpus=8, preflight_s=2, post_s=2,
-                launcher="setsid")
+    plan = Plan(
+        duration_s=duration,
+        gpu="auto",
+        cpu=True,
+        disk=str(disk),
+        disk_size="8M",
+        net="gpu02",
+        net_port=free_port(),
+        expected_gpus=8,
+        preflight_s=2,
+        post_s=2,
+        launcher="setsid",
+    )
     try:
         await session.start(plan)
         assert session.failed == {}
@@ -89,7 +100,9 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         code = await session.judge()
         by_node = {vd.node: vd for vd in session.verdicts}
         one = by_node["gpu01"]
-        assert [i.status for g in one.gpus for i in g.items if i.check == "stressor"] == [v.PASS] * 8
+        assert [i.status for g in one.gpus for i in g.items if i.check == "stressor"] == [
+            v.PASS
+        ] * 8
         host = {i.check: i for i in one.items}
         assert host["cpu"].status == v.PASS, host["cpu"]
         assert host["disk"].status == v.PASS, host["disk"]
@@ -105,19 +118,28 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         await session.leave_report_on_nodes(paths)
         doc = json.loads(paths["json"].read_text())
         assert doc["exit_code"] == code and {n["node"] for n in doc["nodes"]} == {"gpu01", "gpu02"}
-        assert "<svg" in paths["html"].read_text() and "http" not in paths["html"].read_text().replace(
-            "http://www.w3.org/2000/svg", "")
+        assert "<svg" in paths["html"].read_text() and "http" not in paths[
+            "html"
+        ].read_text().replace("http://www.w3.org/2000/svg", "")
         assert (gpu01.dir / "burnin" / "drop1" / "report.md").read_text() == paths["md"].read_text()
     finally:
         await shell.close()
 
 
 def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "dltui", "burn-in", *args], cwd=REPO, env=client_env(home),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "dltui", "burn-in", *args],
+        cwd=REPO,
+        env=client_env(home),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
-def test_burnin_cli_refuses_device_second_start_and_stops_with_cleanup_fake_gpu_burn(burnin_lab, tmp_path):
+def test_burnin_cli_refuses_device_second_start_and_stops_with_cleanup_fake_gpu_burn(
+    burnin_lab, tmp_path
+):
     home = burnin_lab.make_home(tmp_path / "client")
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -125,19 +147,45 @@ def test_burnin_cli_refuses_device_second_start_and_stops_with_cleanup_fake_gpu_
     assert dev.returncode == 3 and "under /dev" in dev.stderr + dev.stdout
     existing = tmp_path / "afile"
     existing.write_text("keep me")
-    notdir = _cli(home, "gpu01", "--disk", str(existing), "--duration", "5s", "--report", str(tmp_path))
+    notdir = _cli(
+        home, "gpu01", "--disk", str(existing), "--duration", "5s", "--report", str(tmp_path)
+    )
     assert notdir.returncode == 3 and "not a directory" in notdir.stderr + notdir.stdout
     assert existing.read_text() == "keep me"
 
     long_run = subprocess.Popen(
-        [sys.executable, "-m", "dltui", "burn-in", "gpu01", "--duration", "10m", "--preflight", "1s",
-         "--disk", str(disk), "--disk-size", "8M", "--run-id", "long1", "--report", str(tmp_path)],
-        cwd=REPO, env=client_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "dltui",
+            "burn-in",
+            "gpu01",
+            "--duration",
+            "10m",
+            "--preflight",
+            "1s",
+            "--disk",
+            str(disk),
+            "--disk-size",
+            "8M",
+            "--run-id",
+            "long1",
+            "--report",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        env=client_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         status = burnin_lab.nodes["gpu01"].dir / "burnin" / "long1" / "status.json"
         _wait_for(lambda: status.exists() and json.loads(status.read_text())["phase"] == "load")
         _wait_for(lambda: any(disk.iterdir()))  # the scratch directory exists while fio runs
-        second = _cli(home, "gpu01", "--duration", "5s", "--run-id", "second", "--report", str(tmp_path))
+        second = _cli(
+            home, "gpu01", "--duration", "5s", "--run-id", "second", "--report", str(tmp_path)
+        )
         assert second.returncode == 3
         assert "already running on this node (run long1)" in second.stderr
         stop = _cli(home, "stop", "long1", "gpu01")
@@ -165,14 +213,36 @@ def _wait_for(cond, limit_s: float = 60.0) -> None:
         time.sleep(0.1)
 
 
-def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn(burnin_lab, tmp_path):
+def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn(
+    burnin_lab, tmp_path
+):
     """The driver left the SSH session's process tree: sshd's crash cannot take it along."""
     home = burnin_lab.make_home(tmp_path / "client")
     gpu01 = burnin_lab.nodes["gpu01"]
     run = subprocess.Popen(
-        [sys.executable, "-m", "dltui", "burn-in", "gpu01", "--duration", "4s", "--preflight", "1s",
-         "--post", "1s", "--run-id", "tree1", "--report", str(tmp_path)],
-        cwd=REPO, env=client_env(home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "dltui",
+            "burn-in",
+            "gpu01",
+            "--duration",
+            "4s",
+            "--preflight",
+            "1s",
+            "--post",
+            "1s",
+            "--run-id",
+            "tree1",
+            "--report",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        env=client_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     pid_file = gpu01.dir / "burnin" / "tree1" / "pid"
     _wait_for(pid_file.exists)
     pid = int(pid_file.read_text())

@@ -25,22 +25,40 @@ def _view(node: str, hot_gpu: int | None) -> NodeRunView:
         gpus = []
         for i in range(8):
             temp = 40 + 30 * ramp + 2 * math.sin(t / 40 + i) + (18 * ramp if i == hot_gpu else 0)
-            gpus.append(GpuSample(index=i, temperature_c=round(temp, 1), memory_temperature_c=round(temp + 5, 1),
-                                  temperature_margin_c=round(max(0.0, 88 - temp), 1),
-                                  power_w=round(100 + 580 * ramp, 1), power_limit_w=700.0,
-                                  sm_clock_mhz=1980.0 if i != hot_gpu or t < 300 else 1600.0,
-                                  sm_clock_max_mhz=1980.0, utilization_percent=100.0 * ramp,
-                                  pcie_gen=5, pcie_max_gen=5, pcie_width=16, pcie_max_width=16,
-                                  clock_event_hw_thermal_us=0, clock_event_sw_thermal_us=0,
-                                  clock_event_hw_power_brake_us=0))
+            gpus.append(
+                GpuSample(
+                    index=i,
+                    temperature_c=round(temp, 1),
+                    memory_temperature_c=round(temp + 5, 1),
+                    temperature_margin_c=round(max(0.0, 88 - temp), 1),
+                    power_w=round(100 + 580 * ramp, 1),
+                    power_limit_w=700.0,
+                    sm_clock_mhz=1980.0 if i != hot_gpu or t < 300 else 1600.0,
+                    sm_clock_max_mhz=1980.0,
+                    utilization_percent=100.0 * ramp,
+                    pcie_gen=5,
+                    pcie_max_gen=5,
+                    pcie_width=16,
+                    pcie_max_width=16,
+                    clock_event_hw_thermal_us=0,
+                    clock_event_sw_thermal_us=0,
+                    clock_event_hw_power_brake_us=0,
+                )
+            )
         view.collector.samples.append(Sample(time=T0 + t, gpus=gpus))
     text = (FIX / "superbench_gpu_burn.log").read_text()
     parser = GpuBurnParser()
     parser.feed(text[: len(text) // 2])
     view.status = {
-        "run_id": "r1", "state": "running", "phase": "load", "time": T0 + 599, "duration_s": 7200,
+        "run_id": "r1",
+        "state": "running",
+        "phase": "load",
+        "time": T0 + 599,
+        "duration_s": 7200,
         "phases": {"preflight": [T0, T0 + 10], "load": [T0 + 10, None], "post": [None, None]},
-        "load_ends": T0 + 7210, "samples": 600, "tools": {"gpu": "gpu-burn"},
+        "load_ends": T0 + 7210,
+        "samples": 600,
+        "tools": {"gpu": "gpu-burn"},
         "progress": {"gpu_burn": parser.result.to_dict()},
     }
     return view

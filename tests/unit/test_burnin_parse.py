@@ -63,7 +63,9 @@ def test_gpu_burn_killed_before_the_end_is_a_failure():
 
 def test_gpu_burn_worker_that_never_started_is_not_ok():
     # gpu-burn issue #14: a GPU whose worker failed to start still ends OK.
-    text = "\r10.0%  proc'd: 10 (7000 Gflop/s) - 0 (0 Gflop/s)   errors: 0 - 0   temps: 40 C - 41 C \n"
+    text = (
+        "\r10.0%  proc'd: 10 (7000 Gflop/s) - 0 (0 Gflop/s)   errors: 0 - 0   temps: 40 C - 41 C \n"
+    )
     text += "\nTested 2 GPUs:\n\tGPU 0: OK\n\tGPU 1: OK\n"
     problems = parse_gpu_burn(text).problems(2)
     assert list(problems) == [1] and "proc'd 0" in problems[1][0]
@@ -111,12 +113,22 @@ def test_dcgm_4x_layout_shaped_per_schema():
     doc = {
         "DCGM Diagnostic": {
             "test_categories": [
-                {"category": "Hardware", "tests": [
-                    {"name": "memory", "results": [
-                        {"entity_id": 0, "status": "Pass"},
-                        {"entity_id": 1, "status": "Fail", "info": "DBE"}],
-                     "test_summary": {"status": "Fail"},
-                     "warnings": [{"error_id": 1, "warning": "uncorrectable ECC on GPU 1"}]}]}]},
+                {
+                    "category": "Hardware",
+                    "tests": [
+                        {
+                            "name": "memory",
+                            "results": [
+                                {"entity_id": 0, "status": "Pass"},
+                                {"entity_id": 1, "status": "Fail", "info": "DBE"},
+                            ],
+                            "test_summary": {"status": "Fail"},
+                            "warnings": [{"error_id": 1, "warning": "uncorrectable ECC on GPU 1"}],
+                        }
+                    ],
+                }
+            ]
+        },
         "metadata": {"version": "4.1.1"},
         "unknown_key": 1,
     }
@@ -154,11 +166,19 @@ def test_fio_job_error_and_noise_before_json():
 
 
 def test_iperf3_fields_and_error():
-    doc = {"end": {"sum_sent": {"bits_per_second": 9.4e9, "retransmits": 3},
-                   "sum_received": {"bits_per_second": 9.3e9}}}
+    doc = {
+        "end": {
+            "sum_sent": {"bits_per_second": 9.4e9, "retransmits": 3},
+            "sum_received": {"bits_per_second": 9.3e9},
+        }
+    }
     res = parse_iperf3(json.dumps(doc))
-    assert res == {"error": None, "sent_bits_per_s": 9.4e9, "received_bits_per_s": 9.3e9,
-                   "retransmits": 3}
+    assert res == {
+        "error": None,
+        "sent_bits_per_s": 9.4e9,
+        "received_bits_per_s": 9.3e9,
+        "retransmits": 3,
+    }
     assert parse_iperf3(json.dumps({"error": "unable to connect to server"}))["error"]
 
 

@@ -18,8 +18,10 @@ def _judged():
     runs = [_run(), _run(log="derived_gpu_burn_faulty.log")]
     runs[1].node = "gpu02"
     for r in runs:
-        r.facts = NodeFacts(hostname=r.node, gpus=[GpuFacts(index=i, name="NVIDIA H100", serial=f"S{i}")
-                                                   for i in range(8)])
+        r.facts = NodeFacts(
+            hostname=r.node,
+            gpus=[GpuFacts(index=i, name="NVIDIA H100", serial=f"S{i}") for i in range(8)],
+        )
     return runs, [v.judge(r) for r in runs]
 
 
@@ -44,7 +46,10 @@ def test_html_is_self_contained_with_a_chart_per_gpu():
 
 
 def test_chart_thins_long_runs_but_keeps_spikes():
-    rows = [(float(t), v.GpuSample(index=0, temperature_c=50.0 if t != 5000 else 99.0)) for t in range(7200)]
+    rows = [
+        (float(t), v.GpuSample(index=0, temperature_c=50.0 if t != 5000 else 99.0))
+        for t in range(7200)
+    ]
     svg = report.svg_chart("T", "°C", rows, [("temperature_c", "core", "#000")], None)
     points = svg.split("points='")[1].split("'")[0].split()
     assert len(points) <= report.MAX_POINTS

@@ -15,12 +15,26 @@ T0 = 1_700_000_000.0
 
 
 def _gpu(i: int, **kw) -> GpuSample:
-    base = dict(index=i, temperature_c=70.0, temperature_margin_c=20.0, memory_temperature_c=75.0,
-                power_w=395.0, power_limit_w=400.0, sm_clock_mhz=1410.0, sm_clock_max_mhz=1410.0,
-                pcie_gen=4, pcie_max_gen=4, pcie_width=16, pcie_max_width=16, pcie_replay_count=0,
-                ecc_corrected_volatile=0, ecc_uncorrected_volatile=0,
-                clock_event_hw_thermal_us=0, clock_event_sw_thermal_us=0,
-                clock_event_hw_power_brake_us=0)
+    base = dict(
+        index=i,
+        temperature_c=70.0,
+        temperature_margin_c=20.0,
+        memory_temperature_c=75.0,
+        power_w=395.0,
+        power_limit_w=400.0,
+        sm_clock_mhz=1410.0,
+        sm_clock_max_mhz=1410.0,
+        pcie_gen=4,
+        pcie_max_gen=4,
+        pcie_width=16,
+        pcie_max_width=16,
+        pcie_replay_count=0,
+        ecc_corrected_volatile=0,
+        ecc_uncorrected_volatile=0,
+        clock_event_hw_thermal_us=0,
+        clock_event_sw_thermal_us=0,
+        clock_event_hw_power_brake_us=0,
+    )
     base.update(kw)
     return GpuSample(**base)
 
@@ -32,8 +46,14 @@ def _run(seconds=120, gpus=8, tool="gpu-burn", log="superbench_gpu_burn.log", tw
         if tweak:
             row = [tweak(t, g) for g in row]
         samples.append(Sample(time=T0 + t, gpus=row))
-    result = {"phases": {"preflight": [T0 - 5, T0], "load": [T0, T0 + seconds], "post": [T0 + seconds, None]},
-              "gpu": {"tool": tool, "exit_code": 0}}
+    result = {
+        "phases": {
+            "preflight": [T0 - 5, T0],
+            "load": [T0, T0 + seconds],
+            "post": [T0 + seconds, None],
+        },
+        "gpu": {"tool": tool, "exit_code": 0},
+    }
     outputs = {"gpu_burn.log": (FIX / log).read_text()} if log else {}
     return v.NodeRun("gpu01", {"expected_gpus": gpus, **plan}, result, samples, [], None, outputs)
 
@@ -42,8 +62,15 @@ def test_healthy_node_passes_real_gpu_burn_capture():
     verdict = v.judge(_run())
     assert verdict.status == v.PASS, [i.to_dict() for i in verdict.problems()]
     assert v.exit_code([verdict]) == 0
-    assert {i.check for i in verdict.gpus[0].items} >= {"stressor", "xid", "ecc", "throttle", "thermal",
-                                                        "pcie", "power"}
+    assert {i.check for i in verdict.gpus[0].items} >= {
+        "stressor",
+        "xid",
+        "ecc",
+        "throttle",
+        "thermal",
+        "pcie",
+        "power",
+    }
 
 
 def test_faulty_gpu_fails_with_evidence_and_next_step_derived_faulty():
@@ -67,20 +94,32 @@ def test_no_gpu_stressor_is_not_run_never_pass():
 
 
 def test_hot_gpu_says_fix_airflow():
-    verdict = v.judge(_run(tweak=lambda t, g: replace(g, temperature_c=88.0) if g.index == 2 else g))
+    verdict = v.judge(
+        _run(tweak=lambda t, g: replace(g, temperature_c=88.0) if g.index == 2 else g)
+    )
     item = next(i for i in verdict.gpus[2].items if i.check == "thermal")
     assert item.status == v.FAIL and "88 °C" in item.evidence and "airflow" in item.next_step
 
 
 def test_correctable_ecc_warns_uncorrectable_fails():
-    warn = v.judge(_run(tweak=lambda t, g: replace(g, ecc_corrected_volatile=t // 60) if g.index == 1 else g))
+    warn = v.judge(
+        _run(tweak=lambda t, g: replace(g, ecc_corrected_volatile=t // 60) if g.index == 1 else g)
+    )
     assert warn.gpus[1].status == v.WARN and v.exit_code([warn]) == 1
-    fail = v.judge(_run(tweak=lambda t, g: replace(g, ecc_uncorrected_volatile=t // 60) if g.index == 1 else g))
+    fail = v.judge(
+        _run(tweak=lambda t, g: replace(g, ecc_uncorrected_volatile=t // 60) if g.index == 1 else g)
+    )
     assert fail.gpus[1].status == v.FAIL and "RMA" in fail.gpus[1].items[2].next_step
 
 
 def test_power_brake_and_low_power_point_at_the_psu():
-    brake = v.judge(_run(tweak=lambda t, g: replace(g, clock_event_hw_power_brake_us=t * 1000) if g.index == 5 else g))
+    brake = v.judge(
+        _run(
+            tweak=lambda t, g: (
+                replace(g, clock_event_hw_power_brake_us=t * 1000) if g.index == 5 else g
+            )
+        )
+    )
     item = next(i for i in brake.gpus[5].items if i.check == "throttle")
     assert item.status == v.FAIL and "PSU" in item.next_step
     low = v.judge(_run(tweak=lambda t, g: replace(g, power_w=300.0) if g.index == 4 else g))
@@ -97,7 +136,9 @@ def test_xid_during_load_fails_and_45_after_stop_is_allowed():
     run = _run()
     run.events = [NodeEvent(T0 + 120 + 2, "xid", "XID 45", gpu=0, data={"xid": 45})]
     assert v.judge(run).gpus[0].status == v.PASS
-    run.events.append(NodeEvent(T0 + 30, "xid", "XID 79 on GPU 0: fell off the bus", gpu=0, data={"xid": 79}))
+    run.events.append(
+        NodeEvent(T0 + 30, "xid", "XID 79 on GPU 0: fell off the bus", gpu=0, data={"xid": 79})
+    )
     assert v.judge(run).gpus[0].status == v.FAIL
 
 
@@ -110,11 +151,17 @@ def test_gpu_count_below_expected_fails():
 
 def test_host_items_not_run_when_tools_missing():
     run = _run(cpu=True, disk="/scratch", net="gpu02")
-    run.result.update(cpu={"tool": None, "reason": "stress-ng not installed"}, disk={"tool": None},
-                      net={"tool": None})
+    run.result.update(
+        cpu={"tool": None, "reason": "stress-ng not installed"},
+        disk={"tool": None},
+        net={"tool": None},
+    )
     verdict = v.judge(run)
-    assert [(i.check, i.status) for i in verdict.items[1:]] == [("cpu", v.NOT_RUN), ("disk", v.NOT_RUN),
-                                                                ("net", v.NOT_RUN)]
+    assert [(i.check, i.status) for i in verdict.items[1:]] == [
+        ("cpu", v.NOT_RUN),
+        ("disk", v.NOT_RUN),
+        ("net", v.NOT_RUN),
+    ]
     assert v.exit_code([verdict]) == 3
 
 
@@ -144,6 +191,10 @@ def test_preflight_pending_remap_and_earlier_xid():
 def test_counter_deltas_span_preflight_to_post():
     run = _run()
     # an uncorrectable error counted during the post phase (after the load window)
-    run.samples.append(Sample(time=T0 + 200, gpus=[_gpu(i, ecc_uncorrected_volatile=1 if i == 4 else 0)
-                                                   for i in range(8)]))
+    run.samples.append(
+        Sample(
+            time=T0 + 200,
+            gpus=[_gpu(i, ecc_uncorrected_volatile=1 if i == 4 else 0) for i in range(8)],
+        )
+    )
     assert v.judge(run).gpus[4].status == v.FAIL

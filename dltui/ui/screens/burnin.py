@@ -46,8 +46,13 @@ class BurnInScreen(Screen):
     BurnInScreen .bi-chart { height: 14; }
     """
 
-    def __init__(self, run_id: str, views: dict[str, NodeRunView],
-                 on_stop: Callable[[], None] | None = None, live_refresh: bool = True) -> None:
+    def __init__(
+        self,
+        run_id: str,
+        views: dict[str, NodeRunView],
+        on_stop: Callable[[], None] | None = None,
+        live_refresh: bool = True,
+    ) -> None:
         super().__init__()
         self.run_id = run_id
         self.views = views
@@ -81,11 +86,17 @@ class BurnInScreen(Screen):
 
     def _nodes_text(self, lives: dict[str, live.NodeLive]) -> Text:
         t = Text(f"Burn-in {self.run_id}\n", style="bold")
-        t.append(f"{'node':<12}{'phase':<11}{'state':<9}{'load left':>10}{'samples':>9}  verdict so far\n",
-                 style="dim")
+        t.append(
+            f"{'node':<12}{'phase':<11}{'state':<9}{'load left':>10}{'samples':>9}"
+            "  verdict so far\n",
+            style="dim",
+        )
         for name, n in lives.items():
             mark = "▶ " if name == self.node else "  "
-            t.append(f"{mark}{name:<10}{n.phase:<11}{n.state:<9}{_fmt_left(n.time_left_s):>10}{n.samples:>9}  ")
+            t.append(
+                f"{mark}{name:<10}{n.phase:<11}{n.state:<9}"
+                f"{_fmt_left(n.time_left_s):>10}{n.samples:>9}  "
+            )
             t.append(_WORD[n.status], style=_STYLE[n.status])
             if n.reason and n.state == "running":
                 t.append(f"  ({n.reason})", style="yellow")
@@ -120,7 +131,11 @@ class BurnInScreen(Screen):
                     plt.plot(xs, ys, label=ref.split("_")[-2], marker="dot")
             plt.xlabel("minutes")
             widget = self.query_one(f"#bi-{key}", Static)
-            widget.update(Text.from_ansi(plt.build()) if drawn else Text(f"{title}: not reported", style="dim"))
+            widget.update(
+                Text.from_ansi(plt.build())
+                if drawn
+                else Text(f"{title}: not reported", style="dim")
+            )
 
     def action_back(self) -> None:
         self.app.pop_screen()
@@ -133,10 +148,16 @@ class BurnInScreen(Screen):
 
     def action_stop(self) -> None:
         if self.on_stop is None:
-            self.notify("this screen cannot stop the run: use dltui burn-in stop", severity="warning")
+            self.notify(
+                "this screen cannot stop the run: use dltui burn-in stop", severity="warning"
+            )
             return
         from .prompt import PromptScreen
 
         stop = self.on_stop
-        self.app.push_screen(PromptScreen("stop? ", placeholder=f"stop burn-in {self.run_id} on every node: type yes"),
-                             lambda answer: stop() if answer == "yes" else None)
+        self.app.push_screen(
+            PromptScreen(
+                "stop? ", placeholder=f"stop burn-in {self.run_id} on every node: type yes"
+            ),
+            lambda answer: stop() if answer == "yes" else None,
+        )
