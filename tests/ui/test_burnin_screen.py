@@ -102,3 +102,19 @@ async def test_burnin_screen_verdict_so_far_text():
         await pilot.press("n")
         gpus = str(app.screen.query_one("#bi-gpus").render())
         assert "thermal: core 90 °C > 85 °C" in gpus
+
+
+async def test_burnin_screen_stop_asks_first_and_then_stops():
+    stopped = []
+    views = {"gpu01": _view("gpu01", None)}
+    app = _App(BurnInScreen("r1", views, on_stop=lambda: stopped.append(True), live_refresh=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.press("n", "o", "enter")  # anything but "yes" leaves the run alone
+        await pilot.pause()
+        assert stopped == []
+        await pilot.press("x")
+        await pilot.press("y", "e", "s", "enter")
+        await pilot.pause()
+        assert stopped == [True]
