@@ -273,6 +273,8 @@ def _start_systemd(args, plan, run_dir, driver, python, log, lock_fd):
         "--remain-after-exit",
         "-p",
         "RuntimeMaxSec=%d" % (plan["duration_s"] + 3600),
+        # The stressors are looked up on the PATH the operator's session had, not the unit's.
+        "--setenv=PATH=" + os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
         "-p",
         "StandardOutput=append:" + log,
         "-p",

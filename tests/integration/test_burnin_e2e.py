@@ -127,6 +127,8 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
 
 
 def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    if args[0] not in ("stop", "attach"):
+        args = (*args, "--launcher", "setsid")  # the systemd path is not this lab's to test
     return subprocess.run(
         [sys.executable, "-m", "dltui", "burn-in", *args],
         cwd=REPO,
@@ -172,6 +174,8 @@ def test_burnin_cli_refuses_device_second_start_and_stops_with_cleanup_fake_gpu_
             "long1",
             "--report",
             str(tmp_path),
+            "--launcher",
+            "setsid",
         ],
         cwd=REPO,
         env=client_env(home),
@@ -236,6 +240,8 @@ def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn
             "tree1",
             "--report",
             str(tmp_path),
+            "--launcher",
+            "setsid",
         ],
         cwd=REPO,
         env=client_env(home),

@@ -118,3 +118,15 @@ async def test_burnin_screen_stop_asks_first_and_then_stops():
         await pilot.press("y", "e", "s", "enter")
         await pilot.pause()
         assert stopped == [True]
+
+
+async def test_burnin_command_needs_ssh_nodes():
+    from .demo_fleet import demo_app
+
+    app, _ = demo_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        app.execute("burnin 30s")
+        await pilot.pause()
+    assert notes and "SSH nodes" in notes[0]
