@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import html
 import json
+import operator
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
-
-from dltui.core.models import GpuSample
 
 from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, exit_code
 
@@ -164,18 +163,25 @@ def _badge(status: str) -> str:
     return f"<b class='{cls}'>{_MARK[status]}</b>"
 
 
+_FIELDS = tuple(f for _, lines, _ in CHARTS for f, _, _ in lines)
+_ROW = operator.attrgetter(*_FIELDS)  # every charted field of a GPU sample in one call
+
+
 def _charts(run: NodeRun) -> str:
-    series: dict[int, list[tuple[float, GpuSample]]] = {}
+    rows: dict[int, tuple[list[float], list[tuple]]] = {}
     for s in run.samples:
         for g in s.gpus:
-            series.setdefault(g.index, []).append((s.time, g))
+            times, values = rows.setdefault(g.index, ([], []))
+            times.append(s.time)
+            values.append(_ROW(g))
     load = run.phase("load")
     out = []
-    for index in sorted(series):
-        rows = series[index]
+    for index in sorted(rows):
+        times, values = rows[index]
+        columns = dict(zip(_FIELDS, zip(*values, strict=True), strict=True))
         out.append(f"<h3>GPU {index}</h3><div class='charts'>")
         for title, lines, unit in CHARTS:
-            out.append(svg_chart(title, unit, rows, lines, load))
+            out.append(svg_chart(title, unit, times, columns, lines, load))
         out.append("</div>")
     return "\n".join(out)
 
@@ -195,7 +201,8 @@ def _thin(times: list[float], values: list[float]) -> list[tuple[float, float]]:
 def svg_chart(
     title: str,
     unit: str,
-    rows: list[tuple[float, GpuSample]],
+    times: list[float],
+    columns: Mapping[str, Sequence[float | None]],
     lines: Sequence[tuple[str, str, str]],
     load: tuple[float, float] | None,
     width: int = 340,
@@ -204,14 +211,11 @@ def svg_chart(
     pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
     data = []
     for field_name, label, colour in lines:
-        times, values = [], []
-        for t, g in rows:
-            v = getattr(g, field_name)
-            if v is not None:
-                times.append(t)
-                values.append(v)
-        if values:
-            data.append((label, colour, _thin(times, values)))
+        column = columns.get(field_name, ())
+        kept = [i for i, v in enumerate(column) if v is not None]
+        if kept:
+            values = [float(column[i]) for i in kept]  # type: ignore[arg-type]
+            data.append((label, colour, _thin([times[i] for i in kept], values)))
     head = f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}'>"
     head += f"<text x='4' y='13' font-size='12'>{html.escape(title)} ({html.escape(unit)})</text>"
     if not data:

@@ -9,6 +9,7 @@ Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFA
 
 from __future__ import annotations
 
+import bisect
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -139,11 +140,6 @@ class NodeRun:
             return None
         return float(span[0]), float(span[1] if span[1] is not None else float("inf"))
 
-    def load_samples(self) -> list[Sample]:
-        span = self.phase("load")
-        if span is None:
-            return []
-        return [s for s in self.samples if span[0] <= s.time <= span[1]]
 
 
 def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
@@ -162,9 +158,8 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         )
     elif indexes:
         verdict.items.append(Item("gpu_count", PASS, f"{len(indexes)} GPUs"))
-    load = run.load_samples()
-    by_gpu = _series(load)
     whole = _series(run.samples)  # counters: baseline in preflight, deltas through post
+    by_gpu = {index: _within(series, run.phase("load")) for index, series in whole.items()}
     stress = _gpu_stressor(run, indexes)
     for index in indexes:
         gv = GpuVerdict(index)
@@ -221,6 +216,14 @@ def _series(samples: list[Sample]) -> dict[int, list[tuple[float, GpuSample]]]:
         for g in s.gpus:
             out.setdefault(g.index, []).append((s.time, g))
     return out
+
+
+def _within(series: list[tuple[float, GpuSample]], span: tuple[float, float] | None):
+    """The part of a time-ordered series inside ``span`` (empty without one)."""
+    if span is None:
+        return []
+    times = [t for t, _ in series]
+    return series[bisect.bisect_left(times, span[0]):bisect.bisect_right(times, span[1])]
 
 
 # --- the GPU stressor ----------------------------------------------------------------------
@@ -299,10 +302,15 @@ def _matmul_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
 # --- per-GPU telemetry ---------------------------------------------------------------------
 
 
+_ENDS = 120  # samples searched at each end of a run for a counter's first and last reading
+
+
 def _delta(series: list[tuple[float, GpuSample]], name: str) -> int | None:
-    """Last minus first reported value (counters): two short scans, not a list per field."""
-    first = next((v for _, g in series if (v := getattr(g, name)) is not None), None)
-    last = next((v for _, g in reversed(series) if (v := getattr(g, name)) is not None), None)
+    """Last minus first reported value (counters), looked for near each end only: a counter
+    the GPU does not report costs two short scans, not two of the whole run."""
+    head, tail = series[:_ENDS], series[-_ENDS:]
+    first = next((v for _, g in head if (v := getattr(g, name)) is not None), None)
+    last = next((v for _, g in reversed(tail) if (v := getattr(g, name)) is not None), None)
     return None if first is None or last is None else last - first
 
 

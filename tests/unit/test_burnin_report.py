@@ -46,11 +46,10 @@ def test_html_is_self_contained_with_a_chart_per_gpu():
 
 
 def test_chart_thins_long_runs_but_keeps_spikes():
-    rows = [
-        (float(t), v.GpuSample(index=0, temperature_c=50.0 if t != 5000 else 99.0))
-        for t in range(7200)
-    ]
-    svg = report.svg_chart("T", "°C", rows, [("temperature_c", "core", "#000")], None)
+    times = [float(t) for t in range(7200)]
+    temps = [50.0 if t != 5000 else 99.0 for t in range(7200)]
+    svg = report.svg_chart("T", "°C", times, {"temperature_c": temps},
+                           [("temperature_c", "core", "#000")], None)
     points = svg.split("points='")[1].split("'")[0].split()
     assert len(points) <= report.MAX_POINTS
     assert ">99<" in svg  # the axis top is the spike
