@@ -466,6 +466,7 @@ class Run:
         finally:
             self._stop_stressors()
             self._cleanup_scratch()
+            self._kernel_lines()
             if self.phases["post"][0] is None:
                 self._enter("post", time.time())
             self.phases["post"][1] = time.time()
@@ -774,6 +775,28 @@ class Run:
         self.stressors = []
         self._iperf = None
 
+    def _kernel_lines(self):
+        """The kernel's words during the run (EDAC, MCE and PCIe AER lines are judged from
+        them): ``journalctl -k`` since the start, else ``dmesg`` lines stamped after it; when
+        neither can be read the check is "not run"."""
+        since = float(self.phases["preflight"][0] or time.time())
+        out, why = _run_text(
+            ["journalctl", "-k", "--since", "@%d" % since, "--no-pager", "-o", "short-iso"]
+        )
+        tool = "journalctl"
+        if out is None or "No journal files were found" in why:
+            tool = "dmesg"
+            out, why = _run_text(["dmesg"])
+            if out is not None:
+                out = "\n".join(_dmesg_since(out.splitlines(), since)) + "\n"
+        if out is None:
+            why = "kernel log unreadable: %s" % why[:200]
+            self.result["kernel"] = {"tool": None, "reason": why}
+            return
+        with open(self.path("kernel.log"), "w") as f:
+            f.write(out)
+        self.result["kernel"] = {"tool": tool, "exit_code": 0, "output": "kernel.log"}
+
     def _cleanup_scratch(self):
         scratch = self.scratch_made
         if (
@@ -819,6 +842,34 @@ class Run:
                 "scratch": self.plan.get("scratch"),
             },
         )
+
+
+def _run_text(argv):
+    """(stdout, stderr) of a short command; (None, why) when it fails."""
+    try:
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, "%s: %s" % (argv[0], exc)
+    if proc.returncode != 0:
+        return None, "%s: %s" % (argv[0], (proc.stderr.strip() or "exit %d" % proc.returncode))
+    return proc.stdout, proc.stderr
+
+
+def _dmesg_since(lines, since):
+    """dmesg lines ("[seconds since boot] text") logged at or after wall time ``since``."""
+    try:
+        with open("/proc/uptime") as f:
+            boot = time.time() - float(f.read().split()[0])
+    except (OSError, ValueError):
+        return lines
+    kept = []
+    for line in lines:
+        m = re.match(r"^\[\s*(\d+\.\d+)\]", line)
+        if m and boot + float(m.group(1)) >= since - 1:
+            kept.append(line)
+    return kept
 
 
 def cmd_run(args):

@@ -30,6 +30,7 @@ OUTPUTS = [
     "fio.json",
     "iperf3.json",
     "iperf3-R.json",
+    "kernel.log",
 ]
 _DRIVER_FILES = {"plan.json", "result.json"}
 

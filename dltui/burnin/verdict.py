@@ -10,6 +10,7 @@ Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFA
 from __future__ import annotations
 
 import bisect
+import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -625,6 +626,8 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                     x["read_bytes_per_s"] or 0 for x in j
                 )
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
+    if "kernel" in result:
+        items += _kernel(run)
     if plan.get("net"):
         net = result.get("net") or {}
         if net.get("tool") is None:
@@ -634,6 +637,29 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
         else:
             items.append(_iperf(run, cfg))
     return items
+
+
+_MACHINE_CHECK = re.compile(r"\bEDAC\b|\bmce:|Machine check|Hardware Error", re.IGNORECASE)
+_PCIE_AER = re.compile(r"\bAER\b|PCIe Bus Error")
+
+
+def _kernel(run: NodeRun) -> list[Item]:
+    """New EDAC/MCE lines fail the host; PCIe AER lines fail the PCIe check (kernel.log)."""
+    kernel = run.result.get("kernel") or {}
+    if kernel.get("tool") is None:
+        why = kernel.get("reason") or "the kernel log was not read"
+        return [Item("kernel", NOT_RUN, why, "let the account read the journal (group adm)")]
+    lines = run.outputs.get("kernel.log", "").splitlines()
+    items = []
+    mce = [x for x in lines if _MACHINE_CHECK.search(x)]
+    aer = [x for x in lines if _PCIE_AER.search(x)]
+    if mce:
+        items.append(Item("kernel", FAIL, f"{len(mce)} EDAC/MCE lines, first: {mce[0][-160:]}",
+                          "find the DIMM or CPU it names (edac-util, mcelog); replace it"))
+    if aer:
+        items.append(Item("pcie_aer", FAIL, f"{len(aer)} PCIe AER lines, first: {aer[0][-160:]}",
+                          "reseat the device at that bus address, or its riser/cable"))
+    return items or [Item("kernel", PASS, "no EDAC, MCE or PCIe AER line during the run")]
 
 
 def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:

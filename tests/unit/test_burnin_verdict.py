@@ -198,3 +198,20 @@ def test_counter_deltas_span_preflight_to_post():
         )
     )
     assert v.judge(run).gpus[4].status == v.FAIL
+
+
+def test_kernel_lines_edac_and_aer_synthetic_lines():
+    run = _run()
+    run.result["kernel"] = {"tool": "journalctl", "exit_code": 0}
+    run.outputs["kernel.log"] = (
+        "2026-01-01T00:00:01+0000 gpu01 kernel: EDAC MC0: 1 CE memory read error on CPU_SrcID#0\n"
+        "2026-01-01T00:00:02+0000 gpu01 kernel: pcieport 0000:00:01.0: "
+        "AER: Corrected error received\n"
+    )
+    items = {i.check: i for i in v.judge(run).items}
+    assert items["kernel"].status == v.FAIL and "EDAC" in items["kernel"].evidence
+    assert items["pcie_aer"].status == v.FAIL
+    run.outputs["kernel.log"] = "2026-01-01T00:00:01+0000 gpu01 kernel: eth0: link up\n"
+    assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.PASS
+    run.result["kernel"] = {"tool": None, "reason": "journalctl -k: No journal files were found."}
+    assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.NOT_RUN
