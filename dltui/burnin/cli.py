@@ -123,6 +123,7 @@ def main(argv: list[str]) -> int:
         )
         return USAGE_ERROR
     try:
+        args.interval_s = cfg.interval_s
         return asyncio.run(_main(mode, args, hosts, ssh, cfg.burnin))
     except ValueError as exc:  # [burnin] settings
         print(f"dltui: {exc}", file=sys.stderr)
@@ -159,6 +160,7 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
                 args.preflight,
                 args.post,
                 args.launcher,
+                args.interval_s,
             )
             await session.start(plan)
             for host, why in session.failed.items():

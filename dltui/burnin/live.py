@@ -46,14 +46,21 @@ class NodeLive:
     reason: str | None = None  # connection trouble, in words
 
 
-def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> NodeLive:
+def node_live_header(view: NodeRunView) -> dict[str, Any]:
+    """The cheap part of a node's line: phase, state, load left, samples, connection."""
     s = view.status or {}
-    tools = s.get("tools") or {}
     left = None
     if s.get("load_ends") and s.get("phase") == "load":
         left = max(0.0, float(s["load_ends"]) - float(s.get("time") or 0.0))
     elif s.get("phase") == "preflight":
         left = float(s.get("duration_s") or 0)
+    return {"phase": s.get("phase") or "starting", "state": s.get("state") or "?",
+            "time_left_s": left, "samples": len(view.collector.samples), "reason": view.reason}
+
+
+def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> NodeLive:
+    s = view.status or {}
+    tools = s.get("tools") or {}
     run = v.NodeRun(
         view.node,
         {},
@@ -84,17 +91,8 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
             )
         )
     status = v.worst([g.status for g in gpus]) if gpus else v.NOT_RUN
-    return NodeLive(
-        view.node,
-        s.get("phase") or "starting",
-        s.get("state") or "?",
-        left,
-        len(view.collector.samples),
-        status,
-        tools.get("gpu"),
-        gpus,
-        view.reason,
-    )
+    return NodeLive(view.node, status=status, tool=tools.get("gpu"), gpus=gpus,
+                    **node_live_header(view))
 
 
 def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
@@ -123,14 +121,17 @@ def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
     return out
 
 
-def gpu_series(view: NodeRunView, index: int, field_name: str) -> tuple[list[float], list[float]]:
-    """Minutes since the first sample, and the values of one GPU field (gaps left out)."""
+def gpu_series(view: NodeRunView, index: int, field_name: str,
+               max_points: int = 400) -> tuple[list[float], list[float]]:
+    """Minutes since the first sample, and the values of one GPU field (gaps left out);
+    a long run is strided to ``max_points`` (a terminal chart is narrower than that)."""
     samples = view.collector.samples
     if not samples:
         return [], []
     t0 = samples[0].time
+    step = max(1, len(samples) // max_points)
     xs, ys = [], []
-    for s in samples:
+    for s in samples[::step]:
         for g in s.gpus:
             if g.index == index:
                 value = getattr(g, field_name)

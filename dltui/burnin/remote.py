@@ -290,10 +290,13 @@ def start_args(
     preflight_s: float,
     post_s: float,
     launcher: str,
+    interval_s: float = 1.0,
 ) -> list[str]:
     args = [
         "--run-id",
         run_id,
+        "--interval",
+        repr(float(interval_s)),
         "--duration",
         str(int(duration_s)),
         "--gpu",

@@ -49,6 +49,7 @@ class Plan:
     preflight_s: float = 10.0
     post_s: float = 10.0
     launcher: str = "auto"
+    interval_s: float = 1.0  # the node-side sample rate
 
 
 class _Quiet:
@@ -108,6 +109,7 @@ class BurnIn:
                 plan.preflight_s,
                 plan.post_s,
                 plan.launcher,
+                plan.interval_s,
             )
             try:
                 answer = await remote.start(self.shell, host, args)

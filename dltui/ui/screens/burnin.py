@@ -8,6 +8,7 @@ background and fills the views; this screen redraws from them once a second.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import plotext as plt
@@ -21,6 +22,7 @@ from textual.widgets import Footer, Static
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
 
+JUDGE_EVERY_S = 5.0
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not run": "dim"}
 _WORD = {"pass": "PASS so far", "warn": "WARN", "fail": "FAIL", "not run": "not run"}
 
@@ -59,6 +61,8 @@ class BurnInScreen(Screen):
         self.node = next(iter(views), "")
         self.on_stop = on_stop
         self.live_refresh = live_refresh
+        self._lives: dict[str, live.NodeLive] = {}
+        self._judged_at: dict[str, tuple[float, tuple]] = {}
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -78,11 +82,27 @@ class BurnInScreen(Screen):
         self.redraw()
 
     def redraw(self) -> None:
-        lives = {name: live.node_live(view) for name, view in self.views.items()}
+        lives = self._judged()
         self.query_one("#bi-nodes", Static).update(self._nodes_text(lives))
         if self.node in lives:
             self.query_one("#bi-gpus", Static).update(self._gpus_text(lives[self.node]))
             self._draw_charts(self.views[self.node])
+
+    def _judged(self) -> dict[str, live.NodeLive]:
+        """The verdict so far reads the whole run: at most every JUDGE_EVERY_S per node (a
+        2-hour run costs a fraction of a second to judge), and at once when its phase moves."""
+        now = time.monotonic()
+        for name, view in self.views.items():
+            key = (view.status.get("phase"), view.status.get("state"))
+            last = self._judged_at.get(name)
+            if last is None or last[1] != key or now - last[0] >= JUDGE_EVERY_S:
+                self._lives[name] = live.node_live(view)
+                self._judged_at[name] = (now, key)
+            else:  # cheap fields stay live between judgements
+                old = self._lives[name]
+                fresh = live.node_live_header(view)
+                self._lives[name] = live.NodeLive(**{**old.__dict__, **fresh})
+        return dict(self._lives)
 
     def _nodes_text(self, lives: dict[str, live.NodeLive]) -> Text:
         t = Text(f"Burn-in {self.run_id}\n", style="bold")
