@@ -323,7 +323,18 @@ def start_args(
     return args
 
 
-def iperf_server_command(port: int, seconds: float) -> str:
-    """The peer's iperf3 server, bounded in time, detached so our session can close."""
-    inner = f"exec timeout {int(seconds)} iperf3 -s -p {int(port)}"
+def _iperf_pid_file(run_id: str) -> str:
+    return '"${TMPDIR:-/tmp}"/' + shlex.quote(f"dltui-iperf3-{run_id}.pid")
+
+
+def iperf_server_command(run_id: str, port: int, seconds: float) -> str:
+    """The peer's iperf3 server, bounded in time (timeout(1) passes our TERM on to it),
+    detached so our session can close; its pid noted for ``iperf_server_stop_command``."""
+    pid = _iperf_pid_file(run_id)
+    inner = f"echo $$ >{pid}; exec timeout {int(seconds)} iperf3 -s -p {int(port)}"
     return f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo started"
+
+
+def iperf_server_stop_command(run_id: str) -> str:
+    pid = _iperf_pid_file(run_id)
+    return f'[ -f {pid} ] && kill "$(cat {pid})" 2>/dev/null; rm -f {pid}'

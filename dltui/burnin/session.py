@@ -7,6 +7,7 @@ Used by the CLI and by the dashboard's burn-in screen; no Textual here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -76,6 +77,7 @@ class BurnIn:
         self.thresholds = verdict.settings(thresholds)
         self.views = {h: NodeRunView(h, run_id, RunCollector(sink)) for h in self.hosts}
         self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
+        self.iperf_peer: str | None = None  # where this session started an iperf3 server
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
 
@@ -88,9 +90,10 @@ class BurnIn:
                 await self.shell.run(
                     plan.net,
                     remote.iperf_server_command(
-                        plan.net_port, plan.preflight_s + plan.duration_s + 600
+                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
                     ),
                 )
+                self.iperf_peer = plan.net
             except Failure as exc:
                 self.failed[plan.net] = f"cannot start the iperf3 server: {exc.reason}"
 
@@ -144,6 +147,10 @@ class BurnIn:
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
         self.runs, self.verdicts = [], []
+        if self.iperf_peer is not None:  # every client is done: the peer's server goes
+            with contextlib.suppress(Failure):
+                await self.shell.run(self.iperf_peer, remote.iperf_server_stop_command(self.run_id))
+            self.iperf_peer = None
         for host in self.hosts:
             view = self.views[host]
             if host in self.failed:

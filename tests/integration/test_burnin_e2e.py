@@ -49,6 +49,17 @@ def burnin_lab(tmp_path):
         lab.close()
 
 
+def _iperf_servers(port: int) -> list:
+    import psutil
+
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmd = proc.info["cmdline"] or []
+        if cmd[:2] == ["iperf3", "-s"] and str(port) in cmd:
+            found.append(proc)
+    return found
+
+
 def _sample_lines(node, run_id: str) -> int:
     path = node.dir / "burnin" / run_id / "samples.jsonl"
     return sum(1 for line in path.read_text().splitlines() if line.startswith('{"type":"sample"'))
@@ -113,6 +124,7 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         assert one.status == v.PASS, [i.to_dict() for i in one.problems()]
         assert code == 3  # one node could not be judged: never a pass
         assert not any(disk.iterdir())  # the scratch directory is gone
+        assert not _iperf_servers(plan.net_port)  # the peer's iperf3 server was stopped
 
         paths = session.write_report(tmp_path / "report")
         await session.leave_report_on_nodes(paths)
