@@ -9,9 +9,12 @@ import sys
 from dltui import __version__
 from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
+from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "burn-in")
+from dltui.actions import cli as actions_cli
+
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "burn-in", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -51,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     watch = sub.add_parser("watch", help="live dashboard (the default command)", description="Live dashboard on the given nodes.")
     watch.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
+    add_prometheus(watch)
     _common(watch)
 
     snap = sub.add_parser(
@@ -62,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
     snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
     snap.add_argument("--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)")
+    add_prometheus(snap)
     _common(snap)
 
     demo = sub.add_parser("demo", help="dashboard on a seeded simulated fleet", description="Dashboard on a simulated fleet.")
@@ -76,6 +81,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("file", metavar="FILE", help="the recording")
     rep.add_argument("--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)")
     _common(rep)
+
+    from dltui.export.command import add_parser as add_export
+
+    add_export(sub, _common, HOST_HELP)
+    actions_cli.add_parsers(sub, _common)
     sub.add_parser("burn-in", help="start, attach to or stop a burn-in (dltui burn-in --help)", add_help=False)
     return parser
 
@@ -137,8 +147,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
+    if args.command in actions_cli.SUBCOMMANDS:
+        return actions_cli.run(args, cfg, ssh)
     if args.command == "snapshot":
         return _snapshot(args, cfg, ssh, error_code)
+    if args.command == "export":
+        from dltui.export.command import run as export
+
+        return export(args, cfg, ssh, _inventory(args))
     if args.command == "demo":
         from dltui.transport.demo import DemoTransport
 
@@ -154,13 +170,29 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
             return 2
         # The recorded clock: ages, timeline times and rule durations come out as recorded.
         return _dashboard([replay], cfg, args.record, clock=replay.clock)
+    return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory(args))
+
+
+def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
+    if args.prometheus or args.match:
+        from dltui.transport.prometheus import SelectorError, from_args
+
+        try:
+            return from_args(args.hosts, args.prometheus, args.match, args.interval)
+        except SelectorError as exc:
+            raise ConfigError(str(exc)) from None
     from dltui.transport.factory import build_transports
 
-    return _dashboard(build_transports(args.hosts, cfg.interval_s, ssh), cfg, args.record, inventory=_inventory())
+    units = actions_cli.UnitConfig(cfg).for_node  # each node's units and checkpoint glob, for its probe
+    return build_transports(args.hosts, cfg.interval_s, ssh, units)
 
 
-def _inventory():
-    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it."""
+def _inventory(args: argparse.Namespace):
+    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it,
+    nor a Prometheus fleet: the inventory rewrites one file per node change, which thousands
+    of nodes appearing at once turn into minutes of work on the UI's loop."""
+    if getattr(args, "prometheus", None):
+        return None
     from dltui.core.gpu_inventory import GpuInventory, default_path
 
     return GpuInventory(default_path())
@@ -171,11 +203,11 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
     from dltui.record import Recorder, RecordError
-    from dltui.transport.factory import build_transports, node_names
+    from dltui.transport.factory import node_names
 
-    transports = build_transports(args.hosts, cfg.interval_s, ssh)
+    transports = _transports(args, cfg, ssh)
     names = node_names(transports)
-    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory()))
+    fleet = FleetState(names, engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory(args)))
     try:
         recorder = Recorder.create(fleet, args.record, names) if args.record else None
     except RecordError as exc:

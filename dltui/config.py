@@ -47,6 +47,7 @@ class Config:
     ssh: dict[str, Any] = field(default_factory=dict)
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    actions: dict[str, Any] = field(default_factory=dict)  # [actions], see dltui/actions/policy.py
     burnin: dict[str, Any] = field(default_factory=dict)  # [burnin]: verdict thresholds
     source: str | None = None  # the file read, for messages
 
@@ -79,6 +80,7 @@ def load(path: str | None = None) -> Config:
         cfg.ssh = dict(data.get("ssh", {}))
         cfg.rules = {k: dict(v) for k, v in data.get("rules", {}).items()}
         cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}
+        cfg.actions = dict(data.get("actions", {}))
         cfg.burnin = dict(data.get("burnin", {}))
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"{file}: {exc}") from None

@@ -20,7 +20,7 @@ def render(fleet: FleetState) -> str:
             out.append(f"  [{alert.severity.upper()}]{where} {alert.message}")
         f, s = node.facts, node.sample
         if f is not None:
-            gpu = f"driver {f.driver_version}, CUDA {f.cuda_version}" if f.gpu_source else (f.gpu_note or "no GPUs")
+            gpu = f"driver {f.driver_version or 'n/a'}, CUDA {f.cuda_version or 'n/a'}" if f.gpu_source else (f.gpu_note or "no GPUs")
             out.append(f"  {f.hostname} · {f.os or fmt.NA} · kernel {f.kernel or fmt.NA} · {f.cpu_count} CPUs · {gpu}")
         if s is None:
             out.append("")

@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
+from dltui.ui.action_flows import ActionFlows
 from dltui.ui.app import build_app, engine_for
 from dltui.ui.themes import PACKAGED_DIR
 
@@ -28,6 +30,8 @@ SHOTS = (
     ("node-high-contrast", 12, "dltui-high-contrast", (160, 48), ("j", "enter")),
     ("fleet-80x24", 12, "dltui-dark", (80, 24), ()),
     ("node-200x60", 12, "dltui-dark", (200, 60), ("j", "enter")),
+    ("node-unit-crash-loop", 12, "dltui-dark", (160, 48), ("j",) * 7 + ("enter",)),
+    ("confirm-fleet-restart", 12, "dltui-dark", (160, 48), ("space", "space", "R")),
 )
 
 
@@ -36,11 +40,13 @@ async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: 
     demo = DemoTransport(nodes=nodes, seed=7)
     fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
     app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
+    app.actions = ActionFlows(app, [demo], ActionSettings())  # the demo's simulated actions
     async with app.run_test(size=size) as pilot:
         demo.step_into(fleet, STEPS)
         app.tick()
         await pilot.pause()
         await pilot.press(*keys)
+        await asyncio.sleep(0.5)  # the unit's journal, or the confirm dialog's command lines
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         path = OUT / f"{name}.svg"

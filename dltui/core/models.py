@@ -112,6 +112,7 @@ class GpuProcess:
     pid: int
     name: str | None = None
     gpu_memory_mib: float | None = None
+    unit: str | None = None  # the configured systemd unit it belongs to (its /proc/PID/cgroup)
 
 
 @dataclass(slots=True)
@@ -175,6 +176,36 @@ class GpuSample:
 
 
 @dataclass(slots=True)
+class UnitSample:
+    """A systemd unit as ``systemctl show`` gave it (probe/units.py)."""
+
+    name: str
+    load_state: str | None = None
+    active_state: str | None = None
+    sub_state: str | None = None
+    result: str | None = None
+    restarts_total: int | None = None
+    main_pid: int | None = None
+    exec_main_status: int | None = None
+    invocation_id: str | None = None
+    started_monotonic_us: int | None = None
+    memory_current_bytes: int | None = None
+    cpu_usage_us: int | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class CheckpointSample:
+    """The newest file matching the node group's checkpoint glob."""
+
+    glob: str | None = None
+    newest_path: str | None = None
+    newest_mtime: float | None = None
+    matched_files: int | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
 class Sample:
     """One reading of a node: host and GPUs at ``time`` (seconds since the epoch)."""
 
@@ -187,6 +218,8 @@ class Sample:
     filesystems: list[FilesystemSample] = field(default_factory=list)
     networks: list[NetworkSample] = field(default_factory=list)
     gpus: list[GpuSample] = field(default_factory=list)
+    units: list[UnitSample] = field(default_factory=list)
+    checkpoint: CheckpointSample | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
@@ -208,6 +241,8 @@ class Sample:
             filesystems=[FilesystemSample(**f) for f in data.get("filesystems") or ()],
             networks=[NetworkSample(**n) for n in data.get("networks") or ()],
             gpus=[GpuSample.from_dict(g) for g in data.get("gpus") or ()],
+            units=[UnitSample(**u) for u in data.get("units") or ()],
+            checkpoint=_maybe(CheckpointSample, data.get("checkpoint")),
         )
 
 

@@ -85,16 +85,25 @@ def payload() -> bytes:
     return b"%d\n" % len(data) + data
 
 
-def probe_args(interval_s: float, watchdog_s: float | None = None) -> list[str]:
+def probe_args(
+    interval_s: float, watchdog_s: float | None = None, units: tuple[str, ...] = (), checkpoint: str | None = None
+) -> list[str]:
     args = ["--interval", repr(float(interval_s))]
     if watchdog_s:
         args += ["--stdin-watchdog", repr(float(watchdog_s))]
+    for unit in units:
+        args += ["--unit", unit]
+    if checkpoint:
+        args += ["--checkpoint", checkpoint]
     return args
 
 
-def ssh_command(interval_s: float, watchdog_s: float, python: str = "python3") -> str:
-    """Shell command that runs the probe from stdin; ``exec`` so no shell lingers."""
-    argv = [python, "-I", "-S", "-c", _STDIN_PRELUDE + _LOADER, *probe_args(interval_s, watchdog_s)]
+def ssh_command(
+    interval_s: float, watchdog_s: float, python: str = "python3", units: tuple[str, ...] = (), checkpoint: str | None = None
+) -> str:
+    """Shell command that runs the probe from stdin; ``exec`` so no shell lingers. Unit names
+    and the checkpoint glob are quoted like every other argument."""
+    argv = [python, "-I", "-S", "-c", _STDIN_PRELUDE + _LOADER, *probe_args(interval_s, watchdog_s, units, checkpoint)]
     return "exec " + " ".join(shlex.quote(a) for a in argv)
 
 

@@ -19,7 +19,7 @@ KERNEL_LOG_DELAY_S = 3.0
 class Collector:
     """Reads facts once and a sample per tick. Never raises for a failing source."""
 
-    def __init__(self, interval_s=1.0, problems=None, proc="/proc", sys_dir="/sys"):
+    def __init__(self, interval_s=1.0, problems=None, proc="/proc", sys_dir="/sys", units=(), checkpoint=None):
         self.interval_s = interval_s
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
@@ -27,6 +27,11 @@ class Collector:
         self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
         self._events_since = None
         self._gpu_facts = []
+        self.units = None
+        if units or checkpoint:
+            from .units import UnitPoller
+
+            self.units = UnitPoller(units, checkpoint, self.problems)
 
     def facts(self):
         facts = {}
@@ -52,6 +57,15 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu"):
                 sample["gpus"] = self.gpu.sample()
+        if self.units is not None:
+            with self.problems.guard("units"):
+                sample["units"], checkpoint = self.units.sample()
+                if checkpoint is not None:
+                    sample["checkpoint"] = checkpoint
+                if self.units.units and sample["gpus"]:
+                    from .units import mark_unit_processes
+
+                    mark_unit_processes(sample["gpus"], self.units.units)
         return sample
 
     def events(self):

@@ -20,13 +20,20 @@ from .wire import Encoder
 class Args:
     """The parsed options: what argparse's Namespace would hold."""
 
-    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0):
+    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0, unit=None, checkpoint=None):
         self.interval = interval
         self.count = count
         self.stdin_watchdog = stdin_watchdog
+        self.unit = unit if unit is not None else []
+        self.checkpoint = checkpoint
 
 
-_PLAIN_OPTIONS = {"--interval": ("interval", float), "--count": ("count", int), "--stdin-watchdog": ("stdin_watchdog", float)}
+_PLAIN_OPTIONS = {
+    "--interval": ("interval", float),
+    "--count": ("count", int),
+    "--stdin-watchdog": ("stdin_watchdog", float),
+    "--checkpoint": ("checkpoint", str),
+}
 
 
 def parse_args(argv):
@@ -41,6 +48,9 @@ def _parse_plain(argv):
         return None
     args = Args()
     for flag, text in zip(argv[::2], argv[1::2]):
+        if flag == "--unit":
+            args.unit.append(text)
+            continue
         if flag not in _PLAIN_OPTIONS:
             return None
         name, kind = _PLAIN_OPTIONS[flag]
@@ -65,6 +75,8 @@ def _parse_with_argparse(argv):
         help="exit when stdin closes or stays silent this long (0 = ignore stdin); the "
         "operator side pings, so a probe whose SSH session died silently does not linger",
     )
+    parser.add_argument("--unit", action="append", default=[], help="systemd unit to report (repeatable)")
+    parser.add_argument("--checkpoint", metavar="GLOB", help="report the newest mtime of files matching GLOB")
     args = parser.parse_args(argv)
     if not args.interval > 0:
         parser.error("--interval must be positive")
@@ -132,7 +144,7 @@ def main(argv=None):
     stop = threading.Event()
     watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
     problems = Problems()
-    collector = Collector(args.interval, problems)
+    collector = Collector(args.interval, problems, units=args.unit, checkpoint=args.checkpoint)
     try:
         out.emit(
             {

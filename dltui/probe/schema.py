@@ -147,6 +147,32 @@ GPU_FIELDS = (
     "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
 )
 
+# One per configured systemd unit (``--unit``), from ``systemctl show`` (see units.py).
+UNIT_FIELDS = (
+    "name",
+    "load_state",  # loaded, not-found, masked, bad-setting, error
+    "active_state",  # active, inactive, failed, activating, deactivating, reloading
+    "sub_state",
+    "result",  # success, exit-code, signal, core-dump, timeout, start-limit-hit, oom-kill, ...
+    "restarts_total",  # NRestarts: automatic Restart= restarts only
+    "main_pid",  # 0 when no main process
+    "exec_main_status",
+    "invocation_id",  # changes with every start; "" when never started
+    "started_monotonic_us",  # ExecMainStartTimestampMonotonic (CLOCK_MONOTONIC, µs); 0 = never
+    "memory_current_bytes",  # null where the node's systemd has no memory accounting
+    "cpu_usage_us",  # CPUUsageNSec / 1000; null without CPU accounting
+    "error",  # plain words when the unit could not be read
+)
+
+# The newest file matching the node group's checkpoint glob (``--checkpoint``).
+CHECKPOINT_FIELDS = (
+    "glob",
+    "newest_path",
+    "newest_mtime",  # epoch seconds, the node's clock; null when nothing matches
+    "matched_files",  # how many were looked at (at most units.CHECKPOINT_MAX_FILES)
+    "error",
+)
+
 RECORD_FIELDS = {
     "cpu": CPU_FIELDS,
     "core": CORE_FIELDS,
@@ -157,6 +183,8 @@ RECORD_FIELDS = {
     "filesystem": FILESYSTEM_FIELDS,
     "network": NETWORK_FIELDS,
     "gpu": GPU_FIELDS,
+    "unit": UNIT_FIELDS,
+    "checkpoint": CHECKPOINT_FIELDS,
 }
 
 # Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them.

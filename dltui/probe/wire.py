@@ -22,8 +22,9 @@ LIST_RECORDS = (
     ("filesystems", "filesystem", "mountpoint"),
     ("networks", "network", "name"),
     ("gpus", "gpu", "index"),
+    ("units", "unit", "name"),
 )
-SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks")
+SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")
 
 
 def flatten(sample):

@@ -33,11 +33,13 @@ from dltui.core.models import (
     PressureSample,
     Sample,
     TaskSample,
+    UnitSample,
 )
 from dltui.probe.kernel_log import oom_event
 from dltui.probe.schema import decode_clock_event_reasons
 
 from .base import Sink
+from .command import CommandResult
 
 EPOCH = 1_767_258_000.0  # 2026-01-01 09:00 UTC: a fixed start so stepped runs are repeatable
 SUBSAMPLES_PER_S = 6  # NVML utilisation samples every 1/6 s (H100)
@@ -72,6 +74,9 @@ OUTAGE_STEPS = 40  # ... stays away this long (the last RETRY_STEPS of it reconn
 RETRY_STEPS = 8
 OUTAGE_PERIOD_STEPS = 600  # ... and does it again this many steps later
 OOM_KILL_STEP = 100  # the OOM node's kernel kills a DataLoader worker at this step
+UNIT = "dl_train.service"
+CRASHLOOP_INDEX = 7  # gpu08's training unit crash-loops: systemd restarts it every CRASH_EVERY steps
+CRASH_EVERY = 25
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
@@ -125,6 +130,10 @@ class _Node:
         busy = set(rng.sample(range(CORES), 16))  # where the loader workers run
         self._core_is_busy = [i in busy for i in range(CORES)]
         self.link = UP
+        self.crashloops = index % len(_PATTERN) == CRASHLOOP_INDEX
+        # its own random stream: the samples' numbers stay what they were before units existed
+        self.unit = _DemoUnit(random.Random(f"{seed}:{name}:unit"), job_pid, active=self.scenario != IDLE)
+        self.boot_time = EPOCH - 19 * 86400
 
     def facts(self, boot_time: float) -> NodeFacts:
         gpus = [
@@ -200,6 +209,7 @@ class _Node:
             filesystems=self._filesystems(),
             networks=self._networks(job_share),
             gpus=gpus,
+            units=[self.unit.sample(self.boot_time)],
         )
 
     def _loader_util(self, now: float, interval_s: float) -> list[float]:
@@ -298,7 +308,7 @@ class _Node:
             remapped_rows_pending=False,
             remapped_rows_failure=False,
             retired_pages_pending=None,  # Hopper remaps rows instead of retiring pages
-            processes=[] if idle else [GpuProcess(g.pid, "python3", mem_used - 512.0)],
+            processes=[] if idle else [GpuProcess(g.pid, "python3", mem_used - 512.0, UNIT)],
         )
 
     def _cpu(self, job_share: float) -> CpuSample:
@@ -444,8 +454,50 @@ class _Node:
         return RETRYING if phase < OUTAGE_STEPS else UP
 
 
+class _DemoUnit:
+    """The node's dl_train.service, as systemd would report it."""
+
+    def __init__(self, rng: random.Random, pid: int, active: bool):
+        self.rng = rng
+        self.main_pid = pid
+        self.active = active
+        self.restarts = 0
+        self.result = "success"
+        self.exit_status = 0
+        self.invocation = f"{rng.getrandbits(128):032x}"
+        self.started_at = EPOCH - 6 * 3600.0  # epoch s; the job has run six hours
+
+    def restart(self, now: float, crashed: bool) -> None:
+        if crashed:
+            self.restarts += 1
+            self.result, self.exit_status = "exit-code", 1
+        self.invocation = f"{self.rng.getrandbits(128):032x}"
+        self.main_pid += 7
+        self.started_at = now
+        self.active = True
+
+    def sample(self, boot_time: float) -> UnitSample:
+        return UnitSample(
+            UNIT, "loaded", "active" if self.active else "inactive", "running" if self.active else "dead",
+            self.result, self.restarts, self.main_pid if self.active else 0, self.exit_status,
+            self.invocation if self.active else "", max(0, round((self.started_at - boot_time) * 1e6)),
+            None, None, None,
+        )
+
+    def show(self, boot_time: float) -> str:
+        u = self.sample(boot_time)
+        return (
+            f"LoadState={u.load_state}\nActiveState={u.active_state}\nSubState={u.sub_state}\nResult={u.result}\n"
+            f"NRestarts={u.restarts_total}\nMainPID={u.main_pid}\nExecMainStatus={u.exec_main_status}\n"
+            f"InvocationID={u.invocation_id}\nExecMainStartTimestampMonotonic={u.started_monotonic_us}\n"
+            "MemoryCurrent=[not set]\nCPUUsageNSec=[not set]\n"
+        )
+
+
 class DemoTransport:
     """A simulated fleet of H100 nodes. ``names`` are ``gpu01``, ``gpu02``, … in order."""
+
+    simulated = True  # actions on it are simulated (run_command), and say so
 
     def __init__(self, nodes: int = 12, gpus: int = 8, seed: int = 7, interval_s: float = 1.0):
         digits = max(2, len(str(nodes)))
@@ -455,6 +507,7 @@ class DemoTransport:
         self.step_count = 0
         self._nodes = [_Node(name, i, seed, gpus) for i, name in enumerate(self.names)]
         self._started = False
+        self._live = False
         self._boot_time = EPOCH
 
     def clock(self) -> float:
@@ -473,6 +526,7 @@ class DemoTransport:
     async def run(self, sink: Sink) -> None:
         """Stream until cancelled, nodes spread over the interval as real streams would arrive."""
         self.now = time.time()  # live: samples carry the wall clock, so ages and timeline agree
+        self._live = True
         self._start(sink)
         slots = min(len(self._nodes), 10)
         next_tick = time.monotonic()
@@ -491,6 +545,8 @@ class DemoTransport:
         self._started = True
         self._boot_time = self.now - 19 * 86400
         for node in self._nodes:
+            node.boot_time = self._boot_time
+            node.unit.started_at = self.now - 6 * 3600.0
             sink.on_status(node.name, st.CONNECTING)
             sink.on_hello(node.name, node.facts(self._boot_time), self.interval_s)
             sink.on_status(node.name, st.OK)
@@ -506,12 +562,78 @@ class DemoTransport:
                 sink.on_hello(node.name, node.facts(self._boot_time), self.interval_s)
                 sink.on_status(node.name, st.OK)
             node.link = link
+        if node.crashloops and self.step_count % CRASH_EVERY == 0:
+            node.unit.restart(now, crashed=True)  # Restart=always brings it back, NRestarts rises
         if link == UP:
             sink.on_sample(node.name, node.sample(now, self.interval_s))
         if node.scenario == OOM and self.step_count == OOM_KILL_STEP:
             # the kernel's line as the probe reports it (same builder), 31 GiB of a worker
             kill = oom_event(now, 48213, "pt_data_worker:3", False, 31 * GIB, line_id=f"demo-boot/{self.step_count}")
             sink.on_event(node.name, NodeEvent.from_dict(kill))
+
+
+    # -- simulated actions (the demo's answer to what a node would run) -----------------------
+
+    async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
+        """What a node would answer, simulated: identity, systemctl show / restart / stop /
+        start of dl_train.service, its journal, a kill. Nothing leaves this process."""
+        await asyncio.sleep(0.05)
+        argv = list(argv)
+        n = next((x for x in self._nodes if x.name == node), None)
+        if n is None or n.link != UP:
+            return CommandResult(tuple(argv), None, problem="unreachable", reason=f"{node} is not connected (demo)")
+        if argv[:1] == ["timeout"]:
+            argv = argv[4:]
+        if argv[:2] == ["sudo", "-n"]:
+            argv = argv[2:]
+        out, status = _simulate(n, argv, self.now if not self._live else time.time())
+        return CommandResult(tuple(argv), status, out, "" if status == 0 else out)
+
+
+def _simulate(n: _Node, argv: list[str], now: float) -> tuple[str, int]:
+    import json
+
+    from dltui.actions.commands import IDENTITY_ARGV
+
+    unit = n.unit
+    if tuple(argv) == IDENTITY_ARGV:
+        return "0\nroot\n/usr/bin/systemctl\n/usr/bin/kill\n", 0
+    tool = argv[0].rsplit("/", 1)[-1] if argv else ""
+    if tool == "systemctl" and argv[1:2] == ["show"]:
+        units = [a for a in argv[2:] if a.endswith(".service")]
+        return "\n".join(unit.show(n.boot_time) if u == UNIT else "LoadState=not-found\n" for u in units), 0
+    if tool == "systemctl" and len(argv) == 3 and argv[2] == UNIT:
+        if argv[1] in ("restart", "start"):
+            unit.restart(now, crashed=False)
+        elif argv[1] == "stop":
+            unit.active = False
+        return "", 0
+    if tool == "journalctl":
+        step = int(now) % 100000
+        after = -1  # --after-cursor: only what came later (a frozen demo clock adds nothing)
+        if "--after-cursor" in argv:
+            after = int(argv[argv.index("--after-cursor") + 1].rsplit("=", 1)[-1])
+        lines = []
+        for k in range(3):
+            if step * 3 + k <= after:
+                continue
+            text = f"step {step * 3 + k}: loss {2.0 + (step % 7) / 10:.3f}, {1180 + k} samples/s"
+            if n.crashloops and k == 2:
+                text = "RuntimeError: CUDA error: an illegal memory access was encountered"
+            lines.append(json.dumps({"__CURSOR": f"s=demo;i={step * 3 + k}", "__REALTIME_TIMESTAMP": str(int(now * 1e6)),
+                                     "MESSAGE": text}))
+        return "\n".join(lines) + "\n", 0
+    if tool == "sh" and argv[1:2] == ["-c"] and argv[-1].startswith("/proc/"):
+        pid = int(argv[-1].split("/")[2])
+        mine = pid == unit.main_pid or any(pid == g.pid for g in n.gpus)
+        return "0\n" + ("0::/system.slice/dl_train.service\n" if mine else "0::/user.slice\n"), 0
+    if tool == "nvidia-smi":
+        return "".join(f"{g.pid}\n" for g in n.gpus), 0
+    if tool == "kill":
+        return "", 0
+    if tool == "test":
+        return "", 1  # the signalled process is gone
+    return f"demo: {' '.join(argv)}: not simulated", 127
 
 
 def _dataset_disk(read_bytes_per_s: float, busy: float, queue: float, await_ms: float) -> DiskSample:

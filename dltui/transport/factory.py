@@ -7,18 +7,20 @@ from .local import LOCAL_NAMES, LocalTransport
 from .ssh_options import SshOptions
 
 
-def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions) -> list:
+def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions, probe_extras=None) -> list:
     """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport.
-    Ranges (``gpu[01-16]``) are expanded; a bad one raises ``HostSpecError``."""
+    Ranges (``gpu[01-16]``) are expanded; a bad one raises ``HostSpecError``.
+    ``probe_extras(name)`` gives a node's (units, checkpoint glob) to report."""
     hosts = list(dict.fromkeys(expand_ranges(hosts)))  # a node named twice is one node
     transports: list = []
     remote = [h for h in hosts if h not in LOCAL_NAMES]
     if not hosts or len(remote) < len(hosts):
-        transports.append(LocalTransport(interval_s))
+        units, checkpoint = probe_extras("localhost") if probe_extras else ((), None)
+        transports.append(LocalTransport(interval_s, units=units, checkpoint=checkpoint))
     if remote:
         from .ssh import SshFleet
 
-        transports.append(SshFleet(remote, interval_s, ssh))
+        transports.append(SshFleet(remote, interval_s, ssh, probe_extras))
     return transports
 
 

@@ -11,15 +11,16 @@ from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.probe.main import until_next_tick
 
 from .base import Sink
+from .command import CommandResult, LocalRunner
 
 LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
 
 
-def make_collector(interval_s: float):
+def make_collector(interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None):
     if sys.platform.startswith("linux"):
         from dltui.probe.collect import Collector
 
-        return Collector(interval_s)
+        return Collector(interval_s, units=units, checkpoint=checkpoint)
     from .psutil_collector import PsutilCollector
 
     return PsutilCollector(interval_s)
@@ -28,14 +29,23 @@ def make_collector(interval_s: float):
 class LocalTransport:
     """One node, this machine. Blocking reads run in a thread so the UI never waits."""
 
-    def __init__(self, interval_s: float = 1.0, name: str = "localhost"):
+    def __init__(
+        self, interval_s: float = 1.0, name: str = "localhost", units: tuple[str, ...] = (), checkpoint: str | None = None
+    ):
         self.interval_s = interval_s
         self.names = [name]
+        self.units = units
+        self.checkpoint = checkpoint
+        self.runner = LocalRunner()
+
+    async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
+        """This machine: a subprocess, no shell (command.py)."""
+        return await self.runner.run_command(node, argv, timeout_s)
 
     async def run(self, sink: Sink) -> None:
         name = self.names[0]
         sink.on_status(name, st.CONNECTING)
-        collector = await asyncio.to_thread(make_collector, self.interval_s)
+        collector = await asyncio.to_thread(make_collector, self.interval_s, self.units, self.checkpoint)
         try:
             facts = await asyncio.to_thread(collector.facts)
             sink.on_hello(name, NodeFacts.from_dict(facts), self.interval_s)

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 from dltui.core.models import (
     CoreSample,
+    CheckpointSample,
     CpuSample,
     DiskSample,
     FilesystemSample,
@@ -24,6 +25,7 @@ from dltui.core.models import (
     PressureSample,
     Sample,
     TaskSample,
+    UnitSample,
 )
 from dltui.probe.schema import PROTOCOL
 from dltui.probe.wire import DecodeError, Decoder
@@ -39,8 +41,10 @@ _BUILDERS = {
     "filesystem": lambda r: FilesystemSample(**r),
     "network": lambda r: NetworkSample(**r),
     "gpu": GpuSample.from_dict,
+    "unit": lambda r: UnitSample(**r),
+    "checkpoint": lambda r: CheckpointSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu", "unit")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -145,6 +149,8 @@ class ProbeReader:
             filesystems=list(lists["filesystem"].values()),
             networks=list(lists["network"].values()),
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
+            units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
+            checkpoint=models.get("checkpoint"),
         )
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:

@@ -14,6 +14,7 @@ import os
 import random
 import time
 from dataclasses import dataclass
+from typing import Callable
 
 import asyncssh
 
@@ -22,11 +23,14 @@ from dltui.probe import bundle
 
 from . import known_hosts
 from .base import Sink
+from .command import CommandResult, run_on_connection, unreachable
 from .hostspec import Destination, HostSpecError, parse_destination
 from .protocol import ProbeReader, ProtocolError
 from .ssh_config import HostSettings, SshConfig, SshConfigError
 from .ssh_errors import DEFAULT_KEY_FILES, Failure, describe, probe_exit_reason, via_jump
 from .ssh_options import SshOptions
+
+ProbeExtras = tuple[tuple[str, ...], "str | None"]  # units to report, checkpoint glob
 
 BACKOFF_FIRST_S = 1.0
 BACKOFF_CAP_S = 30.0
@@ -189,14 +193,25 @@ class _JumpPool:
 class _NodeLink:
     """One node: connect, stream the probe, and on any trouble report it and retry."""
 
-    def __init__(self, name: str, connector: _Connector, jumps: _JumpPool, interval_s: float, python: str):
+    def __init__(
+        self, name: str, connector: _Connector, jumps: _JumpPool, interval_s: float, python: str, probe: ProbeExtras = ((), None)
+    ):
         self.name = name
         self.connector = connector
         self.jumps = jumps
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
-        self.command = bundle.ssh_command(interval_s, self.silence_s, python)
+        self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
         self.python = python
         self.ok_since: float | None = None  # when this session's probe said hello
+        self.node: _Hop | None = None  # the open connection, for commands (actions) beside the probe
+        self.status_reason = "not connected yet"
+
+    async def run_command(self, argv, timeout_s: float) -> CommandResult:
+        """A new session on this node's live connection; no new handshake."""
+        node = self.node
+        if node is None or node.client.closed:
+            return unreachable(argv, f"{self.name} is not connected ({self.status_reason})")
+        return await run_on_connection(node.conn, argv, timeout_s)
 
     async def run(self, sink: Sink) -> None:
         sink.on_status(self.name, st.CONNECTING)
@@ -212,6 +227,7 @@ class _NodeLink:
             attempt = 1 if lasted else attempt + 1
             delay = backoff_s(attempt)
             at = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
+            self.status_reason = f"{failure.status}: {failure.reason}"
             sink.on_status(self.name, failure.status, f"{failure.reason}; retrying at {at} (attempt {attempt})")
             await asyncio.sleep(delay)
 
@@ -221,7 +237,7 @@ class _NodeLink:
         try:
             dest = parse_destination(self.name)
             jump = await self.jumps.tunnel(self.connector.route(dest))
-            node = await self.connector.open(dest, jump.conn if jump else None)
+            node = self.node = await self.connector.open(dest, jump.conn if jump else None)
             return self._blame(await self._stream(node, sink), jump)
         except HostSpecError as exc:
             return Failure(st.UNREACHABLE, str(exc))
@@ -232,6 +248,7 @@ class _NodeLink:
                 return self._blame(Failure(st.UNREACHABLE, f"{self.name}: {exc}"), jump)
             return self._blame(self._lost(describe(exc, node.settings, None)), jump)
         finally:
+            self.node = None
             if node is not None:
                 await node.close()
 
@@ -356,15 +373,28 @@ class _ProbeSession(asyncssh.SSHClientSession):
 class SshFleet:
     """Every remote node, over SSH (see the module docstring)."""
 
-    def __init__(self, hosts: list[str], interval_s: float, options: SshOptions):
+    def __init__(
+        self, hosts: list[str], interval_s: float, options: SshOptions, probe_extras: Callable[[str], ProbeExtras] | None = None
+    ):
         self.names = list(hosts)
         self.interval_s = interval_s
         self.options = options
+        self.probe_extras = probe_extras  # node name -> (units, checkpoint glob) for its probe
+        self.links: dict[str, _NodeLink] = {}
+
+    async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
+        """``argv`` on ``node`` as a new session on its probe's connection (see command.py)."""
+        link = self.links.get(node)
+        if link is None:
+            return unreachable(argv, f"{node} is not connected")
+        return await link.run_command(argv, timeout_s)
 
     async def run(self, sink: Sink) -> None:
         connector = _Connector(self.options)
         jumps = _JumpPool(connector)
-        links = [_NodeLink(n, connector, jumps, self.interval_s, self.options.python) for n in self.names]
+        extras = self.probe_extras or (lambda name: ((), None))
+        links = [_NodeLink(n, connector, jumps, self.interval_s, self.options.python, extras(n)) for n in self.names]
+        self.links = {link.name: link for link in links}
         tasks = [asyncio.create_task(link.run(sink), name=f"ssh {link.name}") for link in links]
         try:
             await asyncio.gather(*tasks)
@@ -373,6 +403,47 @@ class SshFleet:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # each closes its node connection
             await jumps.close()
+
+
+class SshCommands:
+    """Commands on nodes without a dashboard (``dltui unit``, ``dltui signal``, benchmarks):
+    one connection per node, opened on first use the way the dashboard opens it (SSH config,
+    shared jump connection, checked host keys), reused for every later command."""
+
+    def __init__(self, options: SshOptions):
+        self.connector = _Connector(options)
+        self.jumps = _JumpPool(self.connector)
+        self.hops: dict[str, _Hop] = {}
+        self.failures: dict[str, str] = {}
+
+    async def connect(self, node: str) -> str | None:
+        """None when connected, else the reason in plain words."""
+        hop = self.hops.get(node)
+        if hop is not None and not hop.client.closed:
+            return None
+        jump = None
+        try:
+            dest = parse_destination(node)
+            jump = await self.jumps.tunnel(self.connector.route(dest))
+            self.hops[node] = await self.connector.open(dest, jump.conn if jump else None)
+            return None
+        except HostSpecError as exc:
+            return str(exc)
+        except Failure as failure:
+            if jump is not None and jump.client.closed:
+                failure = via_jump(jump.settings.dest.text, jump.loss())
+            return f"{failure.status}: {failure.reason}"
+
+    async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
+        problem = await self.connect(node)
+        if problem is not None:
+            return unreachable(argv, problem)
+        return await run_on_connection(self.hops[node].conn, argv, timeout_s)
+
+    async def close(self) -> None:
+        await asyncio.gather(*(hop.close() for hop in self.hops.values()))
+        self.hops.clear()
+        await self.jumps.close()
 
 
 def _is_file(path: str) -> bool:

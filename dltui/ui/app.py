@@ -19,7 +19,10 @@ from dltui.core.state import FleetState
 from dltui.record import Recorder
 from dltui.transport.base import Sink
 
+from dltui.actions.policy import ActionSettings
+
 from . import commands, levels
+from .action_flows import ActionFlows
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
 from .screens import FleetScreen, HelpScreen, NodeScreen, PromptScreen
@@ -47,6 +50,7 @@ class DltuiApp(App[int]):
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
+        self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
         themes, self.problems = load_themes(theme_dirs)
@@ -111,6 +115,12 @@ class DltuiApp(App[int]):
             )
 
     # -- actions ------------------------------------------------------------------------------
+
+    def actions_reported(self) -> None:
+        """An action finished: redraw now rather than at the next tick."""
+        view = self.data_screen
+        if view is not None and hasattr(view, "action_done"):
+            view.action_done()
 
     def open_node(self, name: str) -> None:
         self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name)))
@@ -181,8 +191,24 @@ class DltuiApp(App[int]):
             yield SystemCommand("Filter the fleet", "Show only nodes that match (e.g. temp>80)", fleet.action_filter)
             yield SystemCommand("Clear the filter", "Show every node", lambda: self._execute("filter", ""))
             yield SystemCommand("Compact view", "Rows or one character per GPU", lambda: self._execute("compact", ""))
+        yield from self._action_commands()
         for node in self.fleet:
             yield SystemCommand(f"Open {node.name}", "Show this node", lambda n=node.name: self.open_node(n))
+
+    def _action_commands(self) -> Iterable[SystemCommand]:
+        """The unit and signal actions of the screen below the palette (none under --read-only)."""
+        view = self.data_screen
+        name = view.node_name if isinstance(view, NodeScreen) else None
+        if view is None or not self.actions.available(name):
+            return
+        where = f"on {name}" if name else "on the picked nodes (space), or the one under the cursor"
+        for verb in ("restart", "stop", "start"):
+            yield SystemCommand(
+                f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
+                lambda v=verb: view.action_unit(v),
+            )
+        if name is not None:
+            yield SystemCommand("TERM a GPU process", f"kill -s TERM a GPU process {where}; confirmed first", view.action_signal)
 
 
 def engine_for(cfg: Config, inventory=None):

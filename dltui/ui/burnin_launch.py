@@ -1,7 +1,7 @@
-"""From the dashboard to a burn-in: ``:burnin 2h`` starts one on the nodes the fleet screen
-shows (its filter is the selection), after a typed confirmation; ``:attach RUN`` follows a run
-already going on them. The run lives on the nodes; this opens the burn-in screen on it, and
-when it ends writes the report (``burnin-RUN/`` in the current directory)."""
+"""From the dashboard to a burn-in: ``:burnin 2h`` starts one on the nodes picked on the fleet
+screen (space; none picked: the ones it shows), after a typed confirmation; ``:attach RUN``
+follows a run already going on them. The run lives on the nodes; this opens the burn-in screen
+on it, and when it ends writes the report (``burnin-RUN/`` in the current directory)."""
 
 from __future__ import annotations
 
@@ -25,14 +25,29 @@ def _ssh_options(app: Any):
 
 
 def _selected(app: Any) -> list[str]:
-    """The remote nodes the fleet screen shows (its filter), else every remote node."""
+    """The SSH nodes picked on the fleet screen (space); none picked: the ones it shows (its
+    filter), else every SSH node."""
     remote = {n for t in app.transports if getattr(t, "options", None) is not None for n in t.names}
     fleet = getattr(app, "_fleet_screen", None)
     now = app.fleet.clock()
     nodes = list(app.fleet)
-    if fleet is not None and fleet.filter is not None:
+    marked = _marked(fleet)
+    if marked:
+        nodes = [n for n in nodes if n.name in marked]
+    elif fleet is not None and fleet.filter is not None:
         nodes = [n for n in nodes if fleet.filter(n, now)]
     return [n.name for n in nodes if n.name in remote]
+
+
+def _marked(fleet: Any) -> set[str]:
+    if fleet is None:
+        return set()
+    try:
+        from .widgets import FleetTable
+
+        return set(getattr(fleet.query_one(FleetTable), "marked", ()) or ())
+    except Exception:  # noqa: BLE001 - not composed yet: nothing picked
+        return set()
 
 
 def open_burnin(app: Any, verb: str, arg: str) -> None:

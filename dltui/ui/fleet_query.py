@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from dltui.core.state import NodeState
 from dltui.core.timeline import severity_rank
+from dltui.core.units import badge
 
 from . import levels
 
@@ -58,9 +59,13 @@ KEYS: dict[str, tuple[str, Getter]] = {
         _host(lambda s: s.pressure.io_some_avg10_percent if s.pressure else None),
     ),
     "alerts": ("open alerts", lambda n, now: [len(n.alerts)]),
+    "unit": (
+        "training unit: active, failed, flapping, inactive",
+        lambda n, now: [badge(n.sample.units if n.sample else [], n.alerts) or "none"],
+    ),
     "age": ("seconds since the newest sample", lambda n, now: [n.age(now)]),
 }
-TEXT_KEYS = {"name", "status"}
+TEXT_KEYS = {"name", "status", "unit"}
 _OPS = {">=": operator.ge, "<=": operator.le, "!=": operator.ne, "=": operator.eq, ">": operator.gt, "<": operator.lt}
 _TERM = re.compile(r"^([a-z]+)(>=|<=|!=|==|=|>|<)(.+)$")
 _SPACED_OP = re.compile(r"\s*(>=|<=|!=|==|=|>|<)\s*")

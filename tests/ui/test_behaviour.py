@@ -269,8 +269,10 @@ async def test_tab_walks_the_panes_and_j_k_scroll_the_node_screen():
         await pilot.press("tab")
         assert app.focused.id == "alerts"
         await pilot.press("tab")
+        assert app.focused.id == "unit"  # the training unit, under the alerts
+        await pilot.press("tab")
         assert app.focused.id == "gpu-0"
-        await pilot.press("shift+tab", "shift+tab")
+        await pilot.press("shift+tab", "shift+tab", "shift+tab")
         assert app.focused.id == "timeline"  # wraps around to the last pane
         body = app.screen.query_one("#node-body")
         body.scroll_home(animate=False)

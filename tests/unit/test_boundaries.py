@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dltui"
-UI_FREE = ("core", "probe", "transport", "burnin")
+UI_FREE = ("core", "probe", "transport", "export", "burnin")
 UI_MODULES = {"textual", "rich", "plotext", "dltui.ui"}
 
 

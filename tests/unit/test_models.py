@@ -16,6 +16,8 @@ RECORD_MODELS = {
     "filesystem": models.FilesystemSample,
     "network": models.NetworkSample,
     "gpu": models.GpuSample,
+    "unit": models.UnitSample,
+    "checkpoint": models.CheckpointSample,
 }
 
 
@@ -30,7 +32,10 @@ def test_units_live_in_field_names():
                 "clock_event_reasons", "clock_event_reasons_mask", "load_1", "load_5", "load_15",
                 "running", "blocked_io", "d_state_processes", "pcie_gen", "pcie_width", "pcie_max_gen",
                 "pcie_max_width", "pcie_replay_count", "remapped_rows_pending", "remapped_rows_failure",
-                "retired_pages_pending", "utilization_samples_percent"}
+                "retired_pages_pending", "utilization_samples_percent",
+                # systemd's own words and ids; the checkpoint's path and epoch mtime
+                "load_state", "active_state", "sub_state", "result", "main_pid", "exec_main_status",
+                "invocation_id", "glob", "newest_path", "newest_mtime", "matched_files"}
     suffixes = ("_percent", "_bytes", "_bytes_per_s", "_per_s", "_iops", "_mib", "_c", "_w", "_mhz", "_ms",
                 "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable")
     for kind, fields in schema.RECORD_FIELDS.items():

@@ -10,11 +10,13 @@ from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
 
-from . import capacity, connectivity, fleet, hardware, pipeline, thermal
+from . import capacity, connectivity, fleet, hardware, pipeline, thermal, training
 from .engine import Engine
 from .settings import RuleSettings
 
-RULES = thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES
+RULES = (
+    thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES + training.RULES
+)
 
 
 def build_engine(

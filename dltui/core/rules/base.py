@@ -44,6 +44,9 @@ class Verdict:
 
 CLEAR = Verdict("CLEAR")
 HOLD = Verdict("HOLD")
+# The signals this rule needs are not reported on this GPU: n/a, even from a rule whose None
+# means "not judged this time" (none_is_timing).
+NOT_REPORTED = Verdict("NOT_REPORTED")
 
 
 class Finding(NamedTuple):

@@ -17,7 +17,7 @@ from .. import format as fmt
 from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
 from ..timeline import Alert, TimelineEntry
-from .base import CLEAR, EVENT, FACTS, FLEET, GPU, GPUS, HOLD, NODE, STATUS, Finding, Rule
+from .base import CLEAR, EVENT, FACTS, FLEET, GPU, GPUS, HOLD, NODE, NOT_REPORTED, STATUS, Finding, Rule
 from .condition import CHANGE, CLOSE, DROP, OPEN, RANK, Condition, Timing, advance
 from .memory import Bound, GpuMemory, NodeMemory
 from .settings import RuleSettings
@@ -77,8 +77,8 @@ class Engine:
         na = node.rules_na.get(g.index)
         for check, rule_id, p, timing, rule in rules:
             answer = check(g, gm, p)
-            if answer is None:  # the signals this rule needs are not reported on this GPU
-                if rule.none_is_timing:
+            if answer is None or answer is NOT_REPORTED:  # signals not reported on this GPU
+                if answer is None and rule.none_is_timing:
                     continue
                 if na is None:
                     na = node.rules_na[g.index] = set()

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections import deque
 
 from ..models import GpuSample
-from .base import CLEAR, GPU, HOLD, Finding, Rule
+from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
 from .causes import explain, track_disks
 from .memory import GpuMemory
 from .starvation import detect
+from .training import checkpoint_writes, outside_checkpoint_writes
 
 _ACTIONS = {
     "io": "the loader waits on storage: check the dataset disk, stage the data on local NVMe, raise prefetching",
@@ -59,7 +60,7 @@ def _window(g: GpuSample, mem: GpuMemory, p: dict) -> _UtilWindow | None:
 def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     win = _window(g, mem, p)
     if win is None:
-        return None
+        return NOT_REPORTED  # no utilisation at all (a Prometheus without DCGM_FI_DEV_GPU_UTIL)
     node, now = mem.node, mem.now
     if not node.window:  # watching: judge every every_s, after the warm-up
         if now < win.next_eval:
@@ -75,7 +76,13 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return None
     if used < p["memory_used"]:
         return CLEAR  # no job holds this GPU
-    found = detect(win.values, win.period_s)
+    values = win.values
+    writes = checkpoint_writes(node)
+    if writes and node.sample is not None:  # a pause to save a checkpoint is not starvation
+        values = outside_checkpoint_writes(
+            values, win.period_s, node.sample.time, writes, p["checkpoint_before_s"], p["checkpoint_after_s"]
+        )
+    found = detect(values, win.period_s)
     if found.zero_fraction < p["clear_below"]:
         return CLEAR
     if found.zero_fraction < p["warning"]:
@@ -89,7 +96,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     detail = f"likely cause {cause.label}" + (f" ({cause.reason})" if cause.reason else "") + f"; {cause.evidence}"
     return Finding(
         "critical" if found.zero_fraction >= p["critical"] else "warning",
-        found.words() + ("" if sub_second else " (1 Hz)"),
+        found.words() + ("" if sub_second else f" ({_coarse(win.period_s)})"),
         _ACTIONS[cause.label],
         detail,
         {
@@ -102,6 +109,12 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
             **cause.numbers,
         },
     )
+
+
+def _coarse(period_s: float) -> str:
+    """Says the signal was coarse: 1 Hz (the nvidia-smi fallback) or slower (a Prometheus
+    source reads one utilisation value per refresh)."""
+    return "1 Hz" if abs(period_s - 1.0) < 0.05 else f"one reading every {period_s:g} s"
 
 
 def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
@@ -186,6 +199,8 @@ RULES = (
             "await_min_ms": 1.0,
             "network_correlation": 0.5,
             "network_min_bytes_per_s": 1e6,
+            "checkpoint_before_s": 60,
+            "checkpoint_after_s": 10,
         },
         "zero fraction of sub-second utilisation with ≥ min_dips separate dips while a job holds memory",
         none_is_timing=True,

@@ -24,6 +24,9 @@ from dltui.config import Config, ConfigError
 
 from .base import Rule
 
+# Group keys read elsewhere (dltui/actions/unit_config.py): the units and checkpoint glob
+GROUP_KEYS = ("units", "checkpoint")
+
 ENABLED = "enabled"  # every rule has it
 
 
@@ -59,9 +62,10 @@ class RuleSettings:
         where = f"[groups.{name}]"
         if not isinstance(group, dict):
             raise ConfigError(f"{self._source}: {where} must be a table")
-        unknown = set(group) - {"hosts", "rules"}
+        known = {"hosts", "rules", *GROUP_KEYS}
+        unknown = set(group) - known
         if unknown:
-            raise ConfigError(f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: hosts, rules)")
+            raise ConfigError(f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: {', '.join(sorted(known))})")
         hosts = group.get("hosts")
         if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
             raise ConfigError(f'{self._source}: {where} needs hosts = ["glob", ...]')

@@ -22,6 +22,9 @@ class FleetScreen(Screen):
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
+        Binding("R", "unit('restart')", "Restart unit"),
+        Binding("X", "unit('stop')", "Stop unit", show=False),
+        Binding("U", "unit('start')", "Start unit", show=False),
     ]
 
     def __init__(self, fleet: FleetState, thresholds: levels.NodeThresholds) -> None:
@@ -72,6 +75,26 @@ class FleetScreen(Screen):
     def set_filter(self, text: str) -> None:
         """Raises FilterError for a filter that cannot be understood."""
         self.filter = parse_filter(text) if text.strip() else None
+        self.update_view(self.fleet.clock())
+
+    # -- actions on the picked nodes (space), or the one under the cursor ---------------------
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action == "unit":  # hidden under --read-only and on a recording
+            flows = getattr(self.app, "actions", None)
+            return flows is not None and flows.available()
+        return True
+
+    def action_unit(self, verb: str) -> None:
+        table = self.query_one(FleetTable)
+        names = [n.name for n in table.nodes if n.name in table.marked]
+        if not names and table.selected is not None:
+            names = [table.selected.name]
+        if names:
+            self.app.actions.unit(names, verb)
+
+    def action_done(self) -> None:
+        self.query_one(FleetTable).marked.clear()
         self.update_view(self.fleet.clock())
 
     def action_cycle_sort(self) -> None:

@@ -37,6 +37,8 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("escape", "clear the filter"),
             ("s", f"next sort: {', '.join(SORT_KEYS)}"),
             ("c", "compact view: one character per GPU, for hundreds of nodes"),
+            ("space", "pick the node for an action on several (▶)"),
+            ("R / X / U", "restart / stop / start the unit on the picked nodes (or this one)"),
         ),
     ),
     (
@@ -46,6 +48,8 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("pgup / pgdn", "scroll a page"),
             ("escape", "back to the fleet"),
             ("a", "acknowledge XID, ECC and missing-GPU alerts"),
+            ("R / X / U", "restart / stop / start its unit (confirmed, verified, audited)"),
+            ("K", "TERM a GPU process (KILL after a second confirmation)"),
         ),
     ),
 )

@@ -24,10 +24,12 @@ from ..widgets import (
     PressurePane,
     ProcessesPane,
     TimelinePane,
+    UnitPane,
 )
 
 NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
+JOURNAL_EVERY_S = 2.0  # the unit's journal is read this often while the node screen is open
 
 
 ACKNOWLEDGEABLE = ("xid", "ecc_uncorrectable", "gpu_missing")  # events, not states; a GPU gone since an earlier session
@@ -37,6 +39,10 @@ class NodeScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Fleet"),
         Binding("a", "acknowledge", "Ack"),
+        Binding("R", "unit('restart')", "Restart unit"),
+        Binding("X", "unit('stop')", "Stop unit", show=False),
+        Binding("U", "unit('start')", "Start unit", show=False),
+        Binding("K", "signal", "TERM process"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
@@ -65,11 +71,13 @@ class NodeScreen(Screen):
         self._version = -1
         self._gpu_indexes: list[int] | None = None
         self._ready = False
+        self._journal = None  # JournalFollower of the unit shown, while this screen is open
 
     def compose(self) -> ComposeResult:
         yield NodeHeader()
         with VerticalScroll(id="node-body", can_focus=False):
             yield AlertsPane()
+            yield UnitPane()
             with Horizontal(id="node-panes"):
                 yield ItemGrid(id="gpus", min_column_width=GPU_PANE_MIN_W)
                 with Vertical(id="host"):
@@ -90,6 +98,40 @@ class NodeScreen(Screen):
     def on_mount(self) -> None:
         self._ready = True
         self.update_view(self.fleet.clock())
+        self.set_interval(JOURNAL_EVERY_S, self._follow_journal)
+        self._follow_journal()
+
+    # -- the unit's journal, followed while this screen is open -----------------------------
+
+    def _follow_journal(self) -> None:
+        flows = getattr(self.app, "actions", None)
+        if flows is None or not flows.runner.can_run(self.node_name) or not self.display:
+            return
+        unit = flows.unit_of(self.node_name)
+        if unit is None:
+            return
+        if self._journal is None or self._journal.unit != unit:
+            from dltui.actions.journal import JournalFollower
+
+            self._journal = JournalFollower(flows.runner, self.node_name, unit)
+        self.run_worker(self._poll_journal(self._journal), group="journal", exclusive=True, exit_on_error=False)
+
+    async def _poll_journal(self, follower) -> None:
+        new = await follower.poll()
+        pane = self.query_one(UnitPane)
+        if new or pane.journal_problem != follower.problem:
+            pane.journal = list(follower.lines)
+            pane.journal_problem = follower.problem
+            pane.redraw()
+
+    def action_done(self) -> None:
+        flows = getattr(self.app, "actions", None)
+        result = flows.results.get(self.node_name) if flows is not None else None
+        if result is not None:
+            pane = self.query_one(UnitPane)
+            pane.last_action = f"{result.action}: {result.outcome}: {result.message}"
+            pane.redraw()
+        self._follow_journal()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW_BELOW, "-narrow")
@@ -126,7 +168,16 @@ class NodeScreen(Screen):
         self.set_class(not indexes, "-no-gpus")  # the host panes take the room
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
+        if action in ("unit", "signal"):  # hidden under --read-only and on a recording
+            flows = getattr(self.app, "actions", None)
+            return flows is not None and flows.available(self.node_name)
         return not (action == "back" and self.root)  # the only node: no fleet to go back to
+
+    def action_unit(self, verb: str) -> None:
+        self.app.actions.unit([self.node_name], verb)
+
+    def action_signal(self) -> None:
+        self.app.actions.signal(self.node_name)
 
     def action_back(self) -> None:
         self.app.pop_screen()

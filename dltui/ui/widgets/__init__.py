@@ -14,6 +14,7 @@ from .pane import Pane
 from .pressure_pane import PressurePane
 from .processes_pane import ProcessesPane
 from .timeline_pane import TimelinePane
+from .unit_pane import UnitPane
 
 __all__ = [
     "AlertsPane",
@@ -30,4 +31,5 @@ __all__ = [
     "PressurePane",
     "ProcessesPane",
     "TimelinePane",
+    "UnitPane",
 ]

@@ -80,6 +80,8 @@ def not_applicable(node: NodeState) -> Content | None:
     if node.facts is not None and node.facts.gpu_source == "nvidia-smi":
         # the fallback reads fewer counters than NVML (PCIe replays, for one): not the GPU's fault
         why = "no signal from this hardware through nvidia-smi (NVML reads more)"
+    elif node.facts is not None and node.facts.gpu_source == "dcgm-exporter":
+        why = "no series for it in Prometheus"
     else:
         why = "not reported by this hardware"
     return Content.styled(f"n/a here, {why}: " + "; ".join(parts), "$foreground-muted")

@@ -15,6 +15,7 @@ from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
 from dltui.core.state import NodeState
 from dltui.core.timeline import severity_rank
+from dltui.core.units import ACTIVE, FAILED, FLAPPING, badge
 
 from .. import levels
 from ..spark import bar
@@ -23,6 +24,7 @@ STALE_STYLE = "$foreground-disabled"  # values of a node that is not sending: sh
 HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
+UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
 NOTE_MIN_W = 16
 
 
@@ -34,10 +36,13 @@ class Layout:
     host: bool  # CPU and memory columns
     io: bool  # disk and network columns
     note_w: int  # 0: no note column
+    unit: bool = False  # the UNIT badge column
 
     @property
     def width(self) -> int:
         w = 1 + self.name_w + 1 + STATUS_W + 1 + AGE_W + 2 + self._gpu_w() + 1 + ALERT_W
+        if self.unit:
+            w += UNIT_W + 1
         if self.host:
             w += 2 * (PCT_W + 1)
         if self.io:
@@ -49,7 +54,7 @@ class Layout:
         return self.gpus * (cell + (cell > 1)) if self.gpus else 6
 
 
-def choose_layout(width: int, name_w: int, gpus: int) -> Layout:
+def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Layout:
     # GPU temperatures go last: host columns are dropped before GPU cells shrink to one character.
     for cell, host, io in (
         ("full", True, True),
@@ -60,11 +65,11 @@ def choose_layout(width: int, name_w: int, gpus: int) -> Layout:
         ("tiny", True, False),
         ("tiny", False, False),
     ):
-        layout = Layout(name_w, gpus, cell, host, io, 0)
+        layout = Layout(name_w, gpus, cell, host, io, 0, unit)
         if layout.width <= width:
             spare = width - layout.width - 1
-            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0)
-    return Layout(name_w, gpus, "tiny", False, False, 0)
+            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit)
+    return Layout(name_w, gpus, "tiny", False, False, 0, unit)
 
 
 def header(layout: Layout) -> Content:
@@ -80,6 +85,8 @@ def header(layout: Layout) -> Content:
         parts += ["CPU".rjust(PCT_W), " ", "MEM".rjust(PCT_W), " "]
     if layout.io:
         parts += ["DISK r/w".rjust(RATE_W), " ", "NET rx/tx".rjust(RATE_W), " "]
+    if layout.unit:
+        parts += ["UNIT".ljust(UNIT_W), " "]
     parts.append("ALRT")
     if layout.note_w:
         parts += [" ", "NOTE"]
@@ -106,6 +113,8 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
         parts += _host(s, live)
     if layout.io:
         parts += _io(s, live)
+    if layout.unit:
+        parts += [_unit(node, live), " "]
     parts.append(_alerts(node))
     if layout.note_w:
         parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
@@ -226,6 +235,17 @@ def _total(values) -> float | None:
 
 def _pair(a: float | None, b: float | None) -> str:
     return f"{fmt.size(a)}/{fmt.size(b)}"
+
+
+_UNIT_STYLE = {ACTIVE: "$text-success", FAILED: "bold reverse $text-error", FLAPPING: "bold $text-warning"}
+
+
+def _unit(node: NodeState, live: bool) -> Content:
+    """The training unit at a glance: active / failed / flapping / inactive (blank: none)."""
+    word = badge(node.sample.units, node.alerts) if node.sample else None
+    if word is None:
+        return Content(" " * UNIT_W)
+    return Content.styled(word.ljust(UNIT_W), _UNIT_STYLE.get(word, "$foreground-muted") if live else STALE_STYLE)
 
 
 def _alerts(node: NodeState) -> Content:

@@ -53,6 +53,7 @@ class FleetTable(ScrollView, can_focus=True):
         Binding("home,g", "jump(0)", "First", show=False),
         Binding("end,G", "jump(-1)", "Last", show=False),
         Binding("enter", "open", "Open node"),
+        Binding("space", "mark", "Pick", show=False),
     ]
 
     compact: reactive[bool] = reactive(False)
@@ -73,10 +74,12 @@ class FleetTable(ScrollView, can_focus=True):
         self.now = 0.0
         self._name_w = 4
         self._gpus = 0
+        self._units = False  # some node reports a training unit: the UNIT column is shown
         self._layout: fleet_row.Layout | None = None
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
         self._cells: dict[str, tuple[tuple, Content]] = {}
+        self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
@@ -91,6 +94,7 @@ class FleetTable(ScrollView, can_focus=True):
             self.nodes = nodes
             self._name_w = max((len(n.name) for n in nodes), default=4)
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
+            self._units = self._units or any(n.sample.units for n in nodes if n.sample)
             names = [n.name for n in nodes]
             self.cursor = (
                 names.index(selected.name)
@@ -100,8 +104,9 @@ class FleetTable(ScrollView, can_focus=True):
             self._relayout()
             return
         gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
-        if gpus != self._gpus:
-            self._gpus = gpus
+        units = self._units or any(n.sample.units for n in nodes if n.sample)
+        if gpus != self._gpus or units != self._units:
+            self._gpus, self._units = gpus, units
             self._relayout()
             return
         self.nodes = nodes
@@ -129,7 +134,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width
-        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus)
+        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units)
         lines = -(-len(self.nodes) // self.per_line)
         self.virtual_size = Size(width, lines + 1)
         self._redraw_all()
@@ -150,7 +155,10 @@ class FleetTable(ScrollView, can_focus=True):
     def _line_key(self, y: int) -> tuple:
         nodes = self._line_nodes(y)
         cursor = self.selected
-        return tuple((n.name, n.version, fmt.age(n.age(self.now)), n is cursor and self.has_focus) for n in nodes)
+        return tuple(
+            (n.name, n.version, fmt.age(n.age(self.now)), n is cursor and self.has_focus, n.name in self.marked)
+            for n in nodes
+        )
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -190,7 +198,8 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _cell(self, node: NodeState) -> Content:
         """A node's row or tile, rebuilt only when the node or its shown age changed."""
-        key = (node.version, fmt.age(node.age(self.now)), self.compact, self._layout, self._name_w, self._gpus)
+        marked = node.name in self.marked
+        key = (node.version, fmt.age(node.age(self.now)), self.compact, self._layout, self._name_w, self._gpus, marked)
         cached = self._cells.get(node.name)
         if cached is not None and cached[0] == key:
             return cached[1]
@@ -198,6 +207,8 @@ class FleetTable(ScrollView, can_focus=True):
             cell = fleet_row.tile(node, self._name_w, self._gpus, self.thresholds.of(node.name)).pad_right(2)
         else:
             cell = fleet_row.row(node, self.now, self._layout, self.thresholds.of(node.name))
+        if marked:  # picked for a fleet action: the row's first column says so
+            cell = Content.assemble(("▶", "bold $text-accent"), cell[1:])
         self._cells[node.name] = (key, cell)
         return cell
 
@@ -217,6 +228,15 @@ class FleetTable(ScrollView, can_focus=True):
             self.scroll_to(y=line, animate=False)
         elif line >= self.scroll_y + rows:
             self.scroll_to(y=line - rows + 1, animate=False)
+
+    def action_mark(self) -> None:
+        """Pick or unpick the node under the cursor for a fleet action, then move on."""
+        node = self.selected
+        if node is None:
+            return
+        self.marked ^= {node.name}
+        self._move_to(self.cursor + 1)
+        self.refresh()
 
     def action_move(self, lines: int) -> None:
         self._move_to(self.cursor + lines * self.per_line)

@@ -23,5 +23,8 @@ class ProcessesPane(Pane):
             return Content.styled("no processes on the GPUs" if s.gpus else "no GPUs", "$foreground-muted")
         lines = [Content.styled(f"{'GPU':>3} {'PID':>8}  {'GPU MEM':>8}  NAME", "bold $foreground-muted")]
         for index, p in rows:
-            lines.append(Content(f"{index:>3} {p.pid:>8}  {fmt.mib(p.gpu_memory_mib):>8}  {p.name or fmt.NA}"))
+            text = Content(f"{index:>3} {p.pid:>8}  {fmt.mib(p.gpu_memory_mib):>8}  {p.name or fmt.NA}")
+            if p.unit:  # the training unit's own process: what a restart of the unit would end
+                text = Content.assemble(text, ("  ◆ " + p.unit, "$text-accent"))
+            lines.append(text)
         return Content("\n").join(lines)

@@ -1,0 +1,117 @@
+"""``dltui unit status|logs|restart|stop|start UNIT HOST...`` and ``dltui signal PID HOST``:
+the actions without the dashboard, for scripts. One result line per node (details indented
+below it); exit 0 all ok, 1 some failed or were refused, 3 none failed but a node was
+unreachable; 2 for a usage error. Changes need ``--yes``; ``--read-only`` refuses them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable, Sequence
+
+from dltui.config import Config
+from dltui.transport.command import CommandResult, LocalRunner
+
+from . import policy
+from .policy import ActionResult, ActionSettings, exit_code
+from .service import ActionService
+from .unit_config import UnitConfig
+
+UNIT_VERBS = ("status", "logs", "restart", "stop", "start")
+SUBCOMMANDS = ("unit", "signal")
+
+
+def add_parsers(sub, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    unit = sub.add_parser(
+        "unit",
+        help="the training unit without the dashboard: status, logs, restart, stop, start",
+        description="Read or change a systemd unit on nodes. "
+        "Exit 0 all ok, 1 some failed, 3 unreachable.",
+    )
+    unit.add_argument("verb", choices=UNIT_VERBS, metavar="{" + ",".join(UNIT_VERBS) + "}")
+    unit.add_argument("unit", metavar="UNIT", help="systemd unit, e.g. dl_train.service")
+    unit.add_argument("hosts", nargs="+", metavar="HOST", help="nodes, as ssh(1) takes them")
+    unit.add_argument("--yes", action="store_true", help="confirm a change (restart, stop, start)")
+    unit.add_argument("--lines", type=int, default=50, help="journal lines for 'logs' (default 50)")
+    common(unit)
+    sig = sub.add_parser(
+        "signal",
+        help="TERM (or KILL) a GPU process or a process of the node's unit",
+        description="Send TERM (--kill: KILL) to PID on HOST; "
+        "it must be a GPU process or a process of "
+        "the node's configured unit at that moment. Exit 0 ok, 1 failed, 3 unreachable.",
+    )
+    sig.add_argument("pid", metavar="PID")
+    sig.add_argument("hosts", nargs=1, metavar="HOST")
+    sig.add_argument("--kill", action="store_true", help="send KILL instead of TERM")
+    sig.add_argument("--yes", action="store_true", help="confirm")
+    common(sig)
+
+
+class _NodeRunner:
+    """This machine for 'localhost', SSH (one connection per node, reused) for the rest."""
+
+    def __init__(self, ssh_options):
+        from dltui.transport.local import LOCAL_NAMES
+
+        self.local_names = LOCAL_NAMES
+        self.local = LocalRunner()
+        self.ssh_options = ssh_options
+        self.ssh = None
+
+    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
+        if node in self.local_names:
+            return await self.local.run_command(node, argv, timeout_s)
+        if self.ssh is None:
+            from dltui.transport.ssh import SshCommands
+
+            self.ssh = SshCommands(self.ssh_options)
+        return await self.ssh.run_command(node, argv, timeout_s)
+
+    async def close(self) -> None:
+        if self.ssh is not None:
+            await self.ssh.close()
+
+
+def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> int:
+    from dltui.transport.hostspec import expand_ranges
+
+    settings = ActionSettings.from_config(cfg)
+    units = UnitConfig(cfg)
+    hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
+    results = asyncio.run(_run(args, settings, units, hosts, ssh_options))
+    for r in results:
+        print_fn(format_result(r))
+    return exit_code(results)
+
+
+async def _run(
+    args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
+) -> list[ActionResult]:
+    runner = _NodeRunner(ssh_options)
+    service = ActionService(runner, settings)
+    try:
+        if args.command == "signal":
+            node = hosts[0]
+            sig = "KILL" if args.kill else "TERM"
+            return [
+                await service.signal(
+                    node, args.pid, sig, units.for_node(node)[0], confirmed=args.yes
+                )
+            ]
+        if args.verb == "status":
+            jobs = [service.status(h, args.unit) for h in hosts]
+        elif args.verb == "logs":
+            jobs = [service.logs(h, args.unit, args.lines) for h in hosts]
+        else:
+            jobs = [service.unit_change(h, args.verb, args.unit, confirmed=args.yes) for h in hosts]
+        return list(await asyncio.gather(*jobs))
+    finally:
+        await runner.close()
+
+
+def format_result(r: ActionResult) -> str:
+    head = f"{r.node}: {r.outcome}: {r.message}"
+    if r.outcome == policy.OK and not r.details:
+        return head
+    return "\n".join([head, *("    " + line for line in r.details)])

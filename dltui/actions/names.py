@@ -1,0 +1,76 @@
+"""Validation of what an operator names: a systemd unit, a process id.
+
+Everything an action sends is built from values that passed these checks, then quoted; a
+refusal happens before anything reaches a node.
+"""
+
+from __future__ import annotations
+
+import re
+
+# systemd's unit-name grammar (src/basic/unit-name.c): a prefix of [A-Za-z0-9:_.-] and
+# "\xNN" escapes, an optional "@instance" (same characters), then ".<type>". 255 bytes at
+# most. A leading "-" (the root mount's "-.mount") would read as an option: refused here.
+UNIT_TYPES = (
+    "service",
+    "socket",
+    "target",
+    "timer",
+    "mount",
+    "automount",
+    "swap",
+    "path",
+    "slice",
+    "scope",
+    "device",
+)
+UNIT_NAME_MAX = 255
+_PART = r"(?:[A-Za-z0-9:_.\-]|\\x[0-9a-fA-F]{2})+"
+_UNIT_RE = re.compile(rf"({_PART})(?:@({_PART}))?\.({'|'.join(UNIT_TYPES)})")
+PID_MAX = 4194304  # the kernel's PID_MAX_LIMIT on 64-bit
+
+
+class InvalidName(ValueError):
+    """A unit name or PID refused before anything is sent; the message says why."""
+
+
+def unit_name(text: str) -> str:
+    """The unit's full name, or ``InvalidName``. A name without a type gets ``.service``, as
+    systemctl itself would read it."""
+    if not isinstance(text, str) or not text:
+        raise InvalidName("empty unit name")
+    if text.startswith("-"):
+        raise InvalidName(f"{text!r} looks like an option, not a unit name")
+    if any(c in text for c in "\n\r\t\0 "):
+        raise InvalidName(f"{text!r}: unit names have no spaces or control characters")
+    if "/" in text:
+        raise InvalidName(f"{text!r}: unit names have no '/' (give the unit, not a path)")
+    name = text
+    if not any(text.endswith("." + t) for t in UNIT_TYPES):
+        name = text + ".service"
+    if len(name.encode()) > UNIT_NAME_MAX:
+        raise InvalidName(f"unit name longer than {UNIT_NAME_MAX} bytes")
+    m = _UNIT_RE.fullmatch(name)
+    if m is None:
+        raise InvalidName(
+            f"{text!r} is not a systemd unit name (letters, digits, ':', '_', '.', '-', '\\xNN', "
+            "one '@instance', a type such as .service)"
+        )
+    if name.count("@") == 1 and not m.group(2):
+        raise InvalidName(
+            f"{text!r} is a template; name an instance (e.g. {m.group(1)}@1.{m.group(3)})"
+        )
+    return name
+
+
+def pid(value: str | int) -> int:
+    """A process id as an int, or ``InvalidName`` (digits only, 2..PID_MAX; never PID 1)."""
+    text = str(value)
+    if not re.fullmatch(r"[0-9]{1,7}", text) or text.startswith("0"):
+        raise InvalidName(f"{text!r} is not a process id (digits only)")
+    number = int(text)
+    if number == 1:
+        raise InvalidName("PID 1 is the node's init: refused")
+    if number > PID_MAX:
+        raise InvalidName(f"{number} is above the largest possible PID")
+    return number

@@ -1,0 +1,560 @@
+"""Fleet state as Prometheus text exposition (format 0.0.4).
+
+Names follow Prometheus conventions: a ``dltui_`` prefix, base units in the name (``_bytes``,
+``_celsius``, ``_watts``, ``_hertz``, ``_ratio`` for 0–1), ``_total`` on counters, facts as
+``_info`` gauges of value 1. GPU series carry ``node``, ``gpu``, ``uuid`` and ``model``; no
+label ever holds a PID (each value is a new series that lingers after the process exits).
+A value the node does not report (``None``) is an absent series, never a 0.
+
+Pure Python, no Textual, no I/O: ``render(fleet)`` returns the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dltui.core import status as st
+from dltui.core.models import GpuSample, NodeFacts, Sample
+from dltui.core.state import FleetState, NodeState
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MIB = 1024 * 1024
+MHZ = 1_000_000
+PERCENT = 0.01
+US = 1e-6
+
+
+def escape_label(value: str) -> str:
+    """Label values escape backslash, double quote and newline (the text format's rule)."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+class Labels(str):
+    """A label set, rendered and escaped once (``node="a",gpu="0"``): a GPU's labels are
+    written into some thirty families, so they are not rebuilt for each. ``+`` appends pairs."""
+
+    __slots__ = ()
+
+    def __add__(self, other: object) -> Labels:
+        more = other if isinstance(other, Labels) else labels(*other)  # type: ignore[misc]
+        if not more:
+            return self
+        return Labels(f"{self},{more}" if self else more)
+
+
+def labels(*pairs: tuple[str, str | None]) -> Labels:
+    """Pairs whose value is known: an unknown fact is left out, not written as ''."""
+    return Labels(",".join(f'{k}="{escape_label(v)}"' for k, v in pairs if v is not None))
+
+
+def _escape_help(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _number(value: float) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
+
+
+@dataclass
+class Family:
+    name: str
+    type: str  # "gauge" or "counter"
+    help: str
+    samples: list[tuple[Labels, float]] = field(default_factory=list)
+
+    def add(self, labels: Labels, value: float | int | bool | None, scale: float = 1.0) -> None:
+        if value is None:
+            return  # not reported: no series
+        self.samples.append((labels, value * scale if scale != 1.0 else value))
+
+    def lines(self) -> Iterator[str]:
+        if not self.samples:
+            return
+        yield f"# HELP {self.name} {_escape_help(self.help)}"
+        yield f"# TYPE {self.name} {self.type}"
+        for body, value in self.samples:
+            if body:
+                yield f"{self.name}{{{body}}} {_number(value)}"
+            else:
+                yield f"{self.name} {_number(value)}"
+
+
+# (name, type, help, getter, scale): one GPU series per row, from GpuSample fields.
+GpuGetter = Callable[[GpuSample], Any]
+_GPU: tuple[tuple[str, str, str, GpuGetter, float], ...] = (
+    (
+        "dltui_gpu_utilization_ratio",
+        "gauge",
+        "GPU busy time over the last sample period (0-1).",
+        lambda g: g.utilization_percent,
+        PERCENT,
+    ),
+    (
+        "dltui_gpu_memory_utilization_ratio",
+        "gauge",
+        "GPU memory controller busy time (0-1).",
+        lambda g: g.memory_utilization_percent,
+        PERCENT,
+    ),
+    (
+        "dltui_gpu_memory_used_bytes",
+        "gauge",
+        "GPU framebuffer memory in use.",
+        lambda g: g.memory_used_mib,
+        MIB,
+    ),
+    (
+        "dltui_gpu_memory_total_bytes",
+        "gauge",
+        "GPU framebuffer memory size.",
+        lambda g: g.memory_total_mib,
+        MIB,
+    ),
+    (
+        "dltui_gpu_temperature_celsius",
+        "gauge",
+        "GPU core temperature.",
+        lambda g: g.temperature_c,
+        1.0,
+    ),
+    (
+        "dltui_gpu_memory_temperature_celsius",
+        "gauge",
+        "GPU memory (HBM) temperature.",
+        lambda g: g.memory_temperature_c,
+        1.0,
+    ),
+    (
+        "dltui_gpu_temperature_margin_celsius",
+        "gauge",
+        "Degrees left before the GPU slows down.",
+        lambda g: g.temperature_margin_c,
+        1.0,
+    ),
+    ("dltui_gpu_power_watts", "gauge", "GPU power draw.", lambda g: g.power_w, 1.0),
+    (
+        "dltui_gpu_power_limit_watts",
+        "gauge",
+        "GPU enforced power limit.",
+        lambda g: g.power_limit_w,
+        1.0,
+    ),
+    ("dltui_gpu_sm_clock_hertz", "gauge", "GPU SM clock.", lambda g: g.sm_clock_mhz, MHZ),
+    (
+        "dltui_gpu_memory_clock_hertz",
+        "gauge",
+        "GPU memory clock.",
+        lambda g: g.memory_clock_mhz,
+        MHZ,
+    ),
+    (
+        "dltui_gpu_sm_clock_max_hertz",
+        "gauge",
+        "GPU maximum SM clock.",
+        lambda g: g.sm_clock_max_mhz,
+        MHZ,
+    ),
+    (
+        "dltui_gpu_performance_state",
+        "gauge",
+        "GPU performance state (0 fastest, 15 slowest).",
+        lambda g: g.pstate,
+        1.0,
+    ),
+    (
+        "dltui_gpu_fan_ratio",
+        "gauge",
+        "GPU fan speed as a share of its maximum (0-1).",
+        lambda g: g.fan_percent,
+        PERCENT,
+    ),
+    (
+        "dltui_gpu_clock_event_reasons",
+        "gauge",
+        "Bitmask of active clock-event (throttle) reasons, as NVML defines the bits.",
+        lambda g: g.clock_event_reasons_mask,
+        1.0,
+    ),
+    (
+        "dltui_gpu_pcie_link_generation",
+        "gauge",
+        "Current PCIe link generation.",
+        lambda g: g.pcie_gen,
+        1.0,
+    ),
+    (
+        "dltui_gpu_pcie_link_width",
+        "gauge",
+        "Current PCIe link width (lanes).",
+        lambda g: g.pcie_width,
+        1.0,
+    ),
+    (
+        "dltui_gpu_pcie_replays_total",
+        "counter",
+        "PCIe replays since the driver loaded.",
+        lambda g: g.pcie_replay_count,
+        1.0,
+    ),
+    (
+        "dltui_gpu_remapped_rows_correctable",
+        "gauge",
+        "Rows remapped for correctable errors.",
+        lambda g: g.remapped_rows_correctable,
+        1.0,
+    ),
+    (
+        "dltui_gpu_remapped_rows_uncorrectable",
+        "gauge",
+        "Rows remapped for uncorrectable errors.",
+        lambda g: g.remapped_rows_uncorrectable,
+        1.0,
+    ),
+    (
+        "dltui_gpu_remapped_rows_pending",
+        "gauge",
+        "1 when a row remap waits for a GPU reset.",
+        lambda g: g.remapped_rows_pending,
+        1.0,
+    ),
+    (
+        "dltui_gpu_remapped_rows_failure",
+        "gauge",
+        "1 when a row remap failed.",
+        lambda g: g.remapped_rows_failure,
+        1.0,
+    ),
+    (
+        "dltui_gpu_retired_pages_pending",
+        "gauge",
+        "1 when a page retirement waits for a reset.",
+        lambda g: g.retired_pages_pending,
+        1.0,
+    ),
+)
+
+_ECC = (
+    ("corrected", "volatile", lambda g: g.ecc_corrected_volatile),
+    ("uncorrected", "volatile", lambda g: g.ecc_uncorrected_volatile),
+    ("corrected", "aggregate", lambda g: g.ecc_corrected_aggregate),
+    ("uncorrected", "aggregate", lambda g: g.ecc_uncorrected_aggregate),
+)
+_CLOCK_EVENT_TIME = (
+    ("sw_power_cap", lambda g: g.clock_event_sw_power_cap_us),
+    ("sync_boost", lambda g: g.clock_event_sync_boost_us),
+    ("sw_thermal_slowdown", lambda g: g.clock_event_sw_thermal_us),
+    ("hw_thermal_slowdown", lambda g: g.clock_event_hw_thermal_us),
+    ("hw_power_brake_slowdown", lambda g: g.clock_event_hw_power_brake_us),
+)
+
+
+class Page:
+    """The families of one page, in a fixed order, filled node by node."""
+
+    def __init__(self) -> None:
+        self.families: dict[str, Family] = {}
+
+    def family(self, name: str, type_: str, help_: str) -> Family:
+        fam = self.families.get(name)
+        if fam is None:
+            fam = self.families[name] = Family(name, type_, help_)
+        return fam
+
+    def text(self) -> str:
+        return "".join(line + "\n" for fam in self.families.values() for line in fam.lines())
+
+
+def render(fleet: FleetState) -> str:
+    page = Page()
+    for node in fleet:
+        _node(page, node)
+    return page.text()
+
+
+def _node(page: Page, node: NodeState) -> None:
+    n = labels(("node", node.name))
+    up = page.family("dltui_node_up", "gauge", "1 when dltui has live data from the node.")
+    up.add(n, node.status == st.OK and node.sample is not None)
+    page.family("dltui_node_status", "gauge", "The node's connection status word (value 1).").add(
+        n + (("status", node.status),), 1
+    )
+    if node.facts is not None:
+        _facts(page, n, node.facts)
+    if node.sample is not None:
+        page.family(
+            "dltui_node_last_sample_timestamp_seconds",
+            "gauge",
+            "When the newest sample was taken (node clock, seconds since the epoch).",
+        ).add(n, node.sample.time)
+        _host(page, n, node.sample)
+        _gpus(page, node, node.sample)
+    _alerts(page, node)
+
+
+def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
+    info = page.family("dltui_node_info", "gauge", "Facts about the node (value 1).")
+    info.add(
+        n
+        + labels(
+            ("hostname", f.hostname),
+            ("os", f.os),
+            ("kernel", f.kernel),
+            ("cpu_model", f.cpu_model),
+            ("driver_version", f.driver_version),
+            ("cuda_version", f.cuda_version),
+            ("gpu_source", f.gpu_source),
+            ("probe_version", f.probe_version),
+        ),
+        1,
+    )
+    page.family("dltui_node_cpus", "gauge", "Logical CPUs.").add(n, f.cpu_count)
+    page.family(
+        "dltui_node_boot_time_seconds", "gauge", "When the node booted (seconds since the epoch)."
+    ).add(n, f.boot_time)
+    gpu_info = page.family("dltui_gpu_info", "gauge", "Facts about a GPU (value 1).")
+    for g in f.gpus:
+        gpu_info.add(
+            n
+            + (("gpu", str(g.index)),)
+            + labels(
+                ("uuid", g.uuid),
+                ("model", g.name),
+                ("bus_id", g.bus_id),
+                ("vbios_version", g.vbios_version),
+                ("serial", g.serial),
+            ),
+            1,
+        )
+
+
+def _host(page: Page, n: Labels, s: Sample) -> None:
+    if s.cpu is not None:
+        c = s.cpu
+        cpu = page.family(
+            "dltui_cpu_utilization_ratio", "gauge", "CPU time share by mode over the last period."
+        )
+        for mode, value in (
+            ("total", c.total_percent),
+            ("user", c.user_percent),
+            ("system", c.system_percent),
+            ("iowait", c.iowait_percent),
+            ("steal", c.steal_percent),
+        ):
+            cpu.add(n + (("mode", mode),), value, PERCENT)
+        load = page.family("dltui_load_average", "gauge", "Run-queue load average.")
+        for period, value in (("1m", c.load_1), ("5m", c.load_5), ("15m", c.load_15)):
+            load.add(n + (("period", period),), value)
+    if s.memory is not None:
+        m = s.memory
+        for name, value in (
+            ("total", m.total_bytes),
+            ("used", m.used_bytes),
+            ("available", m.available_bytes),
+            ("cached", m.cached_bytes),
+            ("swap_total", m.swap_total_bytes),
+            ("swap_used", m.swap_used_bytes),
+        ):
+            page.family(f"dltui_memory_{name}_bytes", "gauge", f"Host memory: {name}.").add(
+                n, value
+            )
+    if s.pressure is not None:
+        p = s.pressure
+        psi = page.family(
+            "dltui_pressure_avg10_ratio",
+            "gauge",
+            "Pressure stall information: share of the last 10 s with tasks stalled (0-1).",
+        )
+        for res, kind, value in (
+            ("cpu", "some", p.cpu_some_avg10_percent),
+            ("io", "some", p.io_some_avg10_percent),
+            ("io", "full", p.io_full_avg10_percent),
+            ("memory", "some", p.memory_some_avg10_percent),
+            ("memory", "full", p.memory_full_avg10_percent),
+        ):
+            psi.add(n + (("resource", res), ("kind", kind)), value, PERCENT)
+    if s.tasks is not None:
+        page.family(
+            "dltui_tasks_uninterruptible", "gauge", "Processes in uninterruptible sleep (D state)."
+        ).add(n, s.tasks.d_state_processes)
+    _devices(
+        page,
+        n,
+        s.disks,
+        (
+            (
+                "dltui_disk_read_bytes_per_second",
+                "Disk read rate.",
+                lambda d: d.read_bytes_per_s,
+                1.0,
+            ),
+            (
+                "dltui_disk_written_bytes_per_second",
+                "Disk write rate.",
+                lambda d: d.write_bytes_per_s,
+                1.0,
+            ),
+            (
+                "dltui_disk_busy_ratio",
+                "Share of time the disk had I/O in flight (0-1).",
+                lambda d: d.busy_percent,
+                PERCENT,
+            ),
+        ),
+    )
+    for name, help_, get in (
+        ("dltui_filesystem_size_bytes", "File system size.", lambda f: f.total_bytes),
+        (
+            "dltui_filesystem_avail_bytes",
+            "File system space available to users.",
+            lambda f: f.available_bytes,
+        ),
+    ):
+        fam = page.family(name, "gauge", help_)
+        for f in s.filesystems:
+            fam.add(n + (("mountpoint", f.mountpoint),) + labels(("fstype", f.fstype)), get(f))
+    _devices(
+        page,
+        n,
+        s.networks,
+        (
+            (
+                "dltui_network_receive_bytes_per_second",
+                "Network receive rate.",
+                lambda x: x.rx_bytes_per_s,
+                1.0,
+            ),
+            (
+                "dltui_network_transmit_bytes_per_second",
+                "Network transmit rate.",
+                lambda x: x.tx_bytes_per_s,
+                1.0,
+            ),
+        ),
+    )
+    for name, help_, get in (
+        (
+            "dltui_network_receive_errors_total",
+            "Network receive errors.",
+            lambda x: x.rx_errors_total,
+        ),
+        (
+            "dltui_network_transmit_errors_total",
+            "Network transmit errors.",
+            lambda x: x.tx_errors_total,
+        ),
+        ("dltui_network_receive_drops_total", "Network receive drops.", lambda x: x.rx_drops_total),
+        (
+            "dltui_network_transmit_drops_total",
+            "Network transmit drops.",
+            lambda x: x.tx_drops_total,
+        ),
+    ):
+        fam = page.family(name, "counter", help_)
+        for x in s.networks:
+            fam.add(n + (("device", x.name),), get(x))
+
+
+def _devices(
+    page: Page,
+    n: Labels,
+    rows: Sequence[Any],
+    table: tuple[tuple[str, str, Callable[[Any], Any], float], ...],
+) -> None:
+    """Per-device gauges (disks, NICs), labelled ``device``."""
+    for name, help_, get, scale in table:
+        fam = page.family(name, "gauge", help_)
+        for row in rows:
+            fam.add(n + (("device", row.name),), get(row), scale)
+
+
+def _gpu_labels(node: NodeState, g: GpuSample) -> Labels:
+    uuid, model = g.uuid, g.name
+    if (uuid is None or model is None) and node.facts is not None:
+        for f in node.facts.gpus:  # the sample may leave out what the facts already said
+            if f.index == g.index:
+                uuid, model = uuid or f.uuid, model or f.name
+    return labels(("node", node.name), ("gpu", str(g.index)), ("uuid", uuid), ("model", model))
+
+
+def _gpus(page: Page, node: NodeState, s: Sample) -> None:
+    if not s.gpus:
+        return
+    gpu_labels = [_gpu_labels(node, g) for g in s.gpus]
+    for name, type_, help_, get, scale in _GPU:
+        fam = page.family(name, type_, help_)
+        for lab, g in zip(gpu_labels, s.gpus, strict=True):
+            fam.add(lab, get(g), scale)
+    ecc = page.family(
+        "dltui_gpu_ecc_errors_total",
+        "counter",
+        "ECC errors: volatile since the driver loaded, aggregate over the GPU's life.",
+    )
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
+        for kind, scope, get in _ECC:
+            ecc.add(lab + (("type", kind), ("scope", scope)), get(g))
+    thr = page.family(
+        "dltui_gpu_clock_event_seconds_total",
+        "counter",
+        "Time the GPU's clocks were held down, by reason.",
+    )
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
+        for reason, get in _CLOCK_EVENT_TIME:
+            thr.add(lab + (("reason", reason),), get(g), US)
+    procs = page.family("dltui_gpu_processes", "gauge", "Processes using the GPU.")
+    err = page.family("dltui_gpu_readable", "gauge", "0 when the GPU could not be read.")
+    for lab, g in zip(gpu_labels, s.gpus, strict=True):
+        procs.add(lab, len(g.processes) if g.error is None else None)
+        err.add(lab, g.error is None)
+
+
+def _alerts(page: Page, node: NodeState) -> None:
+    fam = page.family(
+        "dltui_alert",
+        "gauge",
+        "An open dltui alert (value 1): node, GPU (absent for the node), rule, severity.",
+    )
+    since = page.family(
+        "dltui_alert_since_timestamp_seconds",
+        "gauge",
+        "When the condition behind an open alert started (seconds since the epoch).",
+    )
+    for alert in sorted(
+        node.alerts.values(), key=lambda a: (a.rule, a.gpu if a.gpu is not None else -1)
+    ):
+        lab = labels(("node", node.name))
+        if alert.gpu is not None:
+            lab += (("gpu", str(alert.gpu)),)
+        lab += (("rule", alert.rule), ("severity", alert.severity))
+        fam.add(lab, 1)
+        since.add(lab, alert.since)
+
+
+class CachedPage:
+    """One render per change of the fleet: many scrapers between two samples cost one render.
+
+    The key is every node's ``version`` (bumped on each sample, status change and alert)."""
+
+    def __init__(self, fleet: FleetState):
+        self.fleet = fleet
+        self._key: tuple[int, ...] | None = None
+        self._body = b""
+        self.renders = 0
+
+    def body(self) -> bytes:
+        key = tuple(node.version for node in self.fleet)
+        if key != self._key:
+            self._body = render(self.fleet).encode()
+            self._key = key
+            self.renders += 1
+        return self._body

@@ -1,0 +1,172 @@
+"""Running one command on a node: the typed seam every action (and the burn-in) goes through.
+
+A ``Runner`` takes an argv, sends it quoted (``shell_line``), and answers a ``CommandResult``;
+it never raises for the node's trouble. Over SSH it is a new session on the node's existing
+connection (no new handshake: ``SshFleet.run``, or ``SshCommands`` without a dashboard); here
+it is a subprocess (``LocalRunner``). A hang is cut off after the timeout and reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shlex
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+# The node's trouble, as one word, beside the command's own exit status.
+UNREACHABLE = "unreachable"  # no live connection to the node
+TIMED_OUT = "timeout"  # cut off after the timeout; the node may still be running it
+OUTPUT_KEPT = 256 * 1024  # per stream: a journal tail, never a whole journal
+
+
+def shell_line(argv: Sequence[str]) -> str:
+    """The command line as the remote shell receives it (what a confirm dialog shows)."""
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    exit_status: int | None  # None: it did not run to completion (see problem)
+    stdout: str = ""
+    stderr: str = ""
+    duration_s: float = 0.0
+    problem: str | None = None  # UNREACHABLE or TIMED_OUT
+    reason: str | None = None  # plain words for ``problem``
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.exit_status == 0
+
+    def first_error_line(self) -> str:
+        for text in (self.stderr, self.stdout):
+            for line in text.splitlines():
+                if line.strip():
+                    return line.strip()
+        if self.reason:
+            return self.reason
+        return f"exit status {self.exit_status}"
+
+
+class Runner(Protocol):
+    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
+        """Run ``argv`` on ``node``; a hang is cut off after ``timeout_s``."""
+        ...
+
+
+class LocalRunner:
+    """This machine: a subprocess with no shell (the argv is already exact)."""
+
+    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
+        started = time.monotonic()
+        env = dict(os.environ, LC_ALL="C", SYSTEMD_PAGER="cat", PAGER="cat")
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            return CommandResult(
+                tuple(argv), 127, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started
+            )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
+        except TimeoutError:
+            _kill_group(proc.pid)
+            await proc.wait()
+            return timed_out(argv, timeout_s, time.monotonic() - started)
+        return CommandResult(
+            tuple(argv), proc.returncode, _text(out), _text(err), time.monotonic() - started
+        )
+
+
+def timed_out(argv: Sequence[str], timeout_s: float, duration_s: float) -> CommandResult:
+    return CommandResult(
+        tuple(argv),
+        None,
+        duration_s=duration_s,
+        problem=TIMED_OUT,
+        reason=f"no answer within {timeout_s:g} s: cut off (the node may still be running it)",
+    )
+
+
+def unreachable(argv: Sequence[str], reason: str) -> CommandResult:
+    return CommandResult(tuple(argv), None, problem=UNREACHABLE, reason=reason)
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, 9)  # its own session: the command and anything it started
+    except ProcessLookupError:
+        pass
+
+
+def _text(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    if isinstance(data, bytes):
+        data = data[-OUTPUT_KEPT:].decode("utf-8", "replace")
+    return data[-OUTPUT_KEPT:]
+
+
+async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> CommandResult:
+    """``argv`` as a new session on an open asyncssh connection (no new handshake)."""
+    import asyncssh
+
+    started = time.monotonic()
+    try:
+        done = await asyncio.wait_for(
+            conn.run(
+                shell_line(argv),
+                check=False,
+                stdin=asyncssh.DEVNULL,
+                encoding="utf-8",
+                errors="replace",
+            ),
+            timeout_s,
+        )
+    except TimeoutError:  # wait_for closed the session's channel on its way out
+        return timed_out(argv, timeout_s, time.monotonic() - started)
+    except (asyncssh.Error, OSError) as exc:
+        return unreachable(argv, f"the connection failed: {exc}")
+    status = done.exit_status
+    if status is None and done.exit_signal:
+        status = 128 + 15
+    return CommandResult(
+        tuple(argv),
+        status,
+        _text(done.stdout),
+        _text(done.stderr),
+        time.monotonic() - started,
+        None if status is not None else UNREACHABLE,
+        None
+        if status is not None
+        else "the session ended without an exit status (connection lost)",
+    )
+
+
+class FleetRunner:
+    """Commands for any node of the dashboard, through the transport that serves it (the SSH
+    fleet's live connections, this machine, the demo's simulation). A transport that cannot
+    run commands (a replay) answers unreachable with the reason."""
+
+    def __init__(self, transports: Sequence[object]):
+        self.by_node = {name: t for t in transports for name in getattr(t, "names", ())}
+
+    def can_run(self, node: str) -> bool:
+        return hasattr(self.by_node.get(node), "run_command")
+
+    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
+        transport = self.by_node.get(node)
+        if transport is None or not hasattr(transport, "run_command"):
+            return unreachable(
+                argv, f"{node}: this view cannot run commands (a recording, or an unknown node)"
+            )
+        return await transport.run_command(node, argv, timeout_s)

@@ -1,0 +1,364 @@
+"""The three answers mapped into nodes: facts, a ``Sample`` and target health for each, joined
+on the host name; ``None`` wherever Prometheus holds no series (or DCGM says "blank")."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from dltui.core import status as st
+from dltui.core.models import (
+    CpuSample,
+    DiskSample,
+    FilesystemSample,
+    GpuFacts,
+    GpuSample,
+    MemorySample,
+    NetworkSample,
+    NodeFacts,
+    PressureSample,
+    Sample,
+    TaskSample,
+)
+from dltui.probe.schema import decode_clock_event_reasons
+
+from .client import gc_paused
+from .queries import DCGM_FIELDS, PSEUDO_FS, REASON_FIELDS
+
+# Counters and flags become ints and bools, as the probe's records have them.
+_INT_FIELDS = {f.name for f in fields(GpuSample) if f.type == "int | None"}
+_BOOL_FIELDS = {f.name for f in fields(GpuSample) if f.type == "bool | None"}
+
+
+def _host_of(instance: str) -> str:
+    """``gpu01:9100`` -> ``gpu01``; ``[fe80::1]:9100`` -> ``fe80::1``."""
+    if instance.startswith("["):
+        return instance[1:].split("]", 1)[0]
+    return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def _num(value: str) -> float | None:
+    v = float(value)
+    return None if v != v else v  # NaN: Prometheus's "no value"
+
+
+# DCGM's "blank" values (no data, not found, not supported, no permission) as dcgm-exporter
+# prints them: the int64 ones from 0x7ffffffffffffff0 up, the float64 ones from 2**47 up.
+_INT64_BLANK = float(0x7FFFFFFFFFFFFFF0)
+_FP64_BLANK = float(2**47)
+
+
+def _dcgm(value: str) -> float | None:
+    v = _num(value)
+    if v is None or v >= _INT64_BLANK or _FP64_BLANK <= v <= _FP64_BLANK + 3:
+        return None
+    return v
+
+
+@dataclass
+class _Node:
+    gauges: dict[str, float] = field(default_factory=dict)
+    cpu_modes: dict[str, float] = field(default_factory=dict)
+    cpus: int | None = None
+    uname: dict[str, str] = field(default_factory=dict)
+    os: str | None = None
+    filesystems: dict[str, dict[str, Any]] = field(default_factory=dict)
+    disks: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    nics: dict[str, dict[str, float]] = field(default_factory=lambda: defaultdict(dict))
+    psi: dict[str, float] = field(default_factory=dict)
+    gpus: dict[int, dict[str, Any]] = field(default_factory=dict)
+    targets_up: dict[str, bool] = field(default_factory=dict)  # instance -> up
+
+
+@dataclass
+class Fleet:
+    """One refresh's answers, mapped: per node its facts, sample and target health."""
+
+    time: float
+    nodes: dict[str, _Node]
+
+    def facts(self, name: str) -> NodeFacts:
+        n = self.nodes[name]
+        gpus = [
+            GpuFacts(
+                index=i,
+                name=g.get("model"),
+                uuid=g.get("uuid"),
+                bus_id=g.get("bus_id"),
+                memory_total_mib=g.get("memory_total_mib"),
+            )
+            for i, g in sorted(n.gpus.items())
+        ]
+        driver = next((g["driver"] for g in n.gpus.values() if g.get("driver")), None)
+        mem = n.gauges.get("node_memory_MemTotal_bytes")
+        return NodeFacts(
+            hostname=n.uname.get("nodename") or name,
+            os=n.os,
+            kernel=n.uname.get("release"),
+            cpu_count=n.cpus,
+            memory_total_bytes=int(mem) if mem is not None else None,
+            boot_time=n.gauges.get("node_boot_time_seconds"),
+            gpu_source="dcgm-exporter" if gpus else None,
+            gpu_note=None if gpus else "no dcgm-exporter series in Prometheus for this node",
+            driver_version=driver,
+            gpus=gpus,
+        )
+
+    def sample(self, name: str) -> Sample:
+        n = self.nodes[name]
+        return Sample(
+            time=self.time,
+            cpu=_cpu(n),
+            memory=_memory(n),
+            pressure=_pressure(n),
+            tasks=_tasks(n),
+            disks=[
+                DiskSample(
+                    d,
+                    read_bytes_per_s=v.get("disk_read"),
+                    write_bytes_per_s=v.get("disk_written"),
+                    busy_percent=_pct(v.get("disk_busy")),
+                )
+                for d, v in sorted(n.disks.items())
+            ],
+            filesystems=[_filesystem(mp, f) for mp, f in sorted(n.filesystems.items())],
+            networks=[_network(nic, v) for nic, v in sorted(n.nics.items())],
+            gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
+        )
+
+    def status(self, name: str) -> tuple[str, str | None]:
+        ups = self.nodes[name].targets_up
+        down = sorted(inst for inst, up in ups.items() if not up)
+        if ups and len(down) == len(ups):
+            return st.UNREACHABLE, f"Prometheus cannot scrape {', '.join(down)} (up == 0)"
+        return st.OK, None
+
+    def down_targets(self, name: str) -> list[str]:
+        return sorted(inst for inst, up in self.nodes[name].targets_up.items() if not up)
+
+
+def _pct(ratio: float | None) -> float | None:
+    return None if ratio is None else 100.0 * ratio
+
+
+def _cpu(n: _Node) -> CpuSample | None:
+    modes = n.cpu_modes
+    total = sum(modes.values())
+    if not modes or total <= 0:
+        load_only = [n.gauges.get(k) for k in ("node_load1", "node_load5", "node_load15")]
+        return (
+            CpuSample(load_1=load_only[0], load_5=load_only[1], load_15=load_only[2])
+            if any(v is not None for v in load_only)
+            else None
+        )
+
+    def share(*names: str) -> float:
+        return 100.0 * sum(modes.get(x, 0.0) for x in names) / total
+
+    return CpuSample(
+        total_percent=100.0 - share("idle", "iowait"),
+        user_percent=share("user", "nice"),
+        system_percent=share("system", "irq", "softirq"),
+        iowait_percent=share("iowait") if "iowait" in modes else None,
+        steal_percent=share("steal") if "steal" in modes else None,
+        load_1=n.gauges.get("node_load1"),
+        load_5=n.gauges.get("node_load5"),
+        load_15=n.gauges.get("node_load15"),
+    )
+
+
+def _int(v: float | None) -> int | None:
+    return None if v is None else int(v)
+
+
+def _memory(n: _Node) -> MemorySample | None:
+    g = n.gauges
+    total, avail = g.get("node_memory_MemTotal_bytes"), g.get("node_memory_MemAvailable_bytes")
+    if total is None:
+        return None
+    swap_total, swap_free = (
+        g.get("node_memory_SwapTotal_bytes"),
+        g.get("node_memory_SwapFree_bytes"),
+    )
+    return MemorySample(
+        total_bytes=_int(total),
+        used_bytes=_int(total - avail) if avail is not None else None,
+        available_bytes=_int(avail),
+        cached_bytes=_int(g.get("node_memory_Cached_bytes")),
+        buffers_bytes=_int(g.get("node_memory_Buffers_bytes")),
+        shmem_bytes=_int(g.get("node_memory_Shmem_bytes")),
+        swap_total_bytes=_int(swap_total),
+        swap_used_bytes=_int(swap_total - swap_free)
+        if swap_total is not None and swap_free is not None
+        else None,
+    )
+
+
+def _pressure(n: _Node) -> PressureSample | None:
+    if not n.psi:
+        return None
+    # Stall counters as a rate over the newest two scrapes: the closest node_exporter gives to
+    # the kernel's avg10 (it exports no averages).
+    p = {k: _pct(v) for k, v in n.psi.items()}
+    return PressureSample(
+        cpu_some_avg10_percent=p.get("psi_cpu_some"),
+        io_some_avg10_percent=p.get("psi_io_some"),
+        io_full_avg10_percent=p.get("psi_io_full"),
+        memory_some_avg10_percent=p.get("psi_memory_some"),
+        memory_full_avg10_percent=p.get("psi_memory_full"),
+    )
+
+
+def _tasks(n: _Node) -> TaskSample | None:
+    running, blocked = n.gauges.get("node_procs_running"), n.gauges.get("node_procs_blocked")
+    if running is None and blocked is None:
+        return None
+    return TaskSample(running=_int(running), blocked_io=_int(blocked))
+
+
+def _filesystem(mountpoint: str, f: dict[str, Any]) -> FilesystemSample:
+    size, free, avail = f.get("size"), f.get("free"), f.get("avail")
+    used = size - free if size is not None and free is not None else None
+    used_pct = (
+        100.0 * used / (used + avail)
+        if used is not None and avail is not None and used + avail > 0
+        else None
+    )
+    return FilesystemSample(
+        mountpoint,
+        device=f.get("device"),
+        fstype=f.get("fstype"),
+        total_bytes=_int(size),
+        used_bytes=_int(used),
+        available_bytes=_int(avail),
+        used_percent=used_pct,
+    )
+
+
+def _network(nic: str, v: dict[str, float]) -> NetworkSample:
+    return NetworkSample(
+        nic,
+        rx_bytes_per_s=v.get("net_rx"),
+        tx_bytes_per_s=v.get("net_tx"),
+        rx_errors_total=_int(v.get("node_network_receive_errs_total")),
+        tx_errors_total=_int(v.get("node_network_transmit_errs_total")),
+        rx_drops_total=_int(v.get("node_network_receive_drop_total")),
+        tx_drops_total=_int(v.get("node_network_transmit_drop_total")),
+    )
+
+
+def _gpu(index: int, g: dict[str, Any]) -> GpuSample:
+    values: dict[str, Any] = {}
+    for name in DCGM_FIELDS.values():
+        v = g.get(name)
+        if v is not None:
+            values[name] = bool(v) if name in _BOOL_FIELDS else int(v) if name in _INT_FIELDS else v
+    mask = g.get("reasons")
+    mask = int(mask) if mask is not None else None
+    return GpuSample(
+        index=index,
+        uuid=g.get("uuid"),
+        name=g.get("model"),
+        memory_total_mib=g.get("memory_total_mib"),
+        clock_event_reasons_mask=mask,
+        clock_event_reasons=decode_clock_event_reasons(mask),
+        **values,
+    )
+
+
+def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet:
+    """Map the three answers (``Client.query`` results by query name) into nodes."""
+    nodes: dict[str, _Node] = defaultdict(_Node)
+    inst_node: dict[str, str] = {}
+    host = answers["host"]["result"]
+    for s in host:  # node_exporter's own name for the host first: the join key
+        m = s["metric"]
+        if m.get("__name__") == "node_uname_info" and m.get("nodename"):
+            inst_node[m.get("instance", "")] = m["nodename"]
+    stamp = now
+    for s in answers["gpu"]["result"]:
+        m = s["metric"]
+        if "GPU_I_ID" in m:  # a MIG instance: the whole GPU's series carry the GPU's values
+            continue
+        try:
+            index = int(m.get("gpu", ""))
+        except ValueError:
+            continue
+        name = m.get("Hostname") or m.get("hostname") or inst_node.get(m.get("instance", ""))
+        name = name or _host_of(m.get("instance", "unknown"))
+        inst_node.setdefault(m.get("instance", ""), name)
+        g = nodes[name].gpus.setdefault(index, {})
+        for label, key in (
+            ("UUID", "uuid"),
+            ("modelName", "model"),
+            ("pci_bus_id", "bus_id"),
+            ("DCGM_FI_DRIVER_VERSION", "driver"),
+        ):
+            if m.get(label):
+                g[key] = m[label]
+        field_name = m["__name__"][len("DCGM_FI_DEV_") :]
+        stamp = stamp or float(s["value"][0])
+        v = _dcgm(s["value"][1])
+        if field_name in REASON_FIELDS:
+            if v is not None and (field_name == "CLOCKS_EVENT_REASONS" or "reasons" not in g):
+                g["reasons"] = v
+        elif field_name in DCGM_FIELDS:
+            g[DCGM_FIELDS[field_name]] = v
+        else:
+            g[field_name] = v
+    for s in host:
+        m, metric = s["metric"], s["metric"].get("__name__", "")
+        inst = m.get("instance", "")
+        name = inst_node.get(inst) or _host_of(inst)
+        stamp = stamp or float(s["value"][0])
+        v = _num(s["value"][1])
+        n = nodes[name]
+        if metric == "up":
+            n.targets_up[inst] = v == 1
+        elif metric == "node_uname_info":
+            n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
+        elif metric == "node_os_info":
+            n.os = m.get("pretty_name") or m.get("name")
+        elif metric.startswith("node_filesystem_"):
+            if m.get("fstype") in PSEUDO_FS or "mountpoint" not in m:
+                continue
+            f = n.filesystems.setdefault(
+                m["mountpoint"], {"device": m.get("device"), "fstype": m.get("fstype")}
+            )
+            f[metric[len("node_filesystem_") : -len("_bytes")]] = v
+        elif metric.startswith("node_network_") and "device" in m and v is not None:
+            n.nics[m["device"]][metric] = v
+        elif v is not None:
+            n.gauges[metric] = v
+    for s in answers["rates"]["result"]:
+        m = s["metric"]
+        inst = m.get("instance", "")
+        n = nodes[inst_node.get(inst) or _host_of(inst)]
+        tag, v = m.get("dltui"), _num(s["value"][1])
+        if v is None:
+            continue
+        if tag == "cpu":
+            n.cpu_modes[m.get("mode", "?")] = v
+        elif tag == "cpus":
+            n.cpus = int(v)
+        elif tag and tag.startswith("disk_") and "device" in m:
+            n.disks[m["device"]][tag] = v
+        elif tag and tag.startswith("net_") and "device" in m:
+            n.nics[m["device"]][tag] = v
+        elif tag and tag.startswith("psi_"):
+            n.psi[tag] = v
+    for n in nodes.values():
+        for g in n.gpus.values():
+            used, free = g.get("memory_used_mib"), g.get("FB_FREE")
+            total = g.get("FB_TOTAL")
+            if total is None and used is not None and free is not None:
+                total = used + free + (g.get("FB_RESERVED") or 0.0)
+            g["memory_total_mib"] = total
+    return Fleet(stamp or time.time(), dict(nodes))
+
+
+def build_paused(answers: dict[str, dict[str, Any]]) -> Fleet:
+    with gc_paused():
+        return build(answers)

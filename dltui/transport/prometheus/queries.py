@@ -1,0 +1,132 @@
+"""What the Prometheus source asks: the series it reads and the three PromQL queries of a
+refresh, with ``--match`` added inside every selector."""
+
+from __future__ import annotations
+
+import re
+
+RATE_WINDOW = "2m"  # irate takes the newest two points in it: covers scrape intervals up to 1 min
+# File systems an operator does not fill with data sets or checkpoints.
+PSEUDO_FS = {"tmpfs", "devtmpfs", "squashfs", "nsfs", "ramfs", "autofs", "fuse.lxcfs"}
+
+DCGM_FIELDS = {
+    "GPU_TEMP": "temperature_c",
+    "MEMORY_TEMP": "memory_temperature_c",
+    "POWER_USAGE": "power_w",
+    "POWER_MGMT_LIMIT": "power_limit_w",
+    "GPU_UTIL": "utilization_percent",
+    "MEM_COPY_UTIL": "memory_utilization_percent",
+    "SM_CLOCK": "sm_clock_mhz",
+    "MEM_CLOCK": "memory_clock_mhz",
+    "FB_USED": "memory_used_mib",
+    "PCIE_REPLAY_COUNTER": "pcie_replay_count",
+    "PCIE_LINK_GEN": "pcie_gen",
+    "PCIE_LINK_WIDTH": "pcie_width",
+    "FAN_SPEED": "fan_percent",
+    "PSTATE": "pstate",
+    "ECC_SBE_VOL_TOTAL": "ecc_corrected_volatile",
+    "ECC_DBE_VOL_TOTAL": "ecc_uncorrected_volatile",
+    "ECC_SBE_AGG_TOTAL": "ecc_corrected_aggregate",
+    "ECC_DBE_AGG_TOTAL": "ecc_uncorrected_aggregate",
+    "CORRECTABLE_REMAPPED_ROWS": "remapped_rows_correctable",
+    "UNCORRECTABLE_REMAPPED_ROWS": "remapped_rows_uncorrectable",
+    "ROW_REMAP_FAILURE": "remapped_rows_failure",
+    "ROW_REMAP_PENDING": "remapped_rows_pending",
+}
+# The clock-event mask under its current name and its deprecated one (same NVML bits).
+REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
+_OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS")
+
+_GPU_LABELS = (
+    "__name__, instance, Hostname, hostname, gpu, UUID, modelName, pci_bus_id, "
+    "DCGM_FI_DRIVER_VERSION, GPU_I_ID"
+)
+_HOST_LABELS = (
+    "__name__, instance, nodename, release, pretty_name, name, mountpoint, fstype, device"
+)
+_HOST_GAUGES = (
+    "up",
+    "node_uname_info",
+    "node_os_info",
+    "node_boot_time_seconds",
+    "node_memory_MemTotal_bytes",
+    "node_memory_MemAvailable_bytes",
+    "node_memory_Cached_bytes",
+    "node_memory_Buffers_bytes",
+    "node_memory_Shmem_bytes",
+    "node_memory_SwapTotal_bytes",
+    "node_memory_SwapFree_bytes",
+    "node_load1",
+    "node_load5",
+    "node_load15",
+    "node_procs_running",
+    "node_procs_blocked",
+    "node_filesystem_size_bytes",
+    "node_filesystem_free_bytes",
+    "node_filesystem_avail_bytes",
+    "node_network_receive_errs_total",
+    "node_network_transmit_errs_total",
+    "node_network_receive_drop_total",
+    "node_network_transmit_drop_total",
+)
+_RATES = (  # (dltui tag, counter)
+    ("disk_read", "node_disk_read_bytes_total"),
+    ("disk_written", "node_disk_written_bytes_total"),
+    ("disk_busy", "node_disk_io_time_seconds_total"),
+    ("net_rx", "node_network_receive_bytes_total"),
+    ("net_tx", "node_network_transmit_bytes_total"),
+    ("psi_cpu_some", "node_pressure_cpu_waiting_seconds_total"),
+    ("psi_io_some", "node_pressure_io_waiting_seconds_total"),
+    ("psi_io_full", "node_pressure_io_stalled_seconds_total"),
+    ("psi_memory_some", "node_pressure_memory_waiting_seconds_total"),
+    ("psi_memory_full", "node_pressure_memory_stalled_seconds_total"),
+)
+
+
+class SelectorError(ValueError):
+    pass
+
+
+def matchers(selector: str | None) -> str:
+    """``--match`` as the label matchers to add inside every selector's braces:
+    ``{job="gpu"}`` and ``job="gpu"`` both give ``job="gpu"``."""
+    if not selector:
+        return ""
+    inner = selector.strip()
+    if inner.startswith("{"):
+        if not inner.endswith("}"):
+            raise SelectorError(f"--match {selector!r}: unbalanced braces")
+        inner = inner[1:-1].strip()
+    if not re.fullmatch(r'(\s*[A-Za-z_]\w*\s*(=~|!=|!~|=)\s*"(\\.|[^"\\])*"\s*,?)*', inner):
+        raise SelectorError(f'--match {selector!r}: expected label matchers such as job="gpu"')
+    return inner.rstrip(", ")
+
+
+def queries(selector: str | None = None) -> dict[str, str]:
+    """The three PromQL queries of one refresh (see the module docstring)."""
+    m = matchers(selector)
+    extra = f",{m}" if m else ""
+    fields = sorted({*DCGM_FIELDS, *REASON_FIELDS, *_OTHER_DCGM})
+    # "max by (the labels read here)": Prometheus drops the rest (job, device, a site's own
+    # relabels), a quarter or more of the answer's bytes, before they cross the network.
+    gpu = f'max by ({_GPU_LABELS}) ({{__name__=~"DCGM_FI_DEV_({"|".join(fields)})"{extra}}})'
+    # Pseudo file systems are dropped by Prometheus itself: a series without fstype matches
+    # fstype!~"..." (its value is ""), so the other gauges are kept.
+    pseudo = "|".join(sorted(PSEUDO_FS))  # "." in fuse.lxcfs matches itself too
+    host = (
+        f"max by ({_HOST_LABELS}) "
+        f'({{__name__=~"{"|".join(_HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}})'
+    )
+    parts = [
+        "label_replace(sum by (instance, mode) "
+        f"(irate(node_cpu_seconds_total{{{m}}}[{RATE_WINDOW}])),"
+        ' "dltui", "cpu", "", "")',
+        f'label_replace(count by (instance) (node_cpu_seconds_total{{mode="idle"{extra}}}),'
+        ' "dltui", "cpus", "", "")',
+    ]
+    for tag, counter in _RATES:
+        parts.append(
+            f"label_replace(max by (instance, device) (irate({counter}{{{m}}}[{RATE_WINDOW}])),"
+            f' "dltui", "{tag}", "", "")'
+        )
+    return {"gpu": gpu, "host": host, "rates": " or ".join(parts)}

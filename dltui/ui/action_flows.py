@@ -1,0 +1,136 @@
+"""The dashboard's actions: confirm (node(s) and the exact command line), run in a worker,
+report one result per node. The policy itself (validation, privilege, verification, audit,
+read-only) is ``dltui.actions``; this module only asks and tells."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Literal
+
+from dltui.actions import policy
+from dltui.actions.audit import MemoryAudit
+from dltui.actions.policy import ActionResult, ActionSettings
+from dltui.actions.service import ActionService
+from dltui.core.units import known_units
+from dltui.transport.command import FleetRunner
+
+from .screens.confirm import ConfirmScreen
+from .screens.prompt import PromptScreen
+
+if TYPE_CHECKING:
+    from .app import DltuiApp
+
+_SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
+    policy.OK: "information",
+    policy.REFUSED: "warning",
+    policy.UNREACHABLE: "warning",
+}
+
+
+class ActionFlows:
+    def __init__(self, app: DltuiApp, transports: list, settings: ActionSettings) -> None:
+        self.app = app
+        self.runner = FleetRunner(transports)
+        self.simulated = any(getattr(t, "simulated", False) for t in transports)
+        self.service = ActionService(
+            self.runner, settings, MemoryAudit() if self.simulated else None
+        )
+        self.read_only = settings.read_only
+        self.results: dict[str, ActionResult] = {}  # newest result per node, for the unit pane
+
+    def available(self, node: str | None = None) -> bool:
+        """Whether actions are offered at all (hidden under --read-only and on a recording)."""
+        if self.read_only:
+            return False
+        if node is None:
+            return any(self.runner.can_run(n) for n in self.runner.by_node)
+        return self.runner.can_run(node)
+
+    def unit_of(self, node: str) -> str | None:
+        state = self.app.fleet.nodes.get(node)
+        units = state.sample.units if state is not None and state.sample is not None else []
+        pick = known_units(units) or units
+        return pick[0].name if pick else None
+
+    # -- unit ---------------------------------------------------------------------------------
+
+    def unit(self, nodes: list[str], verb: str, unit: str | None = None) -> None:
+        unit = unit or self.unit_of(nodes[0])
+        if unit is None:
+            self.app.notify("no training unit reported by this node", severity="warning")
+            return
+        self.app.run_worker(self._unit(nodes, verb, unit), group="actions", exit_on_error=False)
+
+    async def _unit(self, nodes: list[str], verb: str, unit: str) -> None:
+        lines = await asyncio.gather(*(self.service.preview_unit(n, verb, unit) for n in nodes))
+        title = f"{verb} {unit} on {len(nodes)} node{'s' if len(nodes) != 1 else ''}" + self._sim()
+        note = "verified after: a new InvocationID, active, stable" if verb != "stop" else ""
+        screen = ConfirmScreen(title, list(zip(nodes, lines, strict=True)), note)
+        if not await self._confirm(screen):
+            self.app.notify(f"{verb} {unit}: cancelled, nothing was sent")
+            return
+        for n in nodes:
+            self.app.notify(f"{n}: {verb} {unit}…", timeout=3)
+        results = await asyncio.gather(*(self.service.unit_change(n, verb, unit) for n in nodes))
+        self._report(results)
+
+    # -- signals ------------------------------------------------------------------------------
+
+    def signal(self, node: str) -> None:
+        def asked(text: str | None) -> None:
+            if text:
+                job = self._signal(node, text.strip())
+                self.app.run_worker(job, group="actions", exit_on_error=False)
+
+        prompt = PromptScreen("PID to TERM: ", placeholder="a GPU process or a process of the unit")
+        self.app.push_screen(prompt, asked)
+
+    async def _signal(self, node: str, pid: str, sig: str = "TERM") -> None:
+        state = self.app.fleet.nodes.get(node)
+        sample = state.sample if state else None
+        units = [u.name for u in sample.units] if sample else []
+        gpu_pids = [p.pid for g in sample.gpus for p in g.processes] if sample else []
+        line = await self.service.preview_signal(node, pid, sig, units, gpu_pids)
+        if isinstance(line, ActionResult):
+            self._report([line])
+            return
+        title = f"send {sig} to PID {pid}" + self._sim()
+        note = (
+            ""
+            if sig == "KILL"
+            else "if it does not exit, KILL is offered after a second confirmation"
+        )
+        if not await self._confirm(ConfirmScreen(title, [(node, line)], note)):
+            self.app.notify(f"signal {sig} {pid}: cancelled, nothing was sent")
+            return
+        result = await self.service.signal(node, pid, sig, units, gpu_pids)
+        self._report([result])
+        if sig == "TERM" and result.outcome == policy.FAILED and "still running" in result.message:
+            await self._signal(node, pid, "KILL")
+
+    # -- helpers ------------------------------------------------------------------------------
+
+    async def _confirm(self, screen: ConfirmScreen) -> bool:
+        answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+        def done(yes: bool | None) -> None:
+            if not answer.done():
+                answer.set_result(bool(yes))
+
+        self.app.push_screen(screen, done)
+        return await answer
+
+    def _sim(self) -> str:
+        return " (simulated: demo fleet)" if self.simulated else ""
+
+    def _report(self, results: list[ActionResult]) -> None:
+        for r in results:
+            self.results[r.node] = r
+            text = r.message + "".join("\n  " + d for d in r.details[:6])
+            self.app.notify(
+                text,
+                title=f"{r.node}: {r.action}: {r.outcome}",
+                severity=_SEVERITY.get(r.outcome, "error"),
+                timeout=8 if r.ok else 30,
+            )
+        self.app.actions_reported()

@@ -1,0 +1,437 @@
+"""Unit actions against a real systemd (see systemd_node.py): over real sshd, as a non-root
+operator with sudo -n, verified against InvocationID / ActiveState / NRestarts, audited."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dltui.actions.audit import AuditLog
+from dltui.actions.policy import (
+    FAILED,
+    NOT_PERMITTED,
+    OK,
+    REFUSED,
+    TIMEOUT,
+    UNREACHABLE,
+    ActionSettings,
+)
+from dltui.actions.service import ActionService
+from dltui.transport.command import TIMED_OUT, LocalRunner
+from dltui.transport.ssh import SshCommands
+from dltui.transport.ssh_options import SshOptions
+
+from .conftest import require
+from .systemd_node import SYSTEMCTL, SystemdNode, missing
+
+pytestmark = pytest.mark.systemd
+
+FAST = ActionSettings(settle_s=2.0, start_wait_s=15.0, timeout_s=20.0)
+
+
+@pytest.fixture(scope="session")
+def sd_nodes(tmp_path_factory):
+    """Two real systemd nodes; on the second, dl_train.service cannot start."""
+    why = missing()
+    require(why is None, why or "")
+    base = tmp_path_factory.mktemp("sdclient")
+    nodes = []
+    try:
+        for i in range(2):
+            nodes.append(SystemdNode(base / f"n{i}", i).start())
+        nodes[1].exec(
+            [
+                "sh",
+                "-c",
+                "mkdir -p /etc/systemd/system/dl_train.service.d && printf "
+                "'[Service]\\nExecStart=\\n"
+                "ExecStart=/bin/sh -c \"echo CUDA error: no device >&2; exit 2\"\\n' "
+                "> /etc/systemd/system/dl_train.service.d/broken.conf && systemctl daemon-reload",
+            ]
+        )
+        # one ssh config naming both nodes
+        config = base / "ssh_config"
+        config.write_text("".join((n.base / "ssh_config").read_text() for n in nodes))
+        yield nodes, str(config)
+    finally:
+        for n in nodes:
+            n.close()
+        for n in nodes:
+            intact = n.canary_intact()
+            n.remove_canary()
+            assert intact, f"the host's /tmp lost {n.canary} while a systemd node ran"
+
+
+@pytest.fixture
+def client(sd_nodes, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    nodes, config = sd_nodes
+    return (
+        nodes,
+        SshOptions(ssh_config=config),
+        AuditLog(tmp_path / "state" / "dltui" / "audit.jsonl"),
+    )
+
+
+def _service(options, audit, settings=FAST):
+    commands = SshCommands(options)
+    return commands, ActionService(commands, settings, audit)
+
+
+async def _with(options, audit, job, settings=FAST):
+    commands, service = _service(options, audit, settings)
+    try:
+        return await job(service)
+    finally:
+        await commands.close()
+
+
+def test_host_tmp_is_untouched_by_the_systemd_nodes(sd_nodes):
+    nodes, _ = sd_nodes
+    for n in nodes:
+        assert n.canary_intact()
+        assert n.exec(["stat", "-f", "-c", "%T", "/"]).stdout.strip() == "overlayfs"
+        assert n.exec(["systemctl", "is-system-running"], check=False).stdout.strip() in (
+            "running",
+            "degraded",
+        )
+
+
+def test_restart_as_operator_via_sudo_is_verified_by_a_new_invocation(client):
+    nodes, options, audit = client
+    node = nodes[0]
+    before = node.show("dl_train.service", "InvocationID")
+    result = asyncio.run(
+        _with(options, audit, lambda s: s.unit_change("sdnode0", "restart", "dl_train.service"))
+    )
+    assert result.outcome == OK, result
+    after = node.show("dl_train.service", "InvocationID")
+    assert after != before and result.unit.invocation_id == after
+    assert node.show("dl_train.service", "ActiveState") == "active"
+    assert result.argv == (
+        "timeout",
+        "-k",
+        "2",
+        "20",
+        "sudo",
+        "-n",
+        SYSTEMCTL,
+        "restart",
+        "dl_train.service",
+    )
+    entry = audit.entries()[-1]
+    assert (
+        entry["node"] == "sdnode0" and entry["outcome"] == OK and entry["argv"] == list(result.argv)
+    )
+    assert entry["user"] and entry["duration_s"] > 0
+
+
+def test_a_unit_that_fails_to_start_is_reported_with_its_journal(client):
+    nodes, options, audit = client
+    result = asyncio.run(
+        _with(options, audit, lambda s: s.unit_change("sdnode0", "restart", "broken.service"))
+    )
+    assert result.outcome == FAILED
+    assert "restarted but failed" in result.message and "Result=" in result.message
+    assert any("FileNotFoundError: /data/imagenet/train" in line for line in result.details), (
+        result.details
+    )
+
+
+def test_sudo_refusal_is_a_plain_message_and_the_suggested_line_works(client):
+    nodes, options, audit = client
+    node = nodes[0]
+    original = node.sudoers_text()
+    try:
+        refused = asyncio.run(
+            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
+        )
+        assert refused.outcome == NOT_PERMITTED
+        assert (
+            "a password is required" in refused.message
+            and "never types a password" in refused.message
+        )
+        line = refused.details[0]
+        assert line == f"ops ALL=(root) NOPASSWD: {SYSTEMCTL} start dl_eval.service"
+        assert node.show("dl_eval.service", "ActiveState") == "inactive"  # nothing happened
+        node.install_sudoers_text(original + line + "\n")
+        done = asyncio.run(
+            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
+        )
+        assert done.outcome == OK, done
+        assert node.show("dl_eval.service", "ActiveState") == "active"
+        # sudo still refuses everything else
+        other = node.exec(["sudo", "-n", SYSTEMCTL, "stop", "ssh.service"], user="ops", check=False)
+        assert other.returncode != 0
+    finally:
+        node.install_sudoers_text(original)
+        node.exec(["systemctl", "stop", "dl_eval.service"], check=False)
+
+
+def test_read_only_refuses_and_sends_nothing(client):
+    nodes, options, audit = client
+    before = nodes[0].show("dl_train.service", "InvocationID")
+    ro = ActionSettings(read_only=True)
+    result = asyncio.run(
+        _with(options, audit, lambda s: s.unit_change("sdnode0", "restart", "dl_train.service"), ro)
+    )
+    assert result.outcome == REFUSED and result.argv is None
+    assert nodes[0].show("dl_train.service", "InvocationID") == before
+    assert audit.entries()[-1]["outcome"] == REFUSED
+
+
+def test_a_hanging_remote_command_is_cut_off_and_reported(client):
+    nodes, options, audit = client
+    nodes[0].exec(["systemctl", "start", "hang.service"])  # running: its stop (so a restart) hangs
+    hang = ActionSettings(settle_s=1.0, timeout_s=2.0)
+    result = asyncio.run(
+        _with(options, audit, lambda s: s.unit_change("sdnode0", "restart", "hang.service"), hang)
+    )
+    assert result.outcome == TIMEOUT, result
+    assert "cut off" in result.message
+
+
+def test_a_command_that_hangs_locally_is_cut_off():
+    result = asyncio.run(LocalRunner().run_command("localhost", ["sleep", "30"], 0.5))
+    assert result.problem == TIMED_OUT and result.exit_status is None
+
+
+def _cli(args, env_home, config_text=""):
+    cfg = env_home / "config.toml"
+    cfg.write_text(config_text)
+    env = dict(
+        os.environ,
+        HOME=str(env_home),
+        XDG_STATE_HOME=str(env_home / "state"),
+        PYTHONPATH=os.getcwd(),
+    )
+    env.pop("SSH_AUTH_SOCK", None)
+    return subprocess.run(
+        [sys.executable, "-m", "dltui", args[0], "--config", str(cfg), *args[1:]],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_cli_multi_node_restart_one_node_fails(sd_nodes, tmp_path):
+    _, config = sd_nodes
+    done = _cli(
+        ["unit", "restart", "dl_train.service", "sdnode0", "sdnode1", "--yes", "-F", config],
+        tmp_path,
+        "[actions]\nsettle_s = 2\n",
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("sdnode0: ok: dl_train.service restarted")
+    assert lines[1].startswith("sdnode1: failed:") and "but failed" in lines[1]
+    assert any("CUDA error: no device" in line for line in lines[2:]), done.stdout
+
+
+def test_cli_changes_need_yes_and_read_only_refuses(sd_nodes, tmp_path):
+    nodes, config = sd_nodes
+    before = nodes[0].show("dl_train.service", "InvocationID")
+    no_yes = _cli(["unit", "restart", "dl_train.service", "sdnode0", "-F", config], tmp_path)
+    assert no_yes.returncode == 1 and "--yes" in no_yes.stdout
+    assert f"sudo -n {SYSTEMCTL} restart dl_train.service" in no_yes.stdout
+    flag = _cli(
+        ["unit", "restart", "dl_train.service", "sdnode0", "--yes", "--read-only", "-F", config],
+        tmp_path,
+    )
+    assert (
+        flag.returncode == 1
+        and flag.stdout.strip()
+        == "sdnode0: refused: read-only: actions that change a node are disabled"
+    )
+    conf = _cli(
+        ["unit", "stop", "dl_train.service", "sdnode0", "--yes", "-F", config],
+        tmp_path,
+        "read_only = true\n",
+    )
+    assert conf.returncode == 1 and "read-only" in conf.stdout
+    assert nodes[0].show("dl_train.service", "InvocationID") == before
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "dl_train.service; reboot",
+        "$(id)",
+        "`id`",
+        "dl_train.service\nreboot",
+        "../dl_train.service",
+        "--help",
+    ],
+)
+def test_cli_injection_is_refused_before_anything_is_sent(sd_nodes, tmp_path, unit):
+    nodes, config = sd_nodes
+    before = nodes[0].show("dl_train.service", "InvocationID")
+    done = _cli(["unit", "restart", "--yes", "-F", config, "--", unit, "sdnode0"], tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("sdnode0: refused: ") and len(done.stdout.splitlines()) == 1
+    assert nodes[0].show("dl_train.service", "InvocationID") == before
+    assert nodes[0].exec(["systemctl", "is-system-running"], check=False).stdout.strip() in (
+        "running",
+        "degraded",
+    )
+
+
+def test_cli_status_and_logs(sd_nodes, tmp_path):
+    _, config = sd_nodes
+    status = _cli(["unit", "status", "dl_train.service", "sdnode0", "-F", config], tmp_path)
+    assert status.returncode == 0 and "dl_train.service: active/running" in status.stdout
+    missing_unit = _cli(["unit", "status", "nosuch.service", "sdnode0", "-F", config], tmp_path)
+    assert missing_unit.returncode == 0 and "not-found" in missing_unit.stdout
+    logs = _cli(
+        ["unit", "logs", "dl_train.service", "sdnode0", "--lines", "5", "-F", config], tmp_path
+    )
+    assert logs.returncode == 0 and "step " in logs.stdout
+
+
+def test_cli_unreachable_node_exits_3(sd_nodes, tmp_path):
+    _, config = sd_nodes
+    with open(config) as f:
+        text = f.read()
+    cfg = tmp_path / "ssh_config"
+    cfg.write_text(text + "Host ghost\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 2\n")
+    done = _cli(
+        ["unit", "status", "dl_train.service", "sdnode0", "ghost", "-F", str(cfg)], tmp_path
+    )
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "ghost: unreachable:" in done.stdout
+
+
+def test_signal_refuses_a_process_that_is_neither_gpu_nor_unit(client):
+    nodes, options, audit = client
+    sshd = nodes[0].show("ssh.service", "MainPID")
+    result = asyncio.run(
+        _with(options, audit, lambda s: s.signal("sdnode0", sshd, "TERM", ["dl_train.service"]))
+    )
+    assert result.outcome == REFUSED and "neither a GPU process" in result.message
+    assert nodes[0].show("ssh.service", "MainPID") == sshd
+
+
+def test_unreachable_outcome_without_connection(tmp_path):
+    runner = SshCommands(SshOptions(ssh_config=str(tmp_path / "none")))
+    svc = ActionService(runner, FAST, AuditLog(tmp_path / "a.jsonl"))
+
+    async def go():
+        try:
+            return await svc.status("127.0.0.1:1", "dl_train.service")
+        finally:
+            await runner.close()
+
+    assert asyncio.run(go()).outcome == UNREACHABLE
+
+
+def _logins(node) -> int:
+    """SSH logins the node's sshd has accepted so far (one per connection, not per session)."""
+    out = node.exec(["journalctl", "-u", "ssh.service", "-o", "cat", "--no-pager"]).stdout
+    return out.count("Accepted publickey")
+
+
+async def _until(cond, what, seconds=30.0):
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while not cond():
+        if loop.time() > deadline:
+            raise AssertionError(f"gave up waiting for {what() if callable(what) else what}")
+        await asyncio.sleep(0.1)
+
+
+def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(client):
+    """The real probe over SSH reports the unit and its checkpoints; KILL of MainPID, sent on the
+    probe's own connection, makes systemd restart it (NRestarts rises) until unit_flapping opens."""
+    from dltui.config import Config
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.transport.ssh import SshFleet
+
+    nodes, options, audit = client
+    name = "sdnode0-root"
+
+    async def go():
+        fleet = FleetState(
+            [name], engine=build_engine(Config(rules={"unit_flapping": {"restarts": 2}}))
+        )
+        ssh = SshFleet(
+            [name],
+            1.0,
+            options,
+            lambda n: (("dl_train.service", "nosuch.service"), "/var/lib/ckpt/*.pt"),
+        )
+        task = asyncio.create_task(ssh.run(fleet))
+        node = fleet.nodes[name]
+
+        def unit():
+            units = node.sample.units if node.sample else []
+            return next((u for u in units if u.name == "dl_train.service"), None)
+
+        try:
+            await _until(
+                lambda: unit() is not None and unit().active_state == "active",
+                lambda: f"the unit ({node.status} {node.sample.units if node.sample else None})",
+            )
+            assert [u.name for u in node.sample.units] == [
+                "dl_train.service",
+                "nosuch.service",
+            ]  # config order
+            assert (
+                node.sample.units[1].load_state == "not-found"
+                and node.sample.units[1].error is None
+            )
+            service = ActionService(ssh, FAST, audit)
+            logins = _logins(nodes[0])
+            assert logins >= 1  # the probe's own connection is in the log
+            for _ in range(2):
+                before = unit().restarts_total
+                result = await service.signal(name, unit().main_pid, "KILL", ["dl_train.service"])
+                assert result.outcome == OK and "a process of dl_train.service" in result.message, (
+                    result
+                )
+                await _until(
+                    lambda before=before: unit().restarts_total == before + 1
+                    and unit().active_state == "active",
+                    "NRestarts to rise",
+                )
+            await _until(lambda: ("unit_flapping", None) in node.alerts, "unit_flapping")
+            # every command went as a new session on the probe's connection: no new login
+            assert _logins(nodes[0]) == logins
+            # each restart (a new invocation) made the probe poll again, the checkpoint glob too
+            assert node.sample.checkpoint.newest_path.startswith("/var/lib/ckpt/step-")
+            assert node.sample.checkpoint.matched_files >= 1
+            assert "restarted itself 2 times" in node.alerts[("unit_flapping", None)].message
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    asyncio.run(go())
+
+
+def test_the_journal_is_followed_after_its_cursor(client):
+    """journalctl -u UNIT -o json once, then --after-cursor: new lines only, none twice."""
+    from dltui.actions.journal import JournalFollower
+
+    nodes, options, _ = client
+
+    async def go():
+        commands = SshCommands(options)
+        try:
+            follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
+            first = await follower.poll()
+            assert len(first) == 5 and follower.cursor and follower.problem is None
+            await asyncio.sleep(2.5)  # the unit prints a line a second
+            later = await follower.poll()
+            assert later and not set(later) & set(first)
+            assert any("step " in line for line in later)
+        finally:
+            await commands.close()
+
+    asyncio.run(go())

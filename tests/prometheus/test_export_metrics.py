@@ -1,0 +1,116 @@
+"""The exporter's page: Prometheus names and units, absent values absent, escaping, alerts,
+and a page that ``promtool check metrics`` (the real tool) accepts."""
+
+from __future__ import annotations
+
+from dltui.core import status as st
+from dltui.core.models import FilesystemSample, GpuFacts, GpuSample, MemorySample, NodeFacts, Sample
+from dltui.core.rules import build_engine
+from dltui.core.state import FleetState
+from dltui.core.timeline import Alert
+from dltui.export.metrics import CachedPage, escape_label, render
+from dltui.transport.demo import DemoTransport
+
+from .tools import promtool_check
+
+
+def _series(text: str) -> dict[str, float]:
+    out = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            key, value = line.rsplit(" ", 1)
+            out[key] = float(value)
+    return out
+
+
+def _one_node() -> FleetState:
+    fleet = FleetState(["gpu01"])
+    fleet.on_status("gpu01", st.OK)
+    fleet.on_hello(
+        "gpu01", NodeFacts(hostname="gpu01", gpus=[GpuFacts(0, name="NVIDIA H100", uuid="GPU-a")])
+    )
+    gpu = GpuSample(
+        0,
+        utilization_percent=87.0,
+        memory_used_mib=1024.0,
+        temperature_c=0.0,
+        memory_temperature_c=None,
+        power_w=310.5,
+        sm_clock_mhz=1980.0,
+    )
+    fleet.on_sample(
+        "gpu01",
+        Sample(
+            time=1700000000.0,
+            memory=MemorySample(total_bytes=64 * 2**30, used_bytes=None),
+            filesystems=[FilesystemSample('/mnt/we"ird\\dir\nx', fstype="ext4", total_bytes=100)],
+            gpus=[gpu],
+        ),
+    )
+    return fleet
+
+
+def test_gpu_values_in_base_units_with_node_gpu_uuid_model_labels():
+    s = _series(render(_one_node()))
+    lab = 'node="gpu01",gpu="0",uuid="GPU-a",model="NVIDIA H100"'
+    assert s[f"dltui_gpu_utilization_ratio{{{lab}}}"] == 0.87
+    assert s[f"dltui_gpu_memory_used_bytes{{{lab}}}"] == 1024 * 2**20
+    assert s[f"dltui_gpu_power_watts{{{lab}}}"] == 310.5
+    assert s[f"dltui_gpu_sm_clock_hertz{{{lab}}}"] == 1980e6
+    assert s[f"dltui_gpu_temperature_celsius{{{lab}}}"] == 0.0  # a real 0 is kept
+
+
+def test_a_value_not_reported_is_an_absent_series_never_zero():
+    text = render(_one_node())
+    assert "dltui_gpu_memory_temperature_celsius" not in text
+    assert "dltui_memory_used_bytes" not in text
+    assert "dltui_memory_total_bytes" in text
+    assert "dltui_cpu_utilization_ratio" not in text  # the sample had no CPU at all
+
+
+def test_label_values_are_escaped_and_promtool_accepts_them():
+    text = render(_one_node())
+    assert 'mountpoint="/mnt/we\\"ird\\\\dir\\nx"' in text
+    assert escape_label('a\\b"c\nd') == 'a\\\\b\\"c\\nd'
+    check = promtool_check(text)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_open_alerts_are_series_of_value_one_with_node_gpu_rule_severity():
+    fleet = _one_node()
+    node = fleet.nodes["gpu01"]
+    node.alerts[("thermal", 0)] = Alert("thermal", "critical", "hot", since=1700000000.0, gpu=0)
+    node.alerts[("node_stale", None)] = Alert("node_stale", "warning", "late", since=1.0)
+    s = _series(render(fleet))
+    assert s['dltui_alert{node="gpu01",gpu="0",rule="thermal",severity="critical"}'] == 1
+    assert s['dltui_alert{node="gpu01",rule="node_stale",severity="warning"}'] == 1
+
+
+def test_node_status_and_up():
+    fleet = _one_node()
+    fleet.on_status("gpu01", st.UNREACHABLE, "connection refused")
+    s = _series(render(fleet))
+    assert s['dltui_node_up{node="gpu01"}'] == 0
+    assert s['dltui_node_status{node="gpu01",status="unreachable"}'] == 1
+
+
+def test_no_label_names_a_process():
+    demo = DemoTransport(nodes=4, gpus=8)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 130)
+    text = render(fleet)
+    assert "pid" not in text.lower()
+    assert "dltui_alert{" in text  # the demo fleet has open alerts by now
+    check = promtool_check(text)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_cached_page_renders_once_per_fleet_change():
+    demo = DemoTransport(nodes=2, gpus=2)
+    fleet = FleetState(demo.names, clock=demo.clock)
+    demo.step_into(fleet, 2)
+    page = CachedPage(fleet)
+    first = page.body()
+    assert page.body() is first and page.renders == 1
+    demo.step_into(fleet, 1)
+    assert page.body() != first and page.renders == 2

@@ -1,0 +1,119 @@
+"""The unit pane, the confirm dialog and the actions on the demo fleet (simulated actions),
+and their absence under --read-only."""
+
+from dltui.actions.policy import ActionSettings
+from dltui.config import Config
+from dltui.ui.action_flows import ActionFlows
+from dltui.ui.screens import ConfirmScreen, NodeScreen
+from dltui.ui.widgets import UnitPane
+
+from .demo_fleet import demo_app, feed
+
+FULL = (160, 48)
+
+
+def _with_actions(app, demo, read_only=False):
+    """The demo's simulated actions (the app in these tests runs no transport of its own)."""
+    app.actions = ActionFlows(
+        app, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
+    )
+
+
+def test_unit_pane_of_the_crash_looping_node(snap_compare):
+    """gpu08 drilled into: the unit_flapping alert; the Training unit pane with dl_train.service
+    active/running, restarts 7, last exit 1 (exit-code), and the journal tail (simulated) ending
+    in a CUDA illegal memory access; the GPU processes marked ◆ dl_train.service."""
+    app, demo = demo_app()
+
+    async def run_before(pilot):
+        feed(app, demo)
+        _with_actions(app, demo)
+        app.open_node("gpu08")
+        await _until(pilot, lambda: any(len(p.journal) >= 3 for p in app.screen.query(UnitPane)))
+
+    assert snap_compare(app, terminal_size=FULL, run_before=run_before)
+
+
+def test_confirm_dialog_of_a_fleet_restart(snap_compare):
+    """Fleet screen, gpu01 and gpu02 picked (▶) with space, R: the dialog names both nodes with the
+    exact line each will run (timeout -k 2 90 systemctl restart dl_train.service: demo nodes
+    answer as root), marked simulated, y / n at the bottom."""
+    app, demo = demo_app()
+
+    async def run_before(pilot):
+        feed(app, demo)
+        _with_actions(app, demo)
+        await pilot.pause()
+
+    assert snap_compare(
+        app, press=["space", "space", "R", "wait:400"], terminal_size=FULL, run_before=run_before
+    )
+
+
+async def test_restart_from_the_node_screen_is_confirmed_then_verified():
+    app, demo = demo_app()
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        _with_actions(app, demo)
+        app.open_node("gpu01")
+        await pilot.pause()
+        before = demo._nodes[0].unit.invocation
+        await pilot.press("R")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.lines == [("gpu01", "timeout -k 2 90 systemctl restart dl_train.service")]
+        await pilot.press("n")
+        await pilot.pause()
+        assert demo._nodes[0].unit.invocation == before  # cancelled: nothing sent
+        await pilot.press("R")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await _until(pilot, lambda: "gpu01" in app.actions.results)
+        result = app.actions.results["gpu01"]
+        assert result.ok and "restarted" in result.message
+        assert demo._nodes[0].unit.invocation != before
+        assert app.actions.service.audit.entries()[-1]["simulated"] is True
+
+
+async def test_read_only_hides_every_action():
+    app, demo = demo_app()
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        _with_actions(app, demo, read_only=True)
+        app.open_node("gpu01")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, NodeScreen)
+        assert screen.check_action("unit", ("restart",)) is False
+        assert screen.check_action("signal", ()) is False
+        assert not [c for c in app._action_commands()]
+        await pilot.press("R")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmScreen)
+        _with_actions(app, demo, read_only=False)
+        assert screen.check_action("unit", ("restart",)) is True
+        assert [c.title for c in app._action_commands()][0] == "Restart the training unit"
+
+
+async def test_the_unit_badge_filters_the_fleet():
+    app, demo = demo_app()
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        await pilot.pause()
+        app.execute("filter unit=flapping")
+        await pilot.pause()
+        table = app.screen.query_one("FleetTable")
+        assert [n.name for n in table.nodes] == ["gpu08"]
+
+
+async def _until(pilot, cond, tries=100):
+    for _ in range(tries):
+        if cond():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition never held")
+
+
+def test_config_read_only_reaches_the_app():
+    app, _ = demo_app()
+    assert app.actions.available() is False  # no transport that can act
+    assert ActionSettings.from_config(Config(read_only=True)).read_only
