@@ -8,12 +8,14 @@ PY     := $(VENV)/bin/python
 ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
 # network namespaces and tc; Prometheus, promtool and node_exporter for the exporter and the
-# Prometheus source; systemd, sudo and util-linux for the real systemd test nodes.
+# Prometheus source; systemd, sudo and util-linux for the real systemd test nodes; stress-ng,
+# fio and iperf3 for the burn-in.
 SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
 	/usr/bin/prometheus /usr/bin/promtool /usr/bin/prometheus-node-exporter \
-	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv
+	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv \
+	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
-	systemd sudo util-linux
+	systemd sudo util-linux stress-ng fio iperf3
 # The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it).
 BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux
 BENCH_APT_PACKAGES := prometheus-node-exporter tmux

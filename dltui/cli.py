@@ -13,7 +13,7 @@ from dltui.transport.hostspec import HostSpecError
 from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh_options import SshOptions
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", *actions_cli.SUBCOMMANDS)
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "burn-in", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -125,6 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_export(sub, _common, HOST_HELP)
     actions_cli.add_parsers(sub, _common)
+    sub.add_parser("burn-in", help="start, attach to or stop a burn-in (dltui burn-in --help)", add_help=False)
     return parser
 
 
@@ -168,6 +169,11 @@ SNAPSHOT_USAGE_ERROR = 3
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["burn-in"]:  # its own parser and handler (dltui/burnin/cli.py)
+        from dltui.burnin.cli import EntryLayer
+        from dltui.burnin.cli import main as burn_in
+
+        return burn_in(argv[1:], EntryLayer(HOST_HELP, _common, settings))
     error_code = SNAPSHOT_USAGE_ERROR if argv[:1] == ["snapshot"] else USAGE_ERROR
     try:
         args = parse(argv)

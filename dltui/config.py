@@ -16,6 +16,9 @@ The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/co
     [rules.gpu_temp_high]        # any rule's thresholds, see the README
     warning = 83
 
+    [burnin]                     # burn-in verdict thresholds, see dltui/burnin/verdict.py
+    temperature_max_c = 85
+
     [groups.training]            # per node group overrides
     hosts = ["gpu0*"]
     [groups.training.rules.gpu_temp_high]
@@ -57,6 +60,7 @@ class Config:
     rules: dict[str, dict[str, Any]] = field(default_factory=dict)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     actions: dict[str, Any] = field(default_factory=dict)  # [actions], see dltui/actions/policy.py
+    burnin: dict[str, Any] = field(default_factory=dict)  # [burnin]: verdict thresholds
     source: str | None = None  # the file read, for messages
 
 
@@ -89,6 +93,7 @@ def load(path: str | None = None) -> Config:
         cfg.rules = {k: dict(v) for k, v in data.get("rules", {}).items()}
         cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}
         cfg.actions = dict(data.get("actions", {}))
+        cfg.burnin = dict(data.get("burnin", {}))
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"{file}: {exc}") from None
     if cfg.interval_s <= 0:

@@ -26,19 +26,24 @@ _HERE = Path(__file__).resolve().parent
 # GPU never pays for ``pynvml`` (330 KB of source). ``-I -S`` keeps the node's site-packages
 # and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
 # Only cheap imports here: ``importlib.abc``/``util`` alone cost a cold probe ~20 ms of CPU.
-_LOADER = (
-    "import sys,zlib,marshal\n"
-    "from importlib.machinery import ModuleSpec\n"
-    "S=marshal.loads(D)\n"
-    "class L:\n"
-    " def find_spec(s,n,p,t=None):\n"
-    "  if n in S:return ModuleSpec(n,s,is_package=n==%(pkg)r)\n"
-    " def create_module(s,spec):return None\n"
-    " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
-    "sys.meta_path.insert(0,L())\n"
-    "from %(pkg)s.main import main\n"
-    "sys.exit(main(sys.argv[1:]))\n"
-) % {"pkg": PACKAGE}
+def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main") -> str:
+    """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
+    return (
+        "import sys,zlib,marshal\n"
+        "from importlib.machinery import ModuleSpec\n"
+        "S=marshal.loads(D)\n"
+        "class L:\n"
+        " def find_spec(s,n,p,t=None):\n"
+        "  if n in S:return ModuleSpec(n,s,is_package=n in %(pkgs)r)\n"
+        " def create_module(s,spec):return None\n"
+        " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
+        "sys.meta_path.insert(0,L())\n"
+        "from %(entry)s import main\n"
+        "sys.exit(main(sys.argv[1:]))\n"
+    ) % {"pkgs": packages, "entry": entry}
+
+
+_LOADER = loader()
 
 # This module runs on the operator's side; the `-q` text parser serves only captures read
 # there (tests, triage of pasted output): the probe never runs `nvidia-smi -q`.

@@ -159,6 +159,10 @@ class DltuiApp(App[int]):
             if arg not in self.available_themes:
                 raise ValueError(f"themes: {', '.join(self.theme_names or self.available_themes)}")
             self.theme = arg
+        elif verb in ("burnin", "attach"):
+            from .burnin_launch import open_burnin
+
+            open_burnin(self, verb, arg)
         elif verb == "node":
             if arg not in self.fleet.nodes:
                 raise ValueError(f"no node named {arg!r}")

@@ -8,6 +8,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compact": ("compact", "switch between rows and the compact view"),
     "node": ("node NAME", "open a node"),
     "theme": ("theme NAME", "switch theme (no NAME: list them)"),
+    "burnin": ("burnin [DURATION]", "burn-in on the picked (else shown) nodes, default 2h"),
+    "attach": ("attach RUN", "follow a running burn-in on the picked (else shown) nodes"),
     "help": ("help", "this help"),
     "quit": ("q, quit", "quit"),
 }

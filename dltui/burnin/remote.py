@@ -1,0 +1,340 @@
+"""The operator's side of a burn-in over SSH: start the node-side driver, follow its samples
+from an offset (reattaching after any drop without losing one), fetch its outputs, stop it.
+
+Connections come from dltui's SSH code (``transport.ssh``: the SSH config, checked host keys,
+shared jump connections, never a password prompt). ``NodeShell`` is this module's own small
+seam: one command per SSH session on a node's connection, reopened when it died.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncssh
+
+from dltui.core import status as st
+from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.transport.base import Sink
+from dltui.transport.hostspec import HostSpecError, parse_destination
+from dltui.transport.protocol import ProbeReader
+from dltui.transport.ssh import _Connector, _Hop, _JumpPool, backoff_s
+from dltui.transport.ssh_errors import Failure, describe
+from dltui.transport.ssh_options import SshOptions
+
+from . import ship
+
+COMMAND_TIMEOUT_S = 120.0
+
+
+@dataclass
+class Result:
+    exit_status: int | None
+    stdout: bytes
+    stderr: bytes
+
+    def json_line(self) -> dict[str, Any]:
+        """The last JSON line the driver printed, or a reason built from what it said."""
+        for line in reversed(self.stdout.decode(errors="replace").splitlines()):
+            if line.startswith("{"):
+                try:
+                    return dict(json.loads(line))
+                except ValueError:
+                    break
+        said = (self.stderr or self.stdout).decode(errors="replace").strip().splitlines()
+        return {
+            "ok": False,
+            "reason": f"exit {self.exit_status}: {said[-1] if said else 'no output'}",
+        }
+
+
+class NodeShell:
+    """Commands on nodes, one SSH connection per node (reused, reopened after a drop)."""
+
+    def __init__(self, options: SshOptions):
+        self.options = options
+        self.connector = _Connector(options)
+        self.jumps = _JumpPool(self.connector)
+        self.hops: dict[str, _Hop] = {}
+
+    async def connection(self, name: str) -> _Hop:
+        hop = self.hops.get(name)
+        if hop is not None and not hop.client.closed:
+            return hop
+        try:
+            dest = parse_destination(name)
+        except HostSpecError as exc:
+            raise Failure(st.UNREACHABLE, str(exc)) from None
+        jump = await self.jumps.tunnel(self.connector.route(dest))
+        hop = await self.connector.open(dest, jump.conn if jump else None)
+        self.hops[name] = hop
+        return hop
+
+    def hostname(self, name: str) -> str:
+        """The address the SSH config gives a node (for a peer to reach it)."""
+        return self.connector.config.settings(parse_destination(name)).hostname
+
+    async def run(
+        self,
+        name: str,
+        command: str,
+        stdin: bytes | None = None,
+        timeout_s: float = COMMAND_TIMEOUT_S,
+    ) -> Result:
+        hop = await self.connection(name)
+        try:
+            proc = await asyncio.wait_for(
+                hop.conn.run(command, input=stdin, encoding=None, check=False), timeout_s
+            )
+        except (asyncssh.Error, OSError) as exc:
+            raise describe(exc, hop.settings, None) from None
+        except asyncio.TimeoutError:  # noqa: UP041 - not the builtin before Python 3.11
+            raise Failure(st.TIMEOUT, f"{name}: no answer in {timeout_s:g} s") from None
+        return Result(proc.exit_status, _bytes(proc.stdout), _bytes(proc.stderr))
+
+    async def drop(self, name: str) -> None:
+        hop = self.hops.pop(name, None)
+        if hop is not None:
+            await hop.close()
+
+    async def close(self) -> None:
+        for name in list(self.hops):
+            await self.drop(name)
+        await self.jumps.close()
+
+
+def _bytes(data: bytes | str | None) -> bytes:
+    return data.encode() if isinstance(data, str) else bytes(data or b"")
+
+
+# --- what a node's run looks like from here ------------------------------------------------
+
+
+class RunCollector:
+    """A ``Sink`` that keeps a node's run (facts, samples, events) and passes it on."""
+
+    def __init__(self, then: Sink | None = None):
+        self.then = then
+        self.facts: NodeFacts | None = None
+        self.samples: list[Sample] = []
+        self.events: list[NodeEvent] = []
+
+    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+        if self.then is not None:
+            self.then.on_status(name, status, reason)
+
+    def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
+        self.facts = facts
+        if self.then is not None:
+            self.then.on_hello(name, facts, interval_s)
+
+    def on_sample(self, name: str, sample: Sample) -> None:
+        self.samples.append(sample)
+        if self.then is not None:
+            self.then.on_sample(name, sample)
+
+    def on_event(self, name: str, event: NodeEvent) -> None:
+        self.events.append(event)
+        if self.then is not None:
+            self.then.on_event(name, event)
+
+
+@dataclass
+class NodeRunView:
+    """One node's run as followed: where we are in its samples file, its last status."""
+
+    node: str
+    run_id: str
+    collector: RunCollector
+    offset: int = 0
+    status: dict[str, Any] = field(default_factory=dict)
+    ended: bool = False
+    reattached: int = 0  # how many times the follow was resumed after a drop
+    reason: str | None = None  # the last connection trouble, in words
+    reader: ProbeReader | None = None
+
+    def __post_init__(self) -> None:
+        self.reader = ProbeReader(self.node, self.collector)
+
+
+async def start(shell: NodeShell, node: str, args: list[str]) -> dict[str, Any]:
+    """Sends the driver and starts the run; {"ok": True, "dir", "launcher"} or a reason."""
+    python = shell.options.python
+    res = await shell.run(node, ship.start_command(args, python), ship.driver_script().encode())
+    return res.json_line()
+
+
+async def stop(shell: NodeShell, node: str, run_id: str, wait_s: float = 60.0) -> dict[str, Any]:
+    res = await shell.run(
+        node, ship.stop_command(run_id, wait_s, shell.options.python), timeout_s=wait_s + 30
+    )
+    return res.json_line()
+
+
+async def fetch(shell: NodeShell, node: str, run_id: str, names: list[str]) -> dict[str, bytes]:
+    """The named files of the run directory (missing ones left out)."""
+    res = await shell.run(node, ship.fetch_command(run_id, names))
+    out: dict[str, bytes] = {}
+    data, pos = res.stdout, 0
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        name, _, size = data[pos:end].decode().rpartition(" ")
+        pos = end + 1
+        if int(size) >= 0:
+            out[name] = data[pos : pos + int(size)]
+            pos += int(size)
+    return out
+
+
+async def put(shell: NodeShell, node: str, run_id: str, name: str, data: bytes) -> None:
+    await shell.run(node, ship.put_command(run_id, name), data)
+
+
+async def follow_once(
+    shell: NodeShell, view: NodeRunView, on_status: Callable[[NodeRunView], None] | None = None
+) -> bool:
+    """Follows from ``view.offset`` until the run ended (True) or the stream broke (False).
+
+    The offset advances only past whole sample-file lines that reached the reader, so a
+    resumed follow starts exactly at the first line this side has not seen."""
+    hop = await shell.connection(view.node)
+    command = ship.follow_command(view.run_id, view.offset, shell.options.python)
+    try:
+        proc = await hop.conn.create_process(command, encoding=None)
+    except (asyncssh.Error, OSError) as exc:
+        raise describe(exc, hop.settings, None) from None
+    proc.stdin.write_eof()  # nothing to say to it (close() would close the whole channel)
+    try:
+        while True:
+            line = await proc.stdout.readline()
+            if not line:
+                break
+            if line.startswith(b'{"type":"burnin-'):
+                msg = json.loads(line)
+                if msg["type"] == "burnin-status":
+                    view.status = msg["status"]
+                    if on_status is not None:
+                        on_status(view)
+                elif msg["type"] == "burnin-end":
+                    view.ended = True
+                    return True
+                continue
+            if not line.endswith(b"\n"):
+                break  # cut off by the drop: read again from its start next time
+            assert view.reader is not None
+            view.reader.feed(line)
+            view.offset += len(line)
+    except (asyncssh.Error, OSError) as exc:
+        raise describe(exc, hop.settings, None) from None
+    finally:
+        proc.close()
+    if proc.exit_status == 5:  # no such run on the node
+        raise Failure(st.PROBE_FAILED, (await _said(proc)) or f"no burn-in run {view.run_id}")
+    return False
+
+
+async def _said(proc: asyncssh.SSHClientProcess) -> str:
+    try:
+        return (await asyncio.wait_for(proc.stderr.read(), 1.0)).decode(errors="replace").strip()
+    except (asyncio.TimeoutError, asyncssh.Error, OSError):  # noqa: UP041 - 3.10
+        return ""
+
+
+async def follow(
+    shell: NodeShell,
+    view: NodeRunView,
+    on_status: Callable[[NodeRunView], None] | None = None,
+    sink_status: Callable[[str, str, str | None], None] | None = None,
+) -> None:
+    """Follows to the end, reconnecting with backoff after any drop (the run goes on there)."""
+    attempt = 0
+    while not view.ended:
+        try:
+            if await follow_once(shell, view, on_status):
+                return
+            raise Failure(st.RECONNECTING, "the follow stream ended early")
+        except Failure as failure:
+            if failure.status == st.PROBE_FAILED:
+                view.reason = failure.reason
+                raise
+            attempt += 1
+            view.reattached += 1
+            view.reason = failure.reason
+            await shell.drop(view.node)
+            if sink_status is not None:
+                sink_status(view.node, st.RECONNECTING, failure.reason)
+            await asyncio.sleep(min(backoff_s(attempt), 5.0))
+        else:
+            attempt = 0
+
+
+def new_run_id() -> str:
+    return time.strftime("%Y%m%d-%H%M%S")
+
+
+def start_args(
+    run_id: str,
+    duration_s: int,
+    gpu: str,
+    cpu: bool,
+    memory: bool,
+    disk: str | None,
+    disk_size: str,
+    net_address: str | None,
+    expected_gpus: int | None,
+    preflight_s: float,
+    post_s: float,
+    launcher: str,
+    interval_s: float = 1.0,
+) -> list[str]:
+    args = [
+        "--run-id",
+        run_id,
+        "--interval",
+        repr(float(interval_s)),
+        "--duration",
+        str(int(duration_s)),
+        "--gpu",
+        gpu,
+        "--preflight",
+        repr(float(preflight_s)),
+        "--post",
+        repr(float(post_s)),
+        "--launcher",
+        launcher,
+        "--disk-size",
+        disk_size,
+    ]
+    if cpu:
+        args.append("--cpu")
+    if memory:
+        args.append("--memory")
+    if disk:
+        args += ["--disk", disk]
+    if net_address:
+        args += ["--net", net_address]
+    if expected_gpus is not None:
+        args += ["--expected-gpus", str(expected_gpus)]
+    return args
+
+
+def _iperf_pid_file(run_id: str) -> str:
+    return '"${TMPDIR:-/tmp}"/' + shlex.quote(f"dltui-iperf3-{run_id}.pid")
+
+
+def iperf_server_command(run_id: str, port: int, seconds: float) -> str:
+    """The peer's iperf3 server, bounded in time (timeout(1) passes our TERM on to it),
+    detached so our session can close; its pid noted for ``iperf_server_stop_command``."""
+    pid = _iperf_pid_file(run_id)
+    inner = f"echo $$ >{pid}; exec timeout {int(seconds)} iperf3 -s -p {int(port)}"
+    return f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo started"
+
+
+def iperf_server_stop_command(run_id: str) -> str:
+    pid = _iperf_pid_file(run_id)
+    return f'[ -f {pid} ] && kill "$(cat {pid})" 2>/dev/null; rm -f {pid}'

@@ -1,0 +1,267 @@
+"""The burn-in report: JSON (for tools), Markdown (for the ticket) and one self-contained HTML
+page with a chart per GPU (inline SVG drawn here: no script, no network).
+
+Pure: verdicts and the runs' samples in, text out.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import operator
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, exit_code
+
+MAX_POINTS = 600  # per chart line: more than a 700-px chart can show
+CHARTS = (  # (title, [(field, label, colour)], unit)
+    (
+        "Temperature",
+        [("temperature_c", "core", "#d62728"), ("memory_temperature_c", "HBM", "#ff7f0e")],
+        "°C",
+    ),
+    ("Power", [("power_w", "power", "#1f77b4"), ("power_limit_w", "limit", "#7f7f7f")], "W"),
+    (
+        "SM clock",
+        [("sm_clock_mhz", "SM", "#2ca02c"), ("sm_clock_max_mhz", "max", "#7f7f7f")],
+        "MHz",
+    ),
+    ("Utilisation", [("utilization_percent", "util", "#9467bd")], "%"),
+)
+_MARK = {PASS: "PASS", WARN: "WARN", FAIL: "FAIL", NOT_RUN: "NOT RUN"}
+_COLOUR = {PASS: "#2ca02c", WARN: "#e6a700", FAIL: "#d62728", NOT_RUN: "#7f7f7f"}
+
+
+def document(
+    run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON report: plan, phases, tools, verdicts, exit code."""
+    nodes = []
+    for run, v in zip(runs, verdicts, strict=True):
+        nodes.append(
+            {
+                **v.to_dict(),
+                "plan": run.plan,
+                "phases": run.result.get("phases"),
+                "tools": {k: run.result.get(k) for k in ("gpu", "cpu", "disk", "net")},
+                "samples": len(run.samples),
+                "hostname": run.facts.hostname if run.facts else None,
+                "gpus_facts": [
+                    {
+                        "index": g.index,
+                        "name": g.name,
+                        "uuid": g.uuid,
+                        "serial": g.serial,
+                        "bus_id": g.bus_id,
+                    }
+                    for g in (run.facts.gpus if run.facts else [])
+                ],
+            }
+        )
+    return {
+        "dltui_burnin_report": 1,
+        "run_id": run_id,
+        "generated": time.time(),
+        "exit_code": exit_code(list(verdicts)),
+        "settings": settings,
+        "nodes": nodes,
+    }
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    out = [
+        f"# Burn-in {doc['run_id']}",
+        "",
+        f"Overall: **{_overall(doc)}** (exit {doc['exit_code']})",
+        "",
+    ]
+    for node in doc["nodes"]:
+        plan = node["plan"]
+        out += [
+            f"## {node['node']}: {_MARK[node['status']]}",
+            "",
+            f"- duration {plan.get('duration_s')} s; GPU stressor: "
+            f"{(node['tools'].get('gpu') or {}).get('tool') or 'none'}; samples: {node['samples']}",
+        ]
+        for gpu in node["gpus_facts"]:
+            out.append(
+                f"- GPU {gpu['index']}: {gpu['name'] or '?'} serial {gpu['serial'] or '?'} "
+                f"bus {gpu['bus_id'] or '?'}"
+            )
+        out += ["", "| GPU | verdict | problems |", "|---|---|---|"]
+        for g in node["gpus"]:
+            bad = [i for i in g["items"] if i["status"] != PASS]
+            out.append(
+                f"| {g['index']} | {_MARK[g['status']]} | "
+                + "<br>".join(_item_md(i) for i in bad)
+                + " |"
+            )
+        node_items = [i for i in node["items"] if i["status"] != PASS]
+        if node_items:
+            out += ["", "Node checks:", ""] + [
+                f"- {_MARK[i['status']]} {i['check']}: {_item_md(i)}" for i in node_items
+            ]
+        passed = [i for i in node["items"] if i["status"] == PASS]
+        if passed:
+            out += ["", "Passed: " + "; ".join(f"{i['check']} ({i['evidence']})" for i in passed)]
+        out.append("")
+    return "\n".join(out)
+
+
+def _item_md(item: dict[str, Any]) -> str:
+    text = f"{item['check']}: {item['evidence']}"
+    return text + (f" → {item['next_step']}" if item["next_step"] else "")
+
+
+def _overall(doc: dict[str, Any]) -> str:
+    return {0: "PASS", 1: "PASS with warnings", 2: "FAIL", 3: "NOT JUDGED (something did not run)"}[
+        doc["exit_code"]
+    ]
+
+
+# --- HTML ----------------------------------------------------------------------------------
+
+
+def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
+    parts = [
+        "<!doctype html><html><head><meta charset='utf-8'>",
+        f"<title>Burn-in {html.escape(doc['run_id'])}</title><style>",
+        "body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}",
+        "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top}",
+        ".pass{color:#2ca02c}.warn{color:#b38600}.fail{color:#d62728}.notrun{color:#777}",
+        ".charts{display:flex;flex-wrap:wrap;gap:8px}svg{background:#fafafa;border:1px solid #ddd}",
+        "</style></head><body>",
+        f"<h1>Burn-in {html.escape(doc['run_id'])}: {html.escape(_overall(doc))}</h1>",
+    ]
+    by_node = {r.node: r for r in runs}
+    for node in doc["nodes"]:
+        parts.append(f"<h2>{html.escape(node['node'])}: {_badge(node['status'])}</h2>")
+        parts.append("<table><tr><th>GPU</th><th>verdict</th><th>evidence and next step</th></tr>")
+        for g in node["gpus"]:
+            bad = [i for i in g["items"] if i["status"] != PASS] or g["items"][:1]
+            cell = "<br>".join(html.escape(_item_md(i)) for i in bad)
+            parts.append(
+                f"<tr><td>{g['index']}</td><td>{_badge(g['status'])}</td><td>{cell}</td></tr>"
+            )
+        for i in node["items"]:
+            parts.append(
+                f"<tr><td>node</td><td>{_badge(i['status'])}</td>"
+                f"<td>{html.escape(_item_md(i))}</td></tr>"
+            )
+        parts.append("</table>")
+        run = by_node.get(node["node"])
+        if run is not None:
+            parts.append(_charts(run))
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def _badge(status: str) -> str:
+    cls = status.replace(" ", "")
+    return f"<b class='{cls}'>{_MARK[status]}</b>"
+
+
+_FIELDS = tuple(f for _, lines, _ in CHARTS for f, _, _ in lines)
+_ROW = operator.attrgetter(*_FIELDS)  # every charted field of a GPU sample in one call
+
+
+def _charts(run: NodeRun) -> str:
+    rows: dict[int, tuple[list[float], list[tuple]]] = {}
+    for s in run.samples:
+        for g in s.gpus:
+            times, values = rows.setdefault(g.index, ([], []))
+            times.append(s.time)
+            values.append(_ROW(g))
+    load = run.phase("load")
+    out = []
+    for index in sorted(rows):
+        times, values = rows[index]
+        columns = dict(zip(_FIELDS, zip(*values, strict=True), strict=True))
+        out.append(f"<h3>GPU {index}</h3><div class='charts'>")
+        for title, lines, unit in CHARTS:
+            out.append(svg_chart(title, unit, times, columns, lines, load))
+        out.append("</div>")
+    return "\n".join(out)
+
+
+def _thin(times: list[float], values: list[float]) -> list[tuple[float, float]]:
+    """At most MAX_POINTS, each bucket's highest value kept (a spike must still show)."""
+    if len(values) <= MAX_POINTS:
+        return list(zip(times, values, strict=True))
+    step = len(values) / MAX_POINTS
+    out = []
+    for b in range(MAX_POINTS):
+        lo, hi = int(b * step), max(int((b + 1) * step), int(b * step) + 1)
+        out.append((times[lo], max(values[lo:hi])))
+    return out
+
+
+def svg_chart(
+    title: str,
+    unit: str,
+    times: list[float],
+    columns: Mapping[str, Sequence[float | None]],
+    lines: Sequence[tuple[str, str, str]],
+    load: tuple[float, float] | None,
+    width: int = 340,
+    height: int = 150,
+) -> str:
+    pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
+    data = []
+    for field_name, label, colour in lines:
+        column = columns.get(field_name, ())
+        kept = [i for i, v in enumerate(column) if v is not None]
+        if kept:
+            values = [float(column[i]) for i in kept]  # type: ignore[arg-type]
+            data.append((label, colour, _thin([times[i] for i in kept], values)))
+    head = f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}'>"
+    head += f"<text x='4' y='13' font-size='12'>{html.escape(title)} ({html.escape(unit)})</text>"
+    if not data:
+        return (
+            head
+            + f"<text x='{width // 2 - 30}' y='{height // 2}' font-size='12'>"
+            + "not reported</text></svg>"
+        )
+    t0 = min(p[0] for _, _, pts in data for p in pts)
+    t1 = max(p[0] for _, _, pts in data for p in pts)
+    lo = min(p[1] for _, _, pts in data for p in pts)
+    hi = max(p[1] for _, _, pts in data for p in pts)
+    lo, hi = (lo - 1, hi + 1) if hi == lo else (lo, hi)
+    span_t = (t1 - t0) or 1.0
+    w, h = width - pad_l - pad_r, height - pad_t - pad_b
+
+    def xy(t: float, v: float) -> str:
+        return f"{pad_l + (t - t0) / span_t * w:.1f},{pad_t + (hi - v) / (hi - lo) * h:.1f}"
+
+    body = [head]
+    if load is not None:
+        a, b = max(load[0], t0), min(load[1], t1)
+        if b > a:
+            x = pad_l + (a - t0) / span_t * w
+            body.append(
+                f"<rect x='{x:.1f}' y='{pad_t}' width='{(b - a) / span_t * w:.1f}' "
+                f"height='{h}' fill='#eef3ff'/>"
+            )
+    body.append(f"<text x='2' y='{pad_t + 8}' font-size='10'>{hi:.0f}</text>")
+    body.append(f"<text x='2' y='{pad_t + h}' font-size='10'>{lo:.0f}</text>")
+    body.append(
+        f"<text x='{pad_l}' y='{height - 4}' font-size='10'>{(t1 - t0) / 60:.1f} min</text>"
+    )
+    for n, (label, colour, pts) in enumerate(data):
+        body.append(
+            f"<polyline fill='none' stroke='{colour}' stroke-width='1.2' points='"
+            + " ".join(xy(t, v) for t, v in pts)
+            + "'/>"
+        )
+        body.append(
+            f"<text x='{width - 60}' y='{13 + 11 * n}' font-size='10' fill='{colour}'>"
+            f"{html.escape(label)}</text>"
+        )
+    body.append("</svg>")
+    return "".join(body)
+
+
+def to_json(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, default=str) + "\n"

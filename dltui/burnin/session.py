@@ -1,0 +1,250 @@
+"""One burn-in across nodes, from the operator's side: start (or attach), follow every node to
+the end through drops, then judge, report, and leave the report on each node as well.
+
+Used by the CLI and by the dashboard's burn-in screen; no Textual here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.record import Recorder
+from dltui.transport.ssh_errors import Failure
+
+from . import remote, report, verdict
+from .remote import NodeRunView, NodeShell, RunCollector
+
+OUTPUTS = [
+    "plan.json",
+    "result.json",
+    "gpu_burn.log",
+    "dcgm.json",
+    "matmul.jsonl",
+    "stress-ng.log",
+    "fio.json",
+    "iperf3.json",
+    "iperf3-R.json",
+    "kernel.log",
+]
+_DRIVER_FILES = {"plan.json", "result.json"}
+
+
+@dataclass
+class Plan:
+    duration_s: int = 7200
+    gpu: str = "auto"
+    cpu: bool = False
+    memory: bool = False
+    disk: str | None = None
+    disk_size: str = "4G"
+    net: str | None = None  # a node of the run that serves iperf3 to the others
+    net_port: int = 5201
+    expected_gpus: int | None = None
+    preflight_s: float = 10.0
+    post_s: float = 10.0
+    launcher: str = "auto"
+    interval_s: float = 1.0  # the node-side sample rate
+
+
+class _Quiet:
+    """A sink that drops everything (the recording's pass-through)."""
+
+    def on_status(self, name: str, status: str, reason: str | None = None) -> None: ...
+    def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None: ...
+    def on_sample(self, name: str, sample: Sample) -> None: ...
+    def on_event(self, name: str, event: NodeEvent) -> None: ...
+
+
+class BurnIn:
+    def __init__(
+        self,
+        shell: NodeShell,
+        hosts: list[str],
+        run_id: str,
+        sink: Any = None,
+        thresholds: dict[str, Any] | None = None,
+    ):
+        self.shell = shell
+        self.hosts = list(hosts)
+        self.run_id = run_id
+        self.thresholds = verdict.settings(thresholds)
+        self.views = {h: NodeRunView(h, run_id, RunCollector(sink)) for h in self.hosts}
+        self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
+        self.iperf_peer: str | None = None  # where this session started an iperf3 server
+        self.runs: list[verdict.NodeRun] = []
+        self.verdicts: list[verdict.NodeVerdict] = []
+
+    async def start(self, plan: Plan) -> None:
+        """Starts every node at once; a refusal or an unreachable node is said on that node."""
+        address = None
+        if plan.net:
+            address = f"{self.shell.hostname(plan.net)}:{plan.net_port}"
+            try:
+                await self.shell.run(
+                    plan.net,
+                    remote.iperf_server_command(
+                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
+                    ),
+                )
+                self.iperf_peer = plan.net
+            except Failure as exc:
+                self.failed[plan.net] = f"cannot start the iperf3 server: {exc.reason}"
+
+        async def one(host: str) -> None:
+            net = address if plan.net and host != plan.net else None
+            args = remote.start_args(
+                self.run_id,
+                plan.duration_s,
+                plan.gpu,
+                plan.cpu,
+                plan.memory,
+                plan.disk,
+                plan.disk_size,
+                net,
+                plan.expected_gpus,
+                plan.preflight_s,
+                plan.post_s,
+                plan.launcher,
+                plan.interval_s,
+            )
+            try:
+                answer = await remote.start(self.shell, host, args)
+            except Failure as exc:
+                answer = {"ok": False, "reason": exc.reason}
+            if not answer.get("ok"):
+                self.failed[host] = str(answer.get("reason"))
+
+        await asyncio.gather(*(one(h) for h in self.hosts))
+
+    async def follow(self, on_status: Callable[[NodeRunView], None] | None = None) -> None:
+        async def one(host: str) -> None:
+            if host in self.failed:
+                return
+            try:
+                await remote.follow(self.shell, self.views[host], on_status)
+            except Failure as exc:
+                self.failed[host] = exc.reason
+
+        await asyncio.gather(*(one(h) for h in self.hosts))
+
+    async def stop(self) -> dict[str, dict[str, Any]]:
+        async def one(host: str) -> dict[str, Any]:
+            try:
+                return await remote.stop(self.shell, host, self.run_id)
+            except Failure as exc:
+                return {"ok": False, "reason": exc.reason}
+
+        answers = await asyncio.gather(*(one(h) for h in self.hosts))
+        return dict(zip(self.hosts, answers, strict=True))
+
+    async def judge(self) -> int:
+        """Fetches the outputs, judges every node; returns the exit code."""
+        self.runs, self.verdicts = [], []
+        if self.iperf_peer is not None:  # every client is done: the peer's server goes
+            with contextlib.suppress(Failure):
+                await self.shell.run(self.iperf_peer, remote.iperf_server_stop_command(self.run_id))
+            self.iperf_peer = None
+        for host in self.hosts:
+            view = self.views[host]
+            if host in self.failed:
+                v = verdict.NodeVerdict(
+                    host,
+                    items=[
+                        verdict.Item(
+                            "run",
+                            verdict.NOT_RUN,
+                            self.failed[host],
+                            "fix that, then start the burn-in again",
+                        )
+                    ],
+                )
+                self.runs.append(verdict.NodeRun(host, {}, {}))
+                self.verdicts.append(v)
+                continue
+            try:
+                files = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
+            except Failure as exc:
+                files = {}
+                self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
+            run = verdict.NodeRun(
+                host,
+                _json(files.get("plan.json")),
+                _json(files.get("result.json")),
+                view.collector.samples,
+                view.collector.events,
+                view.collector.facts,
+                {k: v.decode(errors="replace") for k, v in files.items() if k not in _DRIVER_FILES},
+            )
+            self.runs.append(run)
+            self.verdicts.append(verdict.judge(run, self.thresholds))
+        return verdict.exit_code(self.verdicts)
+
+    def write_report(self, folder: Path) -> dict[str, Path]:
+        """report.json, report.md, report.html and the run's recording (for dltui replay)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        doc = report.document(self.run_id, self.runs, self.verdicts, self.thresholds)
+        paths = {
+            "json": folder / "report.json",
+            "md": folder / "report.md",
+            "html": folder / "report.html",
+            "recording": folder / "recording.jsonl",
+        }
+        paths["json"].write_text(report.to_json(doc))
+        paths["md"].write_text(report.markdown(doc))
+        paths["html"].write_text(report.page(doc, self.runs))
+        write_recording(paths["recording"], self.runs)
+        return paths
+
+    async def leave_report_on_nodes(self, paths: dict[str, Path]) -> None:
+        async def one(host: str) -> None:
+            if host in self.failed:
+                return
+            for key in ("json", "md", "html"):
+                try:
+                    await remote.put(
+                        self.shell, host, self.run_id, paths[key].name, paths[key].read_bytes()
+                    )
+                except Failure:
+                    return  # the local copy is what counts; the node may be gone
+
+        await asyncio.gather(*(one(h) for h in self.hosts))
+
+
+def _json(data: bytes | None) -> dict[str, Any]:
+    try:
+        return dict(json.loads(data or b"{}"))
+    except ValueError:
+        return {}
+
+
+def write_recording(path: Path, runs: list[verdict.NodeRun]) -> None:
+    """The runs as a ``dltui replay`` recording, timed by the samples' own clock (a catch-up
+    after a drop arrives in a burst; replay must still show it as it happened)."""
+    calls: list[tuple[float, int, str, Any]] = []
+    for run in runs:
+        if run.facts is not None:
+            first = run.samples[0].time if run.samples else 0.0
+            calls.append((first - 0.001, 0, run.node, run.facts))
+        calls += [(s.time, 1, run.node, s) for s in run.samples]
+        calls += [(e.time, 2, run.node, e) for e in run.events]
+    calls.sort(key=lambda c: (c[0], c[1]))
+    now = [calls[0][0] if calls else 0.0]
+    names = [r.node for r in runs]
+    path.unlink(missing_ok=True)
+    with Recorder.create(_Quiet(), path, names, clock=lambda: now[0]) as rec:
+        for t, kind, node, obj in calls:
+            now[0] = t
+            if kind == 0:
+                rec.on_status(node, "ok")
+                rec.on_hello(node, obj, 1.0)
+            elif kind == 1:
+                rec.on_sample(node, obj)
+            else:
+                rec.on_event(node, obj)

@@ -1,0 +1,91 @@
+"""What dltui sends to a node for a burn-in: one self-contained driver script (the probe's
+collectors, the stressor readers, the driver) and the shell commands that run its modes.
+
+The run must outlive the SSH session, so unlike the probe the driver lands on the node's disk:
+``start`` writes it to a temporary file, which the driver moves into its run directory.
+"""
+
+from __future__ import annotations
+
+import base64
+import marshal
+import shlex
+import zlib
+from functools import lru_cache
+from pathlib import Path
+
+from dltui.probe import bundle
+
+PACKAGE = "dltui_burnin"
+_HERE = Path(__file__).resolve().parent
+SHIPPED = ("parse.py", "driver.py")  # stdlib only, Python 3.8 syntax
+
+
+@lru_cache(maxsize=1)
+def driver_script() -> str:
+    mods = dict(bundle.sources())
+    mods[PACKAGE] = ""
+    for name in SHIPPED:
+        mods[f"{PACKAGE}.{name[:-3]}"] = (_HERE / name).read_text(encoding="utf-8")
+    blob = marshal.dumps({n: zlib.compress(src.encode(), 9) for n, src in mods.items()}, 4)
+    text = base64.b64encode(blob).decode()
+    return (
+        "#!/usr/bin/env python3\n# dltui burn-in driver (generated)\nimport binascii\n"
+        f"D=binascii.a2b_base64({text!r})\n"
+        + bundle.loader((bundle.PACKAGE, PACKAGE), f"{PACKAGE}.driver")
+    )
+
+
+def _q(argv: list[str]) -> str:
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def start_command(args: list[str], python: str = "python3") -> str:
+    """Reads the driver script from stdin into a private temp file, then runs ``start``."""
+    return (
+        'umask 077; f=$(mktemp "${TMPDIR:-/tmp}/dltui-burnin.XXXXXX") && cat >"$f" && '
+        f'exec {shlex.quote(python)} -I -S "$f" start --self-path "$f" {_q(args)}'
+    )
+
+
+def _find(run_id: str) -> str:
+    """Shell that sets ``$d`` to the run's directory on the node, or says there is none."""
+    return (
+        'b=${DLTUI_BURNIN_DIR:-}; if [ -z "$b" ]; then if [ "$(id -u)" = 0 ]; then '
+        "b=/var/lib/dltui/burnin; else "
+        "b=${XDG_STATE_HOME:-$HOME/.local/state}/dltui/burnin; fi; fi; "
+        f'd="$b"/{shlex.quote(run_id)}; '
+        '[ -f "$d/driver.py" ] || { echo "{\\"ok\\": false, \\"reason\\": \\"no burn-in run '
+        f'{run_id} on this node\\"}}"; exit 5; }}; '
+    )
+
+
+def _in_run(run_id: str, mode: str, args: list[str], python: str) -> str:
+    """Runs a mode of the driver kept in the run directory."""
+    return (
+        _find(run_id)
+        + f'exec {shlex.quote(python)} -I -S "$d/driver.py" {mode} --dir "$d" {_q(args)}'
+    )
+
+
+def follow_command(run_id: str, offset: int, python: str = "python3") -> str:
+    return _in_run(run_id, "follow", ["--offset", str(int(offset))], python)
+
+
+def stop_command(run_id: str, wait_s: float = 60.0, python: str = "python3") -> str:
+    return _in_run(run_id, "stop", ["--wait", repr(float(wait_s))], python)
+
+
+def fetch_command(run_id: str, names: list[str]) -> str:
+    """Prints each named file of the run directory as ``<name> <length>\\n<bytes>``."""
+    quoted = " ".join(shlex.quote(n) for n in names)
+    body = (
+        f'cd "$d" && for n in {quoted}; do if [ -f "$n" ]; then '
+        'echo "$n $(wc -c <"$n")"; cat "$n"; else echo "$n -1"; fi; done'
+    )
+    return _find(run_id) + body
+
+
+def put_command(run_id: str, name: str) -> str:
+    """Writes stdin to a file of the run directory (the report, kept on the node)."""
+    return _find(run_id) + f'cat >"$d"/{shlex.quote(name)}'

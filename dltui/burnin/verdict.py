@@ -1,0 +1,681 @@
+"""The verdict of a burn-in, per GPU and per node, from the defaults of the burn-in notes §4.
+
+Pure: a ``NodeRun`` (the plan, the node's samples and events, the stressors' raw output and
+exit codes) in, a ``NodeVerdict`` out. Every item that is not a pass carries its evidence and
+the next step in words. A check whose tool did not run is "not run", never "pass".
+
+Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFAULTS``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from dltui.core.models import GpuSample, NodeEvent, NodeFacts, Sample
+
+from . import parse
+
+PASS, WARN, FAIL, NOT_RUN = "pass", "warn", "fail", "not run"
+_RANK = {PASS: 0, WARN: 1, NOT_RUN: 2, FAIL: 3}
+
+DEFAULTS: dict[str, Any] = {
+    "temperature_max_c": 85.0,  # core temperature never above
+    "margin_min_c": 5.0,  # thermal margin never at or below
+    "hbm_headroom_c": 5.0,  # HBM at least this far below its max
+    "hbm_max_c": 95.0,  # when the GPU does not report its HBM max
+    "power_fraction_min": 0.9,  # sustained (median) power vs the enforced limit, under gpu_burn
+    "gflops_spread": 0.05,  # per-GPU Gflop/s within this fraction of the node median
+    "sm_clock_p5_fraction": 0.95,  # SM clock 5th percentile vs the GPU's median under load
+    "pcie_replay_max": 80,  # replay delta above this fails; 1..max warns
+    "ramp_s": 60.0,  # load seconds ignored for the consistency and power checks
+    "xid_after_stop_s": 10.0,  # XID 45 allowed this long after the stressor stopped
+    "line_rate_fraction": 0.9,  # iperf3 vs the NIC's speed
+}
+
+
+def settings(overrides: dict[str, Any] | None) -> dict[str, Any]:
+    """DEFAULTS with the config's ``[burnin]`` values; an unknown key is an error."""
+    out = dict(DEFAULTS)
+    for key, value in (overrides or {}).items():
+        if key not in DEFAULTS:
+            raise ValueError(f"[burnin] {key}: unknown setting (known: {', '.join(DEFAULTS)})")
+        out[key] = type(DEFAULTS[key])(value)
+    return out
+
+
+@dataclass
+class Item:
+    check: str  # short name: "stressor", "thermal", "ecc", ...
+    status: str
+    evidence: str
+    next_step: str = ""
+    gpu: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": self.check,
+            "status": self.status,
+            "evidence": self.evidence,
+            "next_step": self.next_step,
+            "gpu": self.gpu,
+        }
+
+
+@dataclass
+class GpuVerdict:
+    index: int
+    items: list[Item] = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        return worst(i.status for i in self.items)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "status": self.status,
+            "items": [i.to_dict() for i in self.items],
+        }
+
+
+@dataclass
+class NodeVerdict:
+    node: str
+    gpus: list[GpuVerdict] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)  # node-wide checks
+
+    @property
+    def status(self) -> str:
+        return worst([i.status for i in self.items] + [g.status for g in self.gpus])
+
+    def problems(self) -> list[Item]:
+        every = self.items + [i for g in self.gpus for i in g.items]
+        return [i for i in every if i.status != PASS]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "status": self.status,
+            "exit_code": exit_code([self]),
+            "items": [i.to_dict() for i in self.items],
+            "gpus": [g.to_dict() for g in self.gpus],
+        }
+
+
+def worst(statuses: Iterable[str]) -> str:
+    return max(statuses, key=lambda s: _RANK[s], default=NOT_RUN)
+
+
+def exit_code(verdicts: list[NodeVerdict]) -> int:
+    """0 pass, 1 warnings, 2 a failure anywhere, 3 something could not run or be judged."""
+    statuses = [v.status for v in verdicts]
+    if not statuses:
+        return 3
+    if FAIL in statuses:
+        return 2
+    if NOT_RUN in statuses:
+        return 3
+    return 1 if WARN in statuses else 0
+
+
+@dataclass
+class NodeRun:
+    """Everything the verdict reads about one node's run."""
+
+    node: str
+    plan: dict[str, Any]  # the driver's plan.json
+    result: dict[str, Any]  # the driver's result.json (phases, tools, exit codes)
+    samples: list[Sample] = field(default_factory=list)
+    events: list[NodeEvent] = field(default_factory=list)
+    facts: NodeFacts | None = None
+    outputs: dict[str, str] = field(default_factory=dict)  # stressor output file -> text
+
+    def phase(self, name: str) -> tuple[float, float] | None:
+        span = (self.result.get("phases") or {}).get(name)
+        if not span or span[0] is None:
+            return None
+        return float(span[0]), float(span[1] if span[1] is not None else float("inf"))
+
+
+
+def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
+    cfg = cfg or DEFAULTS
+    verdict = NodeVerdict(run.node)
+    expected = run.plan.get("expected_gpus")
+    indexes = _gpu_indexes(run)
+    if expected is not None and len(indexes) != expected:
+        verdict.items.append(
+            Item(
+                "gpu_count",
+                FAIL,
+                f"{len(indexes)} GPUs seen, {expected} expected",
+                "reseat the missing GPU or its riser/cable, check the BIOS PCIe settings",
+            )
+        )
+    elif indexes:
+        verdict.items.append(Item("gpu_count", PASS, f"{len(indexes)} GPUs"))
+    whole = _series(run.samples)  # counters: baseline in preflight, deltas through post
+    by_gpu = {index: _within(series, run.phase("load")) for index, series in whole.items()}
+    stress = _gpu_stressor(run, indexes)
+    for index in indexes:
+        gv = GpuVerdict(index)
+        gv.items += _preflight(index, whole.get(index, []), run)
+        why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
+        gv.items.append(
+            stress.get(index)
+            or Item(
+                "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index
+            )
+        )
+        series = by_gpu.get(index, [])
+        if not series:
+            gv.items.append(
+                Item(
+                    "telemetry",
+                    NOT_RUN,
+                    "no samples of this GPU under load",
+                    "check the probe on this node (nvidia-smi / NVML)",
+                    index,
+                )
+            )
+        else:
+            gv.items += _gpu_checks(index, series, whole.get(index, series), run, cfg)
+        verdict.gpus.append(gv)
+    _consistency(verdict, by_gpu, run, cfg)
+    verdict.items += _host_checks(run, cfg)
+    if run.result.get("stopped"):
+        verdict.items.append(
+            Item(
+                "run",
+                NOT_RUN,
+                "the run was stopped before its end",
+                "rerun the burn-in for its full duration",
+            )
+        )
+    elif run.result.get("error"):
+        verdict.items.append(Item("run", NOT_RUN, str(run.result["error"]), "see run.log"))
+    return verdict
+
+
+def _gpu_indexes(run: NodeRun) -> list[int]:
+    seen: set[int] = set()
+    if run.facts is not None:
+        seen.update(g.index for g in run.facts.gpus)
+    for s in run.samples[:5]:
+        seen.update(g.index for g in s.gpus)
+    return sorted(seen)
+
+
+def _series(samples: list[Sample]) -> dict[int, list[tuple[float, GpuSample]]]:
+    out: dict[int, list[tuple[float, GpuSample]]] = {}
+    for s in samples:
+        for g in s.gpus:
+            out.setdefault(g.index, []).append((s.time, g))
+    return out
+
+
+def _within(series: list[tuple[float, GpuSample]], span: tuple[float, float] | None):
+    """The part of a time-ordered series inside ``span`` (empty without one)."""
+    if span is None:
+        return []
+    times = [t for t, _ in series]
+    return series[bisect.bisect_left(times, span[0]):bisect.bisect_right(times, span[1])]
+
+
+# --- the GPU stressor ----------------------------------------------------------------------
+
+_STRESSOR_NEXT = "rerun on this GPU alone; if it fails again, RMA the GPU"
+
+
+def _gpu_stressor(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    tool = (run.result.get("gpu") or {}).get("tool")
+    if tool == "gpu-burn":
+        return _gpu_burn_items(run, indexes)
+    if tool == "dcgm":
+        return _dcgm_items(run, indexes)
+    if tool == "torch":
+        return _matmul_items(run, indexes)
+    return {}
+
+
+def _gpu_burn_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    burn = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
+    problems = burn.problems(len(indexes) or None)
+    for index in indexes:
+        why = problems.get(index, []) + problems.get(None, [])
+        gpu = burn.gpus.get(index)
+        if why:
+            out[index] = Item("stressor", FAIL, "; ".join(why), _STRESSOR_NEXT, index)
+        else:
+            done = f"{gpu.procd} iterations" if gpu else "no progress"
+            out[index] = Item("stressor", PASS, f"gpu_burn OK, {done}, 0 errors", "", index)
+    return out
+
+
+def _dcgm_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    code = (run.result.get("gpu") or {}).get("exit_code")
+    diag = parse.parse_dcgm(run.outputs.get("dcgm.json", ""), code)
+    failed = diag.failed()
+    node_wide = [t for t in failed if t["gpu"] is None]
+    for index in indexes:
+        mine = [t for t in failed if t["gpu"] == index] + node_wide
+        what = ", ".join(f"{t['name']} {t['status']}" for t in mine)
+        if diag.verdict == "unknown" or diag.error:
+            out[index] = Item("stressor", NOT_RUN, diag.error or "dcgmi diag gave no results",
+                              "check the nvidia-dcgm service (dcgmi discovery -l)", index)
+        elif diag.verdict == "fail" and (mine or not failed):
+            out[index] = Item("stressor", FAIL, f"dcgmi diag: {what or f'exit {code}'}",
+                              _STRESSOR_NEXT, index)
+        elif mine:
+            out[index] = Item("stressor", WARN, f"dcgmi diag: {what}", "rerun dcgmi diag", index)
+        else:
+            out[index] = Item("stressor", PASS, "dcgmi diag: all tests passed", "", index)
+    return out
+
+
+def _matmul_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    out: dict[int, Item] = {}
+    checks = parse.parse_matmul(run.outputs.get("matmul.jsonl", "").splitlines())
+    for index in indexes:
+        mm = checks.get(index)
+        if mm is None or mm["result"] is None:
+            out[index] = Item("stressor", FAIL, "matmul check gave no result for this GPU",
+                              "look at matmul.jsonl and run.log on the node", index)
+        elif mm["result"] != "OK" or mm["errors"]:
+            why = f"matmul: {mm['result']}, {mm['errors']} mismatches"
+            out[index] = Item("stressor", FAIL, why,
+                              _STRESSOR_NEXT, index)
+        elif mm["iters"] <= 0:
+            out[index] = Item("stressor", FAIL, "matmul: no iterations done",
+                              "look at matmul.jsonl on the node", index)
+        else:
+            out[index] = Item("stressor", PASS, f"matmul OK, {mm['iters']} iterations", "", index)
+    return out
+
+
+# --- per-GPU telemetry ---------------------------------------------------------------------
+
+
+_ENDS = 120  # samples searched at each end of a run for a counter's first and last reading
+
+
+def _delta(series: list[tuple[float, GpuSample]], name: str) -> int | None:
+    """Last minus first reported value (counters), looked for near each end only: a counter
+    the GPU does not report costs two short scans, not two of the whole run."""
+    head, tail = series[:_ENDS], series[-_ENDS:]
+    first = next((v for _, g in head if (v := getattr(g, name)) is not None), None)
+    last = next((v for _, g in reversed(tail) if (v := getattr(g, name)) is not None), None)
+    return None if first is None or last is None else last - first
+
+
+def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -> list[Item]:
+    """The state before load: what would make the run meaningless or is already wrong."""
+    items = []
+    step = "fix it (nvidia-smi -pm 1 / -e 1, reboot), then rerun"
+    if _facts_gpu(run, index, "persistence_mode") is False:
+        items.append(Item("preflight", WARN, "persistence mode off", step, index))
+    if _facts_gpu(run, index, "ecc_enabled") is False:
+        items.append(Item("preflight", WARN, "ECC disabled", step, index))
+    first = whole[0][1] if whole else None
+    if first is not None and (first.remapped_rows_pending or first.remapped_rows_failure):
+        items.append(
+            Item(
+                "preflight",
+                FAIL,
+                "a pending or failed row remap before the run",
+                "reset the GPU (pending) or RMA it (failed)",
+                index,
+            )
+        )
+    load = run.phase("load")
+    before = [
+        e for e in run.events if e.kind == "xid" and e.gpu == index and load and e.time < load[0]
+    ]
+    if before:
+        items.append(
+            Item(
+                "preflight",
+                WARN,
+                f"XID {before[-1].data.get('xid')} this boot before the run",
+                "find what caused it (the node's kernel log)",
+                index,
+            )
+        )
+    return items
+
+
+def _gpu_checks(
+    index: int,
+    series: list[tuple[float, GpuSample]],
+    whole: list[tuple[float, GpuSample]],
+    run: NodeRun,
+    cfg: dict[str, Any],
+) -> list[Item]:
+    items = [
+        _xid(index, run, cfg),
+        _ecc(index, whole),
+        _clock_events(index, whole),
+        _thermal(index, series, run, cfg),
+        _pcie(index, series, whole, cfg),
+    ]
+    power = _power(index, series, run, cfg)
+    if power is not None:
+        items.append(power)
+    return items
+
+
+def _xid(index: int, run: NodeRun, cfg: dict[str, Any]) -> Item:
+    load = run.phase("load")
+    start = load[0] if load else float("-inf")
+    stop = load[1] if load else float("inf")
+    bad = []
+    for e in run.events:
+        if e.kind != "xid" or e.gpu != index or e.time < start:
+            continue
+        if e.data.get("xid") == 45 and stop <= e.time <= stop + cfg["xid_after_stop_s"]:
+            continue  # the stressor stopping its own workers
+        bad.append(e)
+    if bad:
+        codes = ", ".join(str(e.data.get("xid")) for e in bad)
+        return Item(
+            "xid",
+            FAIL,
+            f"XID {codes} during the run: {bad[0].message}",
+            "look up the XID; reseat the GPU, then RMA if it comes back",
+            index,
+        )
+    return Item("xid", PASS, "no XID during the run", "", index)
+
+
+def _ecc(index: int, series: list[tuple[float, GpuSample]]) -> Item:
+    unc = _delta(series, "ecc_uncorrected_volatile") or _delta(series, "ecc_uncorrected_aggregate")
+    cor = _delta(series, "ecc_corrected_volatile") or _delta(series, "ecc_corrected_aggregate")
+    first, last = series[0][1], series[-1][1]
+    new_remap = (last.remapped_rows_pending and not first.remapped_rows_pending) or (
+        last.remapped_rows_failure and not first.remapped_rows_failure
+    )
+    if unc or new_remap:
+        what = f"uncorrectable ECC +{unc}" if unc else "a new pending or failed row remap"
+        return Item("ecc", FAIL, what, "RMA the GPU (memory errors under load)", index)
+    if cor:
+        return Item(
+            "ecc", WARN, f"correctable ECC +{cor}", "rerun; RMA if the count keeps rising", index
+        )
+    if all(
+        getattr(last, n) is None for n in ("ecc_uncorrected_volatile", "ecc_uncorrected_aggregate")
+    ):
+        return Item("ecc", NOT_RUN, "this GPU reports no ECC counters", "", index)
+    return Item("ecc", PASS, "no ECC errors, no new remaps", "", index)
+
+
+_CLOCK_COUNTERS = (
+    ("clock_event_hw_thermal_us", "HW thermal slowdown", "fix airflow (fans, blanking, inlet)"),
+    ("clock_event_sw_thermal_us", "SW thermal slowdown", "fix airflow (fans, blanking, inlet)"),
+    ("clock_event_hw_power_brake_us", "HW power brake", "check the PSUs and power cabling"),
+)
+
+
+def _clock_events(index: int, series: list[tuple[float, GpuSample]]) -> Item:
+    seen = False
+    for name, label, step in _CLOCK_COUNTERS:
+        d = _delta(series, name)
+        seen = seen or d is not None
+        if d:
+            return Item(
+                "throttle", FAIL, f"{label} for {d / 1e6:.1f} s during the run", step, index
+            )
+    if not seen:
+        return Item("throttle", NOT_RUN, "this GPU reports no clock-event counters", "", index)
+    return Item("throttle", PASS, "no HW/SW thermal slowdown or power brake", "", index)
+
+
+def _max(series: list[tuple[float, GpuSample]], name: str) -> tuple[float, float] | None:
+    values = [v for _, g in series if (v := getattr(g, name)) is not None]
+    return (0.0, max(values)) if values else None
+
+
+def _thermal(
+    index: int, series: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]
+) -> Item:
+    step = "fix airflow, or lower the power limit or clocks, then rerun"
+    hot = _max(series, "temperature_c")
+    if hot and hot[1] > cfg["temperature_max_c"]:
+        return Item(
+            "thermal", FAIL, f"core {hot[1]:g} °C > {cfg['temperature_max_c']:g} °C", step, index
+        )
+    margins = [g.temperature_margin_c for _, g in series if g.temperature_margin_c is not None]
+    if margins and min(margins) <= cfg["margin_min_c"]:
+        return Item("thermal", FAIL, f"margin down to {min(margins):g} °C", step, index)
+    hbm = _max(series, "memory_temperature_c")
+    hbm_max = _facts_gpu(run, index, "memory_temperature_max_c") or cfg["hbm_max_c"]
+    if hbm and hbm[1] > hbm_max - cfg["hbm_headroom_c"]:
+        return Item("thermal", FAIL, f"HBM {hbm[1]:g} °C, max {hbm_max:g} °C", step, index)
+    if hot is None:
+        return Item("thermal", NOT_RUN, "no temperature reported", "", index)
+    return Item(
+        "thermal",
+        PASS,
+        f"core max {hot[1]:g} °C" + (f", HBM max {hbm[1]:g} °C" if hbm else ""),
+        "",
+        index,
+    )
+
+
+def _facts_gpu(run: NodeRun, index: int, name: str) -> Any:
+    for g in run.facts.gpus if run.facts else ():
+        if g.index == index:
+            return getattr(g, name)
+    return None
+
+
+def _after_ramp(series: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]):
+    load = run.phase("load")
+    start = (load[0] if load else series[0][0]) + cfg["ramp_s"]
+    late = [x for x in series if x[0] >= start]
+    return late or series
+
+
+def _power(index: int, series, run: NodeRun, cfg: dict[str, Any]) -> Item | None:
+    if (run.result.get("gpu") or {}).get("tool") != "gpu-burn":
+        return None  # the sustained-power check is defined under gpu_burn only
+    late = _after_ramp(series, run, cfg)
+    pairs = [(g.power_w, g.power_limit_w) for _, g in late if g.power_w and g.power_limit_w]
+    if not pairs:
+        return Item("power", NOT_RUN, "no power or power limit reported", "", index)
+    median = statistics.median(p for p, _ in pairs)
+    limit = pairs[-1][1]
+    if median < cfg["power_fraction_min"] * limit:
+        return Item(
+            "power",
+            FAIL,
+            f"median {median:.0f} W under load, limit {limit:.0f} W",
+            "check the PSUs and power cabling, then the power limit",
+            index,
+        )
+    return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
+
+
+def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
+    last = series[-1][1]
+    if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
+        return Item(
+            "pcie",
+            FAIL,
+            f"link at gen {last.pcie_gen}, max {last.pcie_max_gen} under load",
+            "reseat the GPU or its riser; check the slot's BIOS setting",
+            index,
+        )
+    if (
+        last.pcie_width is not None
+        and last.pcie_max_width
+        and last.pcie_width < last.pcie_max_width
+    ):
+        return Item(
+            "pcie",
+            FAIL,
+            f"link x{last.pcie_width}, max x{last.pcie_max_width} under load",
+            "reseat the GPU or its riser/cable",
+            index,
+        )
+    replays = _delta(whole, "pcie_replay_count")
+    if replays and replays > cfg["pcie_replay_max"]:
+        return Item(
+            "pcie",
+            FAIL,
+            f"{replays} PCIe replays during the run",
+            "reseat the GPU or its riser/cable",
+            index,
+        )
+    if replays:
+        return Item(
+            "pcie",
+            WARN,
+            f"{replays} PCIe replays during the run (ideally 0)",
+            "watch it; reseat if it grows",
+            index,
+        )
+    if last.pcie_gen is None:
+        return Item("pcie", NOT_RUN, "no PCIe link state reported", "", index)
+    return Item("pcie", PASS, f"gen {last.pcie_gen} x{last.pcie_width}", "", index)
+
+
+def _consistency(verdict: NodeVerdict, by_gpu, run: NodeRun, cfg: dict[str, Any]) -> None:
+    """Siblings compared: Gflop/s (from gpu_burn after the ramp) and SM clock spread."""
+    rates: dict[int, float] = {}
+    if (run.result.get("gpu") or {}).get("tool") == "gpu-burn":
+        res = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
+        for index, g in res.gpus.items():
+            tail = [x for x in g.gflops[len(g.gflops) // 4 :] if x > 0]  # past the ramp
+            if tail:
+                rates[index] = statistics.median(tail)
+    median = statistics.median(rates.values()) if len(rates) >= 2 else None
+    for gv in verdict.gpus:
+        if median and gv.index in rates and rates[gv.index] < (1 - cfg["gflops_spread"]) * median:
+            gv.items.append(
+                Item(
+                    "consistency",
+                    FAIL,
+                    f"{rates[gv.index]:.0f} Gflop/s vs node median {median:.0f}",
+                    "compare its clocks and temperature; reseat, then RMA if it stays slow",
+                    gv.index,
+                )
+            )
+        late = _after_ramp(by_gpu.get(gv.index, []), run, cfg) if by_gpu.get(gv.index) else []
+        clocks = sorted(g.sm_clock_mhz for _, g in late if g.sm_clock_mhz)
+        if len(clocks) >= 20:
+            p5 = clocks[len(clocks) // 20]
+            mid = statistics.median(clocks)
+            if p5 < cfg["sm_clock_p5_fraction"] * mid:
+                gv.items.append(
+                    Item(
+                        "consistency",
+                        FAIL,
+                        f"SM clock 5th percentile {p5:.0f} MHz vs median {mid:.0f}",
+                        "look at its throttle reasons; fix airflow or power",
+                        gv.index,
+                    )
+                )
+
+
+# --- host ----------------------------------------------------------------------------------
+
+
+def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
+    items: list[Item] = []
+    plan, result = run.plan, run.result
+    if plan.get("cpu") or plan.get("memory"):
+        code = (result.get("cpu") or {}).get("exit_code")
+        if (result.get("cpu") or {}).get("tool") is None:
+            items.append(
+                Item(
+                    "cpu",
+                    NOT_RUN,
+                    (result.get("cpu") or {}).get("reason") or "stress-ng not run",
+                    "install stress-ng",
+                )
+            )
+        else:
+            v = parse.stress_ng_verdict(code)
+            status = {"pass": PASS, "fail": FAIL}.get(v["verdict"], NOT_RUN)
+            items.append(
+                Item(
+                    "cpu",
+                    status,
+                    v["reason"],
+                    "" if status == PASS else "check EDAC/MCE lines; test the DIMMs",
+                )
+            )
+    if plan.get("disk"):
+        disk = result.get("disk") or {}
+        if disk.get("tool") is None:
+            items.append(Item("disk", NOT_RUN, disk.get("reason") or "fio not run", "install fio"))
+        else:
+            res = parse.parse_fio(run.outputs.get("fio.json", ""))
+            if res["error"]:
+                items.append(Item("disk", FAIL, res["error"], "check the drive's SMART log"))
+            else:
+                j = res["jobs"]
+                bw = sum(x["write_bytes_per_s"] or 0 for x in j) + sum(
+                    x["read_bytes_per_s"] or 0 for x in j
+                )
+                items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
+    if "kernel" in result:
+        items += _kernel(run)
+    if plan.get("net"):
+        net = result.get("net") or {}
+        if net.get("tool") is None:
+            items.append(
+                Item("net", NOT_RUN, net.get("reason") or "iperf3 not run", "install iperf3")
+            )
+        else:
+            items.append(_iperf(run, cfg))
+    return items
+
+
+_MACHINE_CHECK = re.compile(r"\bEDAC\b|\bmce:|Machine check|Hardware Error", re.IGNORECASE)
+_PCIE_AER = re.compile(r"\bAER\b|PCIe Bus Error")
+
+
+def _kernel(run: NodeRun) -> list[Item]:
+    """New EDAC/MCE lines fail the host; PCIe AER lines fail the PCIe check (kernel.log)."""
+    kernel = run.result.get("kernel") or {}
+    if kernel.get("tool") is None:
+        why = kernel.get("reason") or "the kernel log was not read"
+        return [Item("kernel", NOT_RUN, why, "let the account read the journal (group adm)")]
+    lines = run.outputs.get("kernel.log", "").splitlines()
+    items = []
+    mce = [x for x in lines if _MACHINE_CHECK.search(x)]
+    aer = [x for x in lines if _PCIE_AER.search(x)]
+    if mce:
+        items.append(Item("kernel", FAIL, f"{len(mce)} EDAC/MCE lines, first: {mce[0][-160:]}",
+                          "find the DIMM or CPU it names (edac-util, mcelog); replace it"))
+    if aer:
+        items.append(Item("pcie_aer", FAIL, f"{len(aer)} PCIe AER lines, first: {aer[0][-160:]}",
+                          "reseat the device at that bus address, or its riser/cable"))
+    return items or [Item("kernel", PASS, "no EDAC, MCE or PCIe AER line during the run")]
+
+
+def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    rates = []
+    for name in ("iperf3.json", "iperf3-R.json"):
+        res = parse.parse_iperf3(run.outputs.get(name, ""))
+        if res.get("error"):
+            return Item("net", FAIL, res["error"], "check the link, the peer and its iperf3 server")
+        rates.append(res.get("received_bits_per_s") or 0.0)
+    speed = (run.result.get("net") or {}).get("line_rate_mbps")
+    text = " / ".join(f"{r / 1e9:.2f}" for r in rates) + " Gbit/s (both directions)"
+    if speed and min(rates) < cfg["line_rate_fraction"] * speed * 1e6:
+        return Item(
+            "net",
+            FAIL,
+            f"{text}, line rate {speed / 1000:g} Gbit/s",
+            "check the cable/optic, the switch port and the NIC firmware",
+        )
+    return Item("net", PASS, text + ("" if speed else "; line rate unknown, not compared"))

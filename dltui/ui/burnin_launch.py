@@ -1,0 +1,119 @@
+"""From the dashboard to a burn-in: ``:burnin 2h`` starts one on the nodes picked on the fleet
+screen (space; none picked: the ones it shows), after a typed confirmation; ``:attach RUN``
+follows a run already going on them. The run lives on the nodes; this opens the burn-in screen
+on it, and when it ends writes the report (``burnin-RUN/`` in the current directory)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from dltui.burnin.cli import duration
+from dltui.burnin.remote import NodeShell, new_run_id
+from dltui.burnin.session import BurnIn, Plan
+
+from .screens.burnin import BurnInScreen
+from .screens.prompt import PromptScreen
+
+
+def _ssh_options(app: Any):
+    for transport in app.transports:
+        options = getattr(transport, "options", None)
+        if options is not None:
+            return options
+    raise ValueError("burn-in runs on SSH nodes; this dashboard has none")
+
+
+def _selected(app: Any) -> list[str]:
+    """The SSH nodes picked on the fleet screen (space); none picked: the ones it shows (its
+    filter), else every SSH node."""
+    remote = {n for t in app.transports if getattr(t, "options", None) is not None for n in t.names}
+    fleet = getattr(app, "_fleet_screen", None)
+    now = app.fleet.clock()
+    nodes = list(app.fleet)
+    marked = _marked(fleet)
+    if marked:
+        nodes = [n for n in nodes if n.name in marked]
+    elif fleet is not None and fleet.filter is not None:
+        nodes = [n for n in nodes if fleet.filter(n, now)]
+    return [n.name for n in nodes if n.name in remote]
+
+
+def _marked(fleet: Any) -> set[str]:
+    if fleet is None:
+        return set()
+    try:
+        from .widgets import FleetTable
+
+        return set(getattr(fleet.query_one(FleetTable), "marked", ()) or ())
+    except Exception:  # noqa: BLE001 - not composed yet: nothing picked
+        return set()
+
+
+def open_burnin(app: Any, verb: str, arg: str) -> None:
+    """Raises ValueError with the reason when it cannot (the app shows it)."""
+    options = _ssh_options(app)
+    hosts = _selected(app)
+    if not hosts:
+        raise ValueError("no SSH node shown: clear or change the filter")
+    if verb == "attach":
+        if not arg:
+            raise ValueError(":attach RUN (the run id 'dltui burn-in' printed)")
+        _launch(
+            app, BurnIn(NodeShell(options), hosts, arg.strip(), thresholds=app.cfg.burnin), None
+        )
+        return
+    if app.cfg.read_only:
+        raise ValueError("burn-in loads the nodes fully: refused under --read-only")
+    seconds = duration(arg or "2h")
+    run_id = new_run_id()
+
+    def confirmed(answer: str | None) -> None:
+        if answer != "yes":
+            app.notify("burn-in not started", severity="information")
+            return
+        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin)
+        _launch(app, session, Plan(duration_s=seconds))
+
+    app.push_screen(
+        PromptScreen(
+            "burn-in? ",
+            placeholder=f"full load for {arg or '2h'} on {len(hosts)} node(s) "
+            f"({', '.join(hosts[:4])}{'…' if len(hosts) > 4 else ''}): type yes",
+        ),
+        confirmed,
+    )
+
+
+def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
+    async def stop() -> None:
+        answers = await session.stop()
+        app.notify(
+            "; ".join(
+                f"{h}: {'stopped' if a.get('ok') else a.get('reason')}" for h, a in answers.items()
+            ),
+            title="burn-in stop",
+        )
+
+    async def work() -> None:
+        try:
+            if plan is not None:
+                await session.start(plan)
+                for host, why in session.failed.items():
+                    app.notify(f"{host}: not started: {why}", severity="error")
+            await session.follow()
+            code = await session.judge()
+            paths = session.write_report(Path.cwd() / f"burnin-{session.run_id}")
+            await session.leave_report_on_nodes(paths)
+            app.notify(f"exit {code}; report {paths['md']}", title=f"burn-in {session.run_id} done")
+        finally:
+            await session.shell.close()
+
+    app.run_worker(work(), name=f"burn-in {session.run_id}", group="burn-in", exit_on_error=False)
+    app.push_screen(
+        BurnInScreen(
+            session.run_id,
+            session.views,
+            on_stop=lambda: app.run_worker(stop(), exit_on_error=False),
+        )
+    )

@@ -1,0 +1,132 @@
+"""The burn-in screen mid-run, on fixed data: two nodes, 8 GPUs each, 10 minutes of 1 Hz
+samples (seeded), gpu_burn's progress taken from the real capture read up to its middle."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from textual.app import App
+
+from dltui.burnin.parse import GpuBurnParser
+from dltui.burnin.remote import NodeRunView, RunCollector
+from dltui.core.models import GpuSample, Sample
+from dltui.ui.screens.burnin import BurnInScreen
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "burn-in"
+T0 = 1_767_258_000.0
+SIZE = (160, 60)
+
+
+def _view(node: str, hot_gpu: int | None) -> NodeRunView:
+    view = NodeRunView(node, "r1", RunCollector())
+    for t in range(600):
+        ramp = min(1.0, t / 120)
+        gpus = []
+        for i in range(8):
+            temp = 40 + 30 * ramp + 2 * math.sin(t / 40 + i) + (18 * ramp if i == hot_gpu else 0)
+            gpus.append(
+                GpuSample(
+                    index=i,
+                    temperature_c=round(temp, 1),
+                    memory_temperature_c=round(temp + 5, 1),
+                    temperature_margin_c=round(max(0.0, 88 - temp), 1),
+                    power_w=round(100 + 580 * ramp, 1),
+                    power_limit_w=700.0,
+                    sm_clock_mhz=1980.0 if i != hot_gpu or t < 300 else 1600.0,
+                    sm_clock_max_mhz=1980.0,
+                    utilization_percent=100.0 * ramp,
+                    pcie_gen=5,
+                    pcie_max_gen=5,
+                    pcie_width=16,
+                    pcie_max_width=16,
+                    clock_event_hw_thermal_us=0,
+                    clock_event_sw_thermal_us=0,
+                    clock_event_hw_power_brake_us=0,
+                )
+            )
+        view.collector.samples.append(Sample(time=T0 + t, gpus=gpus))
+    text = (FIX / "superbench_gpu_burn.log").read_text()
+    parser = GpuBurnParser()
+    parser.feed(text[: len(text) // 2])
+    view.status = {
+        "run_id": "r1",
+        "state": "running",
+        "phase": "load",
+        "time": T0 + 599,
+        "duration_s": 7200,
+        "phases": {"preflight": [T0, T0 + 10], "load": [T0 + 10, None], "post": [None, None]},
+        "load_ends": T0 + 7210,
+        "samples": 600,
+        "tools": {"gpu": "gpu-burn"},
+        "progress": {"gpu_burn": parser.result.to_dict()},
+    }
+    return view
+
+
+class _App(App):
+    def __init__(self, screen: BurnInScreen):
+        super().__init__()
+        self._bi = screen
+
+    def on_mount(self) -> None:
+        self.push_screen(self._bi)
+
+
+def _app() -> _App:
+    views = {"gpu01": _view("gpu01", None), "gpu02": _view("gpu02", 2)}
+    return _App(BurnInScreen("r1", views, live_refresh=False))
+
+
+def test_burnin_screen_mid_run(snap_compare):
+    """gpu01 in view: load phase, 1:50:11 of load left, 600 samples, PASS so far; each GPU's
+    gpu_burn progress (Gflop/s, iterations, 0 errors) from the real capture; six charts (temp,
+    HBM, margin, power vs limit, SM clock vs max, utilisation) over the 10 minutes, a line per
+    GPU; gpu02 FAIL (its GPU2 at 90 °C)."""
+    assert snap_compare(_app(), terminal_size=SIZE)
+
+
+def test_burnin_screen_next_node_shows_the_hot_gpu(snap_compare):
+    """After n: gpu02 in view, its GPU2 FAIL with "thermal: core 90 °C > 85 °C" and the SM clock
+    5th-percentile drop; the charts show GPU2 above the others."""
+    assert snap_compare(_app(), press=["n"], terminal_size=SIZE)
+
+
+async def test_burnin_screen_verdict_so_far_text():
+    app = _app()
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        nodes = str(app.screen.query_one("#bi-nodes").render())
+        assert "gpu01" in nodes and "PASS so far" in nodes and "FAIL" in nodes
+        assert "1:50:11" in nodes
+        await pilot.press("n")
+        gpus = str(app.screen.query_one("#bi-gpus").render())
+        assert "thermal: core 90 °C > 85 °C" in gpus
+
+
+async def test_burnin_screen_stop_asks_first_and_then_stops():
+    stopped = []
+    views = {"gpu01": _view("gpu01", None)}
+    app = _App(BurnInScreen("r1", views, on_stop=lambda: stopped.append(True), live_refresh=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        await pilot.press("x")
+        await pilot.press("n", "o", "enter")  # anything but "yes" leaves the run alone
+        await pilot.pause()
+        assert stopped == []
+        await pilot.press("x")
+        await pilot.press("y", "e", "s", "enter")
+        await pilot.pause()
+        assert stopped == [True]
+
+
+async def test_burnin_command_needs_ssh_nodes():
+    from .demo_fleet import demo_app
+
+    app, _ = demo_app()
+    notes: list[str] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        app.notify = lambda message, **kw: notes.append(str(message))  # type: ignore[method-assign]
+        app.execute("burnin 30s")
+        await pilot.pause()
+    assert notes and "SSH nodes" in notes[0]

@@ -1,0 +1,76 @@
+"""The report (Markdown, JSON, self-contained HTML) and the run's recording replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from dltui.burnin import report
+from dltui.burnin import verdict as v
+from dltui.burnin.session import write_recording
+from dltui.core.models import GpuFacts, NodeFacts
+from dltui.transport.replay import ReplayTransport
+
+from .test_burnin_verdict import _run
+
+
+def _judged():
+    runs = [_run(), _run(log="derived_gpu_burn_faulty.log")]
+    runs[1].node = "gpu02"
+    for r in runs:
+        r.facts = NodeFacts(
+            hostname=r.node,
+            gpus=[GpuFacts(index=i, name="NVIDIA H100", serial=f"S{i}") for i in range(8)],
+        )
+    return runs, [v.judge(r) for r in runs]
+
+
+def test_markdown_and_json_say_who_failed_why_and_what_next_derived_faulty():
+    runs, verdicts = _judged()
+    doc = report.document("r1", runs, verdicts, v.DEFAULTS)
+    assert doc["exit_code"] == 2
+    md = report.markdown(doc)
+    assert "## gpu01: PASS" in md and "## gpu02: FAIL" in md
+    assert "| 3 | FAIL | stressor: gpu_burn: FAULTY" in md and "RMA" in md
+    assert "serial S3" in md
+    again = json.loads(report.to_json(doc))
+    assert again["nodes"][1]["gpus"][3]["status"] == "fail"
+
+
+def test_html_is_self_contained_with_a_chart_per_gpu():
+    runs, verdicts = _judged()
+    page = report.page(report.document("r1", runs, verdicts, v.DEFAULTS), runs)
+    assert page.count("<svg") == 2 * 8 * len(report.CHARTS)
+    assert "<script" not in page and "src=" not in page and "href=" not in page
+    assert "gpu_burn: FAULTY" in page
+
+
+def test_chart_thins_long_runs_but_keeps_spikes():
+    times = [float(t) for t in range(7200)]
+    temps = [50.0 if t != 5000 else 99.0 for t in range(7200)]
+    svg = report.svg_chart("T", "°C", times, {"temperature_c": temps},
+                           [("temperature_c", "core", "#000")], None)
+    points = svg.split("points='")[1].split("'")[0].split()
+    assert len(points) <= report.MAX_POINTS
+    assert ">99<" in svg  # the axis top is the spike
+
+
+async def test_recording_replays_every_sample_in_order(tmp_path):
+    runs, _ = _judged()
+    path = tmp_path / "recording.jsonl"
+    write_recording(path, runs)
+    replay = ReplayTransport(path, speed=0)
+    got: dict[str, int] = {}
+
+    class Count:
+        def on_status(self, *a): ...
+        def on_hello(self, *a): ...
+        def on_event(self, *a): ...
+        def on_sample(self, name, sample):
+            got[name] = got.get(name, 0) + 1
+
+    task = asyncio.create_task(replay.run(Count()))
+    await asyncio.wait_for(replay.finished.wait(), 30)
+    task.cancel()
+    assert replay.names == ["gpu01", "gpu02"]
+    assert got == {"gpu01": len(runs[0].samples), "gpu02": len(runs[1].samples)}

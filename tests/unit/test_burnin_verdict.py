@@ -1,0 +1,217 @@
+"""Verdicts on synthetic telemetry with the real gpu_burn capture (and its derived variants)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dltui.burnin import verdict as v
+from dltui.core.models import GpuSample, NodeEvent, Sample
+
+FIX = Path(__file__).resolve().parent.parent / "fixtures" / "burn-in"
+T0 = 1_700_000_000.0
+
+
+def _gpu(i: int, **kw) -> GpuSample:
+    base = dict(
+        index=i,
+        temperature_c=70.0,
+        temperature_margin_c=20.0,
+        memory_temperature_c=75.0,
+        power_w=395.0,
+        power_limit_w=400.0,
+        sm_clock_mhz=1410.0,
+        sm_clock_max_mhz=1410.0,
+        pcie_gen=4,
+        pcie_max_gen=4,
+        pcie_width=16,
+        pcie_max_width=16,
+        pcie_replay_count=0,
+        ecc_corrected_volatile=0,
+        ecc_uncorrected_volatile=0,
+        clock_event_hw_thermal_us=0,
+        clock_event_sw_thermal_us=0,
+        clock_event_hw_power_brake_us=0,
+    )
+    base.update(kw)
+    return GpuSample(**base)
+
+
+def _run(seconds=120, gpus=8, tool="gpu-burn", log="superbench_gpu_burn.log", tweak=None, **plan):
+    samples = []
+    for t in range(seconds):
+        row = [_gpu(i) for i in range(gpus)]
+        if tweak:
+            row = [tweak(t, g) for g in row]
+        samples.append(Sample(time=T0 + t, gpus=row))
+    result = {
+        "phases": {
+            "preflight": [T0 - 5, T0],
+            "load": [T0, T0 + seconds],
+            "post": [T0 + seconds, None],
+        },
+        "gpu": {"tool": tool, "exit_code": 0},
+    }
+    outputs = {"gpu_burn.log": (FIX / log).read_text()} if log else {}
+    return v.NodeRun("gpu01", {"expected_gpus": gpus, **plan}, result, samples, [], None, outputs)
+
+
+def test_healthy_node_passes_real_gpu_burn_capture():
+    verdict = v.judge(_run())
+    assert verdict.status == v.PASS, [i.to_dict() for i in verdict.problems()]
+    assert v.exit_code([verdict]) == 0
+    assert {i.check for i in verdict.gpus[0].items} >= {
+        "stressor",
+        "xid",
+        "ecc",
+        "throttle",
+        "thermal",
+        "pcie",
+        "power",
+    }
+
+
+def test_faulty_gpu_fails_with_evidence_and_next_step_derived_faulty():
+    verdict = v.judge(_run(log="derived_gpu_burn_faulty.log"))
+    assert v.exit_code([verdict]) == 2
+    bad = [i for i in verdict.problems() if i.status == v.FAIL]
+    assert [(i.gpu, i.check) for i in bad] == [(3, "stressor")]
+    assert "FAULTY" in bad[0].evidence and "RMA" in bad[0].next_step
+
+
+def test_died_gpu_fails_though_listed_ok_derived_died():
+    verdict = v.judge(_run(log="derived_gpu_burn_died.log"))
+    assert verdict.gpus[6].status == v.FAIL
+    assert all(g.status == v.PASS for g in verdict.gpus if g.index != 6)
+
+
+def test_no_gpu_stressor_is_not_run_never_pass():
+    verdict = v.judge(_run(tool=None, log=None))
+    assert all(g.status == v.NOT_RUN for g in verdict.gpus)
+    assert v.exit_code([verdict]) == 3
+
+
+def test_hot_gpu_says_fix_airflow():
+    verdict = v.judge(
+        _run(tweak=lambda t, g: replace(g, temperature_c=88.0) if g.index == 2 else g)
+    )
+    item = next(i for i in verdict.gpus[2].items if i.check == "thermal")
+    assert item.status == v.FAIL and "88 °C" in item.evidence and "airflow" in item.next_step
+
+
+def test_correctable_ecc_warns_uncorrectable_fails():
+    warn = v.judge(
+        _run(tweak=lambda t, g: replace(g, ecc_corrected_volatile=t // 60) if g.index == 1 else g)
+    )
+    assert warn.gpus[1].status == v.WARN and v.exit_code([warn]) == 1
+    fail = v.judge(
+        _run(tweak=lambda t, g: replace(g, ecc_uncorrected_volatile=t // 60) if g.index == 1 else g)
+    )
+    assert fail.gpus[1].status == v.FAIL and "RMA" in fail.gpus[1].items[2].next_step
+
+
+def test_power_brake_and_low_power_point_at_the_psu():
+    brake = v.judge(
+        _run(
+            tweak=lambda t, g: (
+                replace(g, clock_event_hw_power_brake_us=t * 1000) if g.index == 5 else g
+            )
+        )
+    )
+    item = next(i for i in brake.gpus[5].items if i.check == "throttle")
+    assert item.status == v.FAIL and "PSU" in item.next_step
+    low = v.judge(_run(tweak=lambda t, g: replace(g, power_w=300.0) if g.index == 4 else g))
+    assert next(i for i in low.gpus[4].items if i.check == "power").status == v.FAIL
+
+
+def test_pcie_downtrained_says_reseat():
+    verdict = v.judge(_run(tweak=lambda t, g: replace(g, pcie_width=8) if g.index == 7 else g))
+    item = next(i for i in verdict.gpus[7].items if i.check == "pcie")
+    assert item.status == v.FAIL and "x8" in item.evidence and "reseat" in item.next_step
+
+
+def test_xid_during_load_fails_and_45_after_stop_is_allowed():
+    run = _run()
+    run.events = [NodeEvent(T0 + 120 + 2, "xid", "XID 45", gpu=0, data={"xid": 45})]
+    assert v.judge(run).gpus[0].status == v.PASS
+    run.events.append(
+        NodeEvent(T0 + 30, "xid", "XID 79 on GPU 0: fell off the bus", gpu=0, data={"xid": 79})
+    )
+    assert v.judge(run).gpus[0].status == v.FAIL
+
+
+def test_gpu_count_below_expected_fails():
+    run = _run()
+    run.plan["expected_gpus"] = 9
+    verdict = v.judge(run)
+    assert verdict.items[0].check == "gpu_count" and verdict.items[0].status == v.FAIL
+
+
+def test_host_items_not_run_when_tools_missing():
+    run = _run(cpu=True, disk="/scratch", net="gpu02")
+    run.result.update(
+        cpu={"tool": None, "reason": "stress-ng not installed"},
+        disk={"tool": None},
+        net={"tool": None},
+    )
+    verdict = v.judge(run)
+    assert [(i.check, i.status) for i in verdict.items[1:]] == [
+        ("cpu", v.NOT_RUN),
+        ("disk", v.NOT_RUN),
+        ("net", v.NOT_RUN),
+    ]
+    assert v.exit_code([verdict]) == 3
+
+
+def test_stress_ng_exit_2_fails():
+    run = _run(cpu=True)
+    run.result["cpu"] = {"tool": "stress-ng", "exit_code": 2}
+    assert v.exit_code([v.judge(run)]) == 2
+
+
+def test_settings_override_and_unknown_key():
+    cfg = v.settings({"temperature_max_c": 60})
+    assert v.judge(_run(), cfg).status == v.FAIL
+    with pytest.raises(ValueError, match="unknown setting"):
+        v.settings({"tempmax": 1})
+
+
+def test_preflight_pending_remap_and_earlier_xid():
+    run = _run(tweak=lambda t, g: replace(g, remapped_rows_pending=True) if g.index == 0 else g)
+    run.events = [NodeEvent(T0 - 100, "xid", "XID 94", gpu=1, data={"xid": 94})]
+    verdict = v.judge(run)
+    pre0 = [i for i in verdict.gpus[0].items if i.check == "preflight"]
+    assert pre0[0].status == v.FAIL and "remap" in pre0[0].evidence
+    pre1 = [i for i in verdict.gpus[1].items if i.check == "preflight"]
+    assert pre1[0].status == v.WARN and "XID 94" in pre1[0].evidence
+
+
+def test_counter_deltas_span_preflight_to_post():
+    run = _run()
+    # an uncorrectable error counted during the post phase (after the load window)
+    run.samples.append(
+        Sample(
+            time=T0 + 200,
+            gpus=[_gpu(i, ecc_uncorrected_volatile=1 if i == 4 else 0) for i in range(8)],
+        )
+    )
+    assert v.judge(run).gpus[4].status == v.FAIL
+
+
+def test_kernel_lines_edac_and_aer_synthetic_lines():
+    run = _run()
+    run.result["kernel"] = {"tool": "journalctl", "exit_code": 0}
+    run.outputs["kernel.log"] = (
+        "2026-01-01T00:00:01+0000 gpu01 kernel: EDAC MC0: 1 CE memory read error on CPU_SrcID#0\n"
+        "2026-01-01T00:00:02+0000 gpu01 kernel: pcieport 0000:00:01.0: "
+        "AER: Corrected error received\n"
+    )
+    items = {i.check: i for i in v.judge(run).items}
+    assert items["kernel"].status == v.FAIL and "EDAC" in items["kernel"].evidence
+    assert items["pcie_aer"].status == v.FAIL
+    run.outputs["kernel.log"] = "2026-01-01T00:00:01+0000 gpu01 kernel: eth0: link up\n"
+    assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.PASS
+    run.result["kernel"] = {"tool": None, "reason": "journalctl -k: No journal files were found."}
+    assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.NOT_RUN
