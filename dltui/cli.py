@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dltui import __version__
 from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.ssh_options import SshOptions
+
+if TYPE_CHECKING:
+    from dltui.transport.base import Transport
 
 SUBCOMMANDS = ("watch", "snapshot", "demo", "replay")
 HOST_HELP = (
@@ -243,7 +248,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 
 
 def _dashboard(
-    transports: list, cfg: Config, record: str | None, clock=None, inventory=None
+    transports: Sequence[Transport], cfg: Config, record: str | None, clock=None, inventory=None
 ) -> int:
     from dltui.record import RecordError
     from dltui.ui.app import run_dashboard
