@@ -5,6 +5,7 @@ every test name says so."""
 import os
 import shutil
 import subprocess
+import time
 import types
 from pathlib import Path
 
@@ -237,6 +238,11 @@ def test_process_names_are_what_nvidia_smi_prints_fake_nvml(fake, problems, tmp_
     shutil.copy("/bin/sleep", burner)
     proc = subprocess.Popen(["./gpu_burn", "30"], cwd=tmp_path)
     try:
+        cmdline = Path("/proc/%d/cmdline" % proc.pid)
+        deadline = time.monotonic() + 10
+        while not cmdline.read_bytes().startswith(b"./gpu_burn\0"):  # until the exec is done
+            assert time.monotonic() < deadline, cmdline.read_bytes()
+            time.sleep(0.01)
         fake.gpus[2].processes = [(proc.pid, 512 * 1024 * 1024), (os.getpid(), 0)]
         records = nvml.NvmlCollector(problems, 1.0).sample()
     finally:
