@@ -77,6 +77,8 @@ lint: $(VENV)/.lint-installed
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/mypy
 
+# One Python after the other: side by side (make -j2) they overload 2 cores and the real-sshd
+# snapshot tests miss their windows.
 test: lint system-deps $(TEST_PYTHONS:%=test-%)
 
 # Outside CI a Python that is not installed is skipped with a warning; in CI it fails.

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from dltui import __version__
 from dltui.actions import cli as actions_cli
@@ -12,6 +14,9 @@ from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh_options import SshOptions
+
+if TYPE_CHECKING:
+    from dltui.transport.base import Transport
 
 SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "burn-in", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
@@ -278,7 +283,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 
 
 def _dashboard(
-    transports: list, cfg: Config, record: str | None, clock=None, inventory=None
+    transports: Sequence[Transport], cfg: Config, record: str | None, clock=None, inventory=None
 ) -> int:
     from dltui.record import RecordError
     from dltui.ui.app import run_dashboard

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dltui.core import format as fmt
 from dltui.core.state import FleetState
-from dltui.snapshot import _alert_order, node_status
+from dltui.core.timeline import alert_order
+from dltui.snapshot import node_status
 
 
 def render(fleet: FleetState) -> str:
@@ -15,7 +16,7 @@ def render(fleet: FleetState) -> str:
         if status != "ok" and reason:
             head += f" — {reason}"
         out.append(head)
-        for alert in sorted(node.alerts.values(), key=_alert_order):
+        for alert in sorted(node.alerts.values(), key=alert_order):
             where = f" GPU{alert.gpu}" if alert.gpu is not None else ""
             out.append(f"  [{alert.severity.upper()}]{where} {alert.message}")
         f, s = node.facts, node.sample

@@ -13,7 +13,7 @@ from typing import Any
 
 from dltui.core import status as st
 from dltui.core.state import FleetState, NodeState
-from dltui.core.timeline import severity_rank
+from dltui.core.timeline import alert_order, severity_rank
 
 SCHEMA_VERSION = 1
 TIMELINE_IN_REPORT = 50
@@ -80,7 +80,7 @@ def report(fleet: FleetState) -> dict[str, Any]:
                 "age_s": _round(node.age(fleet.clock())),
                 "facts": node.facts.to_dict() if node.facts else None,
                 "sample": node.sample.to_dict() if node.sample else None,
-                "alerts": [a.to_dict() for a in sorted(node.alerts.values(), key=_alert_order)],
+                "alerts": [a.to_dict() for a in sorted(node.alerts.values(), key=alert_order)],
                 "timeline": [e.to_dict() for e in list(node.timeline)[-TIMELINE_IN_REPORT:]],
                 "malformed_lines": node.malformed_lines,
                 "rules_na": {
@@ -95,10 +95,6 @@ def report(fleet: FleetState) -> dict[str, Any]:
 
 def to_json(fleet: FleetState) -> str:
     return json.dumps(report(fleet), indent=2, sort_keys=False)
-
-
-def _alert_order(alert):
-    return (-severity_rank(alert.severity), alert.gpu if alert.gpu is not None else -1, alert.rule)
 
 
 def _gpu_order(item):

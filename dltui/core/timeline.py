@@ -31,6 +31,13 @@ class Alert:
         return asdict(self)
 
 
+def alert_order(alert: Alert) -> tuple[int, int, float, str]:
+    """How alerts are listed everywhere (report, alerts pane, fleet row): worst first, then
+    node-wide before GPU 0, 1, …, then the longest open, then by rule."""
+    gpu = alert.gpu if alert.gpu is not None else -1
+    return (-severity_rank(alert.severity), gpu, alert.since, alert.rule)
+
+
 @dataclass(slots=True)
 class TimelineEntry:
     time: float

@@ -25,6 +25,7 @@ import threading
 import time
 
 from .problems import describe as describe_error
+from .values import pci_key
 from .xid import describe
 
 POLL_S = 5.0
@@ -67,22 +68,6 @@ def parse_oom(text):
         (match.group(1) or "").startswith("Memory cgroup"),
         int(rss_kb) * 1024 if rss_kb else None,
     )
-
-
-def pci_key(text):
-    """``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
-
-    XID lines omit the PCI function, NVML's bus ids carry an 8-digit domain: compare keys.
-    """
-    parts = (text or "").split(".")[0].split(":")
-    if len(parts) == 2:
-        parts = ["0"] + parts
-    if len(parts) != 3:
-        return None
-    try:
-        return tuple(int(p, 16) for p in parts)
-    except ValueError:
-        return None
 
 
 def xid_event(when, pci, xid, detail, gpu, line_id=None):

@@ -107,8 +107,15 @@ def _str(value):
 
 
 def _process_name(pid):
-    """``/proc/<pid>/comm``: NVML reports host PIDs, and the probe runs on the host."""
+    """The name nvidia-smi prints for the process (its ``process_name``: the command as
+    started, argv[0], e.g. ``./gpu_burn`` or ``/usr/bin/python3``), so both GPU sources show
+    the same; ``/proc/<pid>/comm`` where the command line is empty (a zombie, a kernel thread).
+    NVML reports host PIDs, and the probe runs on the host."""
     try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv0 = f.read().split(b"\0", 1)[0].decode("utf-8", "replace").strip()
+        if argv0:
+            return argv0
         with open("/proc/%d/comm" % pid, encoding="utf-8", errors="replace") as f:
             return f.read().strip() or None
     except OSError:

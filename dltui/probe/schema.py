@@ -187,19 +187,31 @@ RECORD_FIELDS = {
     "checkpoint": CHECKPOINT_FIELDS,
 }
 
-# Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them.
+# Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them: the one place
+# their values are written (parsers, rules and the demo import them).
+GPU_IDLE = 0x1
+APPLICATIONS_CLOCKS_SETTING = 0x2
+SW_POWER_CAP = 0x4
+HW_SLOWDOWN = 0x8
+SYNC_BOOST = 0x10
+SW_THERMAL_SLOWDOWN = 0x20
+HW_THERMAL_SLOWDOWN = 0x40
+HW_POWER_BRAKE_SLOWDOWN = 0x80
+DISPLAY_CLOCK_SETTING = 0x100
+BOARD_LIMIT = 0x200
+RELIABILITY = 0x400
 CLOCK_EVENT_BITS = (
-    (0x1, "gpu_idle"),
-    (0x2, "applications_clocks_setting"),
-    (0x4, "sw_power_cap"),
-    (0x8, "hw_slowdown"),
-    (0x10, "sync_boost"),
-    (0x20, "sw_thermal_slowdown"),
-    (0x40, "hw_thermal_slowdown"),
-    (0x80, "hw_power_brake_slowdown"),
-    (0x100, "display_clock_setting"),
-    (0x200, "board_limit"),
-    (0x400, "reliability"),
+    (GPU_IDLE, "gpu_idle"),
+    (APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting"),
+    (SW_POWER_CAP, "sw_power_cap"),
+    (HW_SLOWDOWN, "hw_slowdown"),
+    (SYNC_BOOST, "sync_boost"),
+    (SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"),
+    (HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"),
+    (HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown"),
+    (DISPLAY_CLOCK_SETTING, "display_clock_setting"),
+    (BOARD_LIMIT, "board_limit"),
+    (RELIABILITY, "reliability"),
 )
 
 

@@ -338,15 +338,8 @@ def lost_bus_id(text):
 
 def same_bus_id(a, b):
     """``00000000:3B:00.0`` and ``0000:3b:00.0`` are the same GPU."""
-    key = _bus_key(a)
-    return key is not None and key == _bus_key(b)
-
-
-def _bus_key(text):
-    match = _BUS_ID.search(text or "")
-    if match is None:
-        return None
-    return (int(match.group(1), 16),) + tuple(part.upper() for part in match.group(2, 3, 4))
+    key = values.pci_key(a)
+    return key is not None and key == values.pci_key(b)
 
 
 def run_smi(argv, timeout_s):
@@ -382,6 +375,7 @@ class SmiLoop:
         self.fields = tuple(fields)
         # relearn(output) -> (argv, fields) without a name nvidia-smi refused, or None
         self.relearn = relearn
+        self.learning = False  # restarted without a refused field; no row since
         self.dropped = 0  # lines that were not rows of this query
         self.failure = None
         self.lost_bus_id = None
@@ -418,7 +412,9 @@ class SmiLoop:
             retry = self.relearn(output) if self.relearn is not None else None
             if retry is not None:  # a refused field: ask again without it, at once
                 self.argv, self.fields = retry[0], tuple(retry[1])
+                self.learning = True
                 continue
+            self.learning = False
             if time.monotonic() - self._run_started >= HEALTHY_RUN_S:
                 attempt = 0
             with self._lock:
@@ -461,6 +457,7 @@ class SmiLoop:
                 self._rows[row.get("index")] = (row, time.monotonic())
                 self.failure = None
                 self.lost_bus_id = None
+                self.learning = False
             self._settled.set()
         proc.stdout.close()
         return proc.wait(), "\n".join(other)
@@ -589,6 +586,8 @@ class SmiCollector:
         # nvidia-smi alive and silent, and must not slow every host sample down with it.
         rows, failure = self.loop.latest(0 if self._waited else FIRST_ROWS_WAIT_S)
         self._waited = True
+        if failure is None and not rows and self.loop.learning:  # busy, not hung: no problem
+            return self._failed_records(rows, "finding the fields this nvidia-smi accepts")
         if failure is None and not rows:
             failure = "nvidia-smi is running but has printed nothing (a hung driver?)"
         if failure is not None:

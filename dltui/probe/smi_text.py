@@ -11,23 +11,24 @@ Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reaso
 
 import re
 
+from . import schema as s
 from . import values as v
 from .gpu_records import new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 
 _DEPRECATED = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$")
 
-# Keys of the clock-event ("throttle") reason section, by bit (schema.CLOCK_EVENT_BITS).
+# Keys of the clock-event ("throttle") reason section -> their bits.
 _REASON_BITS = {
-    "idle": 0x1,
-    "applications clocks setting": 0x2,
-    "sw power cap": 0x4,
-    "hw slowdown": 0x8,
-    "sync boost": 0x10,
-    "sw thermal slowdown": 0x20,
-    "hw thermal slowdown": 0x40,
-    "hw power brake slowdown": 0x80,
-    "display clock setting": 0x100,
+    "idle": s.GPU_IDLE,
+    "applications clocks setting": s.APPLICATIONS_CLOCKS_SETTING,
+    "sw power cap": s.SW_POWER_CAP,
+    "hw slowdown": s.HW_SLOWDOWN,
+    "sync boost": s.SYNC_BOOST,
+    "sw thermal slowdown": s.SW_THERMAL_SLOWDOWN,
+    "hw thermal slowdown": s.HW_THERMAL_SLOWDOWN,
+    "hw power brake slowdown": s.HW_POWER_BRAKE_SLOWDOWN,
+    "display clock setting": s.DISPLAY_CLOCK_SETTING,
 }
 _REASON_COUNTERS = {
     "sw power capping": "clock_event_sw_power_cap_us",

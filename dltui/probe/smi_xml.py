@@ -14,21 +14,22 @@ absolute ``gpu_temp_*_threshold`` or, on GPUs with a T.Limit margin, as
 
 import xml.etree.ElementTree as ElementTree
 
+from . import schema as s
 from . import values
 from .gpu_records import new_gpu_facts, new_gpu_record
 from .schema import decode_clock_event_reasons
 
 # Element-name suffix of each clock-event ("throttle") reason -> its bit.
 _REASON_BITS = {
-    "gpu_idle": 0x1,
-    "applications_clocks_setting": 0x2,
-    "sw_power_cap": 0x4,
-    "hw_slowdown": 0x8,
-    "sync_boost": 0x10,
-    "sw_thermal_slowdown": 0x20,
-    "hw_thermal_slowdown": 0x40,
-    "hw_power_brake_slowdown": 0x80,
-    "display_clocks_setting": 0x100,
+    "gpu_idle": s.GPU_IDLE,
+    "applications_clocks_setting": s.APPLICATIONS_CLOCKS_SETTING,
+    "sw_power_cap": s.SW_POWER_CAP,
+    "hw_slowdown": s.HW_SLOWDOWN,
+    "sync_boost": s.SYNC_BOOST,
+    "sw_thermal_slowdown": s.SW_THERMAL_SLOWDOWN,
+    "hw_thermal_slowdown": s.HW_THERMAL_SLOWDOWN,
+    "hw_power_brake_slowdown": s.HW_POWER_BRAKE_SLOWDOWN,
+    "display_clocks_setting": s.DISPLAY_CLOCK_SETTING,
 }
 
 _COUNTERS = (

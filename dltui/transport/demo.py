@@ -37,7 +37,13 @@ from dltui.core.models import (
     UnitSample,
 )
 from dltui.probe.kernel_log import oom_event
-from dltui.probe.schema import decode_clock_event_reasons
+from dltui.probe.schema import (
+    GPU_IDLE,
+    HW_SLOWDOWN,
+    SW_POWER_CAP,
+    SW_THERMAL_SLOWDOWN,
+    decode_clock_event_reasons,
+)
 
 from .base import Sink
 from .command import CommandResult
@@ -95,7 +101,6 @@ NODES_PER_SLOT = 8  # live: at most this many nodes' samples at once
 
 UP, DOWN, RETRYING = "up", "down", "retrying"
 _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
-_SW_POWER_CAP, _HW_SLOWDOWN, _SW_THERMAL, _GPU_IDLE = 0x4, 0x8, 0x20, 0x1
 
 
 _REASONS: dict[int, list[str]] = {}
@@ -264,19 +269,19 @@ class _Node:
             if hot
             else round(96.0 - g.temperature_c)
         )
-        mask = _GPU_IDLE if idle else 0
+        mask = GPU_IDLE if idle else 0
         sm_clock = 1980.0
         if power > 680.0:
-            mask |= _SW_POWER_CAP
+            mask |= SW_POWER_CAP
             sm_clock = 1935.0 + 15.0 * rng.randrange(0, 3)
             g.power_cap_us += int(interval_s * 400_000)
         if hot and temperature >= 87:
-            mask |= _SW_THERMAL
+            mask |= SW_THERMAL_SLOWDOWN
             g.sw_thermal_us += int(interval_s * 1_000_000)
             sm_clock = 1410.0 + 15.0 * rng.randrange(0, 12)
             power = min(power, 560.0 + rng.uniform(-20, 20))
             if margin <= 1:
-                mask |= _HW_SLOWDOWN
+                mask |= HW_SLOWDOWN
                 g.hw_thermal_us += int(interval_s * 1_000_000)
                 sm_clock = 990.0
         if idle:

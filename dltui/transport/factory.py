@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from .base import Transport
 from .hostspec import expand_ranges
 from .local import LOCAL_NAMES, LocalTransport
 from .ssh_options import SshOptions
 
 
-def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions, probe_extras=None) -> list:
+def build_transports(
+    hosts: list[str], interval_s: float, ssh: SshOptions, probe_extras=None
+) -> list[Transport]:
     """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport.
     Ranges (``gpu[01-16]``) are expanded; a bad one raises ``HostSpecError``.
     ``probe_extras(name)`` gives a node's (units, checkpoint glob) to report."""
     hosts = list(dict.fromkeys(expand_ranges(hosts)))  # a node named twice is one node
-    transports: list = []
+    transports: list[Transport] = []
     remote = [h for h in hosts if h not in LOCAL_NAMES]
     if not hosts or len(remote) < len(hosts):
         units, checkpoint = probe_extras("localhost") if probe_extras else ((), None)
@@ -24,5 +29,5 @@ def build_transports(hosts: list[str], interval_s: float, ssh: SshOptions, probe
     return transports
 
 
-def node_names(transports: list) -> list[str]:
+def node_names(transports: Sequence[Transport]) -> list[str]:
     return [name for t in transports for name in t.names]

@@ -5,6 +5,7 @@ read-only) is ``dltui.actions``; this module only asks and tells."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from dltui.actions import policy
@@ -18,6 +19,8 @@ from .screens.confirm import ConfirmScreen
 from .screens.prompt import PromptScreen
 
 if TYPE_CHECKING:
+    from dltui.transport.base import Transport
+
     from .app import DltuiApp
 
 _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
@@ -28,7 +31,9 @@ _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
 
 
 class ActionFlows:
-    def __init__(self, app: DltuiApp, transports: list, settings: ActionSettings) -> None:
+    def __init__(
+        self, app: DltuiApp, transports: Sequence[Transport], settings: ActionSettings
+    ) -> None:
         self.app = app
         self.runner = FleetRunner(transports)
         self.simulated = any(getattr(t, "simulated", False) for t in transports)

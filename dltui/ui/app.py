@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -18,7 +18,7 @@ from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.record import Recorder
-from dltui.transport.base import Sink
+from dltui.transport.base import Sink, Transport
 
 from . import commands, levels
 from .action_flows import ActionFlows
@@ -41,7 +41,7 @@ class DltuiApp(App[int]):
         Binding("t", "cycle_theme", "Theme"),
     ]
 
-    def __init__(self, fleet: FleetState, transports: list, cfg: Config, theme_dirs: list[Path]) -> None:
+    def __init__(self, fleet: FleetState, transports: Sequence[Transport], cfg: Config, theme_dirs: list[Path]) -> None:
         super().__init__()
         self.fleet = fleet
         self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
@@ -224,7 +224,7 @@ def engine_for(cfg: Config, inventory=None):
 
 
 def build_app(
-    transports: list,
+    transports: Sequence[Transport],
     cfg: Config,
     *,
     fleet: FleetState | None = None,
@@ -249,7 +249,7 @@ def build_app(
 
 
 def run_dashboard(
-    transports: list,
+    transports: Sequence[Transport],
     cfg: Config,
     record: str | None = None,
     clock: Callable[[], float] | None = None,

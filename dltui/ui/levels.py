@@ -1,9 +1,9 @@
 """How alarming a value is: the words every widget maps to a theme colour.
 
 Levels are ``na`` (not reported), ``idle``, ``ok``, ``warm`` and ``hot``; ``STYLE`` maps them
-to theme variables, so every theme colours them. Temperature thresholds
-are the anomaly rules' defaults (notes/anomalies.md), overridden by ``[rules.gpu_temp_high]``
-and ``[rules.thermal_margin_low]`` in the config, so a cell turns red when the rule would fire.
+to theme variables, so every theme colours them. Temperature thresholds are the thermal rules'
+own (``thermal.temperature_limits``: their defaults under the config's overrides), so a cell
+turns red when the rule would fire.
 """
 
 from __future__ import annotations
@@ -11,32 +11,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dltui.core import status as st
+from dltui.core.rules.thermal import temperature_limits
 
 NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
 
 
 @dataclass(frozen=True)
 class Thresholds:
-    temp_warning_c: float = 85.0
-    temp_critical_c: float = 90.0
-    margin_warning_c: float = 10.0
-    margin_critical_c: float = 3.0
+    temp_warning_c: float
+    temp_critical_c: float
+    margin_warning_c: float
+    margin_critical_c: float
     util_idle_percent: float = 5.0
 
     @classmethod
     def from_rules(cls, rules: dict[str, dict]) -> Thresholds:
-        temp = rules.get("gpu_temp_high", {})
-        margin = rules.get("thermal_margin_low", {})
-        d = cls()
-        return cls(
-            temp_warning_c=float(temp.get("warning", d.temp_warning_c)),
-            temp_critical_c=float(temp.get("critical", d.temp_critical_c)),
-            margin_warning_c=float(margin.get("warning", d.margin_warning_c)),
-            margin_critical_c=float(margin.get("critical", d.margin_critical_c)),
-        )
+        return cls(*temperature_limits(rules))
 
 
-DEFAULT = Thresholds()
+DEFAULT = Thresholds.from_rules({})
 
 
 class NodeThresholds:

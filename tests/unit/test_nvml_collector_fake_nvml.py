@@ -3,6 +3,9 @@ capture (tests/fixtures/nvidia-smi/), repeated to 8 GPUs. No GPU on CI: NVML is 
 every test name says so."""
 
 import os
+import shutil
+import subprocess
+import time
 import types
 from pathlib import Path
 
@@ -226,12 +229,31 @@ def test_branch_matching():
     assert not nvml.same_branch(None, "590.48.01")
 
 
-def test_process_names_come_from_proc_comm_fake_nvml(fake, problems):
-    fake.gpus[2].processes = [(os.getpid(), 512 * 1024 * 1024)]
-    records = nvml.NvmlCollector(problems, 1.0).sample()
-    with open("/proc/self/comm", encoding="utf-8") as f:
-        comm = f.read().strip()
-    assert records[2]["processes"] == [{"pid": os.getpid(), "name": comm, "gpu_memory_mib": 512}]
+def test_process_names_are_what_nvidia_smi_prints_fake_nvml(fake, problems, tmp_path):
+    """nvidia-smi names the H100 capture's burner ``./gpu_burn`` (argv[0]; its comm would be
+    ``gpu_burn``): a real process started that way gets the same name through NVML."""
+    apps = (FIXTURES / "h100-80gb-hbm3-mig_590.48.01_load_query-compute-apps.csv").read_text()
+    assert ", ./gpu_burn, " in apps
+    burner = tmp_path / "gpu_burn"
+    shutil.copy("/bin/sleep", burner)
+    proc = subprocess.Popen(["./gpu_burn", "30"], cwd=tmp_path)
+    try:
+        cmdline = Path("/proc/%d/cmdline" % proc.pid)
+        deadline = time.monotonic() + 10
+        while not cmdline.read_bytes().startswith(b"./gpu_burn\0"):  # until the exec is done
+            assert time.monotonic() < deadline, cmdline.read_bytes()
+            time.sleep(0.01)
+        fake.gpus[2].processes = [(proc.pid, 512 * 1024 * 1024), (os.getpid(), 0)]
+        records = nvml.NvmlCollector(problems, 1.0).sample()
+    finally:
+        proc.kill()
+        proc.wait()
+    with open("/proc/self/cmdline", "rb") as f:
+        own = f.read().split(b"\0")[0].decode()
+    assert records[2]["processes"] == [
+        {"pid": proc.pid, "name": "./gpu_burn", "gpu_memory_mib": 512},
+        {"pid": os.getpid(), "name": own, "gpu_memory_mib": 0},
+    ]
 
 
 def test_tlimit_thresholds_are_offsets_fake_nvml(fake, problems):

@@ -9,7 +9,8 @@ import os
 import subprocess
 
 from dltui.core.models import GpuFacts, NodeEvent, NodeFacts
-from dltui.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line, pci_key, xid_event
+from dltui.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line, xid_event
+from dltui.probe.values import pci_key
 from dltui.probe.problems import Problems
 from dltui.probe.xid import describe
 from tests.unit.rules_support import Rig, busy_gpu

@@ -368,6 +368,7 @@ RULES = (
         {"busy_util": 50, "for_s": 10, "clear_s": 60},
         "PCIe link below the slot's gen/width under load",
         slow=True,
+        concerns="pcie",
     ),
     Rule(
         "pcie_host_limited",
@@ -383,6 +384,7 @@ RULES = (
         {"clear_s": 600},
         "a rise in the PCIe replay counter",
         slow=True,
+        concerns="pcie",
     ),
     Rule(
         "gpu_missing",

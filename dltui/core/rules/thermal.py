@@ -8,13 +8,19 @@ sensor ("core 87 °C", "margin 4 °C", "HBM 92 °C") and say when the one we wan
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from statistics import median
+from typing import Any, NamedTuple
+
+from dltui.probe.schema import HW_POWER_BRAKE_SLOWDOWN as HW_POWER_BRAKE
+from dltui.probe.schema import HW_SLOWDOWN, SW_POWER_CAP
+from dltui.probe.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
+from dltui.probe.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
 from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
-SW_POWER_CAP, HW_SLOWDOWN, SW_THERMAL, HW_THERMAL, HW_POWER_BRAKE = 0x4, 0x8, 0x20, 0x40, 0x80
 _ANY_REASON = SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE
 _COOLING = "check airflow, fans and inlet temperature"
 _PSU = "check PSU and power cabling"
@@ -358,6 +364,7 @@ RULES = (
         thermal_slowdown,
         {"for_samples": 2, "sw_warning_s": 60, "clear_s": 120},
         "clock-event bits 0x20 (SW thermal) / 0x40 (HW thermal) or a rise in their counters",
+        concerns="clocks",
     ),
     Rule(
         "hw_slowdown",
@@ -365,6 +372,7 @@ RULES = (
         hw_slowdown,
         {"for_s": 3, "clear_s": 120},
         "clock-event bit 0x8 (debounced: P-state changes blip it)",
+        concerns="clocks",
     ),
     Rule(
         "power_brake",
@@ -372,6 +380,7 @@ RULES = (
         power_brake,
         {"for_samples": 2, "clear_s": 300},
         "clock-event bit 0x80 or a rise in its counter",
+        concerns="clocks",
     ),
     Rule(
         "power_capped",
@@ -388,6 +397,7 @@ RULES = (
         {"ratio": 0.85, "clear_ratio": 0.9, "busy_util": 90, "for_s": 60, "clear_s": 60},
         "SM clock below ratio × max under load with no clock-event reason",
         slow=True,
+        concerns="clocks",
     ),
     Rule(
         "airflow_imbalance",
@@ -406,3 +416,28 @@ RULES = (
         slow=True,
     ),
 )
+
+_BY_ID = {rule.id: rule for rule in RULES}
+
+
+class TemperatureLimits(NamedTuple):
+    """The limits gpu_temp_high and thermal_margin_low judge with: what the UI colours by, so
+    a cell turns red exactly when the rule would fire."""
+
+    temp_warning_c: float
+    temp_critical_c: float
+    margin_warning_c: float
+    margin_critical_c: float
+
+
+def temperature_limits(params: Mapping[str, Mapping[str, Any]]) -> TemperatureLimits:
+    """From rule id -> parameter overrides (a config's ``[rules]``, or the engine's params for
+    a node); the rules' defaults fill what is not given."""
+    temp = {**_BY_ID["gpu_temp_high"].defaults, **params.get("gpu_temp_high", {})}
+    margin = {**_BY_ID["thermal_margin_low"].defaults, **params.get("thermal_margin_low", {})}
+    return TemperatureLimits(
+        float(temp["warning"]),
+        float(temp["critical"]),
+        float(margin["warning"]),
+        float(margin["critical"]),
+    )

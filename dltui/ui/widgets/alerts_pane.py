@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core.state import NodeState
-from dltui.core.timeline import severity_rank
+from dltui.core.timeline import alert_order
 
 from .. import levels
 from .pane import Pane
@@ -23,9 +23,7 @@ class AlertsPane(Pane):
         super().__init__("Alerts", id="alerts")
 
     def draw(self, node: NodeState, now: float) -> Content:
-        alerts = sorted(
-            node.alerts.values(), key=lambda a: (-severity_rank(a.severity), a.gpu if a.gpu is not None else -1)
-        )
+        alerts = sorted(node.alerts.values(), key=alert_order)
         self.border_title = f"Alerts · {len(alerts)} open" if alerts else "Alerts"
         na = not_applicable(node)
         if not alerts:

@@ -14,7 +14,7 @@ from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
 from dltui.core.state import HOTTEST_GPU_C, NodeState
-from dltui.core.timeline import severity_rank
+from dltui.core.timeline import alert_order, severity_rank
 from dltui.core.units import ACTIVE, FAILED, FLAPPING, badge
 
 from .. import levels
@@ -301,7 +301,7 @@ def _note(node: NodeState) -> str:
     if node.status != st.OK and node.reason:
         return node.reason
     if any(a.severity != "info" for a in node.alerts.values()):
-        worst = max(node.alerts.values(), key=lambda a: severity_rank(a.severity))
+        worst = min(node.alerts.values(), key=alert_order)
         where = f"GPU{worst.gpu}: " if worst.gpu is not None and "GPU" not in worst.message else ""
         return where + worst.message
     return ""

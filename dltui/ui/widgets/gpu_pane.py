@@ -7,6 +7,7 @@ from textual.content import Content
 
 from dltui.core import format as fmt
 from dltui.core.models import GpuFacts, GpuSample
+from dltui.core.rules import RULES
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -121,8 +122,8 @@ def _of(value: float | None, high: float | None, unit: str) -> str:
 
 # The clocks and the PCIe link are coloured by the alerts open on them, so the pane and the
 # alerts agree whatever thresholds the config (or a node group) sets.
-CLOCK_RULES = ("clock_sag", "hw_slowdown", "thermal_slowdown", "power_brake")
-PCIE_RULES = ("pcie_degraded", "pcie_replays")
+CLOCK_RULES = tuple(rule.id for rule in RULES if rule.concerns == "clocks")
+PCIE_RULES = tuple(rule.id for rule in RULES if rule.concerns == "pcie")
 
 
 def _alerted(node: NodeState, gpu: int, rules: tuple[str, ...]) -> str:
