@@ -9,11 +9,15 @@ another machine: its entry starts over.
 
 The file is JSON at ``$XDG_STATE_HOME/dltui/gpu-inventory.json`` (``~/.local/state/…``). An
 unreadable one is set aside as ``….corrupt`` and the inventory starts empty. Sessions running
-at once write only the nodes they changed, merged into the file under a lock.
+at once write only the nodes they changed, merged into the file under a lock. Nodes met
+together (a fleet starting, thousands from Prometheus) are written together: one file write
+per WRITE_EVERY_S at most, not one per node, whose cost would grow with the square of the
+fleet; what is still pending is written at exit.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import time
@@ -28,6 +32,7 @@ from pathlib import Path
 from .models import GpuFacts
 
 REFRESH_LISTED_S = 3600.0  # "listed until" is kept to the hour: one write a node an hour at most
+WRITE_EVERY_S = 2.0  # changes arriving closer together than this share one file write
 
 
 def default_path() -> Path:
@@ -53,6 +58,9 @@ class GpuInventory:
         self.path = Path(path)
         self.nodes: dict[str, dict] = self._load()
         self._changed: set[str] = set()  # the nodes this session writes (others are left as found)
+        self._pending = False  # changes not yet in the file
+        self._written_at = float("-inf")  # monotonic time of the last write
+        atexit.register(self.flush)
 
     def reconcile(
         self, node: str, hostname: str | None, gpus: list[GpuFacts], now: float | None = None
@@ -73,14 +81,19 @@ class GpuInventory:
             known[uuid] = {"index": g.index, "name": g.name, "bus_id": g.bus_id, "last_listed": now}
         self.nodes[node] = entry
         if changed:
-            self._save(node)
+            self._changed.add(node)
+            self._pending = True
+        if self._pending and time.monotonic() - self._written_at >= WRITE_EVERY_S:
+            self.flush()
         return sorted(gone, key=lambda k: k.index)
 
     def forget(self, node: str, uuids: list[str]) -> None:
         """The operator accepted that these GPUs are gone (an RMA, a swapped board)."""
         known = self.nodes.get(node, {}).get("gpus", {})
         if any(known.pop(uuid, None) is not None for uuid in list(uuids)):
-            self._save(node)
+            self._changed.add(node)
+            self._pending = True
+            self.flush()  # the operator's decision is written at once
 
     def _load(self, set_aside: bool = True) -> dict[str, dict]:
         try:
@@ -100,10 +113,13 @@ class GpuInventory:
                     pass
             return {}
 
-    def _save(self, node: str) -> None:
+    def flush(self) -> None:
         """This session's nodes merged into the file as it is now, under a lock, replaced
         atomically; a read-only home costs the memory across sessions, nothing else."""
-        self._changed.add(node)
+        if not self._pending:
+            return
+        self._pending = False
+        self._written_at = time.monotonic()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:

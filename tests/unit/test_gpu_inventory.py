@@ -2,6 +2,7 @@
 
 import json
 
+from dltui.core import gpu_inventory
 from dltui.core.gpu_inventory import GpuInventory, default_path
 from dltui.core.models import GpuFacts, NodeFacts
 from tests.unit.rules_support import Rig, busy_gpu
@@ -102,3 +103,26 @@ def test_two_sessions_at_once_keep_each_others_changes(tmp_path):
     stored = json.loads(path.read_text())
     assert sorted(stored["gpu01"]["gpus"]) == ["GPU-0000"]  # not brought back by the second
     assert sorted(stored["gpu02"]["gpus"]) == ["GPU-0000", "GPU-0001", "GPU-0002"]
+
+
+def test_nodes_met_together_share_one_file_write(tmp_path, monkeypatch):
+    """Two thousand new nodes in one burst: a write per node made the cost grow with the square
+    of the fleet (the whole file each time); now the burst is written together, and all of it
+    reaches the file."""
+    path = tmp_path / "inventory.json"
+    inventory = GpuInventory(path)
+    writes = []
+    real_flush = GpuInventory.flush
+
+    def counting_flush(self):
+        if self._pending:
+            writes.append(1)
+        real_flush(self)
+
+    monkeypatch.setattr(GpuInventory, "flush", counting_flush)
+    monkeypatch.setattr(gpu_inventory.time, "monotonic", lambda: 1000.0)  # one instant
+    for n in range(2000):
+        inventory.reconcile(f"gpu{n:04d}", f"h{n}", gpu_facts(0, 1))
+    assert len(writes) == 1  # the first node at once; the rest wait for WRITE_EVERY_S
+    inventory.flush()
+    assert len(json.loads(path.read_text())) == 2000
