@@ -241,8 +241,8 @@ def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
 
 def _inventory(args: argparse.Namespace):
     """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it,
-    nor a Prometheus fleet: the inventory rewrites one file per node change, which thousands
-    of nodes appearing at once turn into minutes of work on the UI's loop."""
+    nor a Prometheus fleet: what it lists is what the selector matches today, and a GPU that a
+    narrower --match leaves out is not a GPU gone from the bus."""
     if getattr(args, "prometheus", None):
         return None
     from dltui.core.gpu_inventory import GpuInventory, default_path
