@@ -57,7 +57,7 @@ async def serve(page: CachedPage, host: str, port: int) -> asyncio.Server:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), REQUEST_TIMEOUT_S)
             writer.write(_answer(page, head))
             await asyncio.wait_for(writer.drain(), REQUEST_TIMEOUT_S)
-        except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
             pass  # a client that went away or sent nonsense: nothing to answer
         finally:
             writer.close()

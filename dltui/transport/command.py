@@ -78,7 +78,7 @@ class LocalRunner:
             )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
-        except TimeoutError:
+        except asyncio.TimeoutError:  # noqa: UP041 - not the builtin's alias before Python 3.11
             _kill_group(proc.pid)
             await proc.wait()
             return timed_out(argv, timeout_s, time.monotonic() - started)
@@ -132,7 +132,7 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
             ),
             timeout_s,
         )
-    except TimeoutError:  # wait_for closed the session's channel on its way out
+    except asyncio.TimeoutError:  # noqa: UP041 - 3.10; wait_for closed the session's channel on its way out
         return timed_out(argv, timeout_s, time.monotonic() - started)
     except (asyncssh.Error, OSError) as exc:
         return unreachable(argv, f"the connection failed: {exc}")
