@@ -424,7 +424,10 @@ class ActionService:
         unit_of = next((u for u in units if f"/{u}" in cgroup), None)
         reason = f"a process of {unit_of}" if unit_of else None
         if reason is None:
-            on_gpu = set(gpu_pids) | await self._gpu_pids(node)
+            # The node's answer now; the newest sample's list only where nvidia-smi cannot
+            # answer (an older PID may since belong to another process).
+            fresh = await self._gpu_pids(node)
+            on_gpu = fresh if fresh is not None else set(gpu_pids)
             if pid in on_gpu:
                 reason = "a GPU process"
         if reason is None:
@@ -514,14 +517,14 @@ class ActionService:
             started,
         )
 
-    async def _gpu_pids(self, node: str) -> set[int]:
+    async def _gpu_pids(self, node: str) -> set[int] | None:
         res = await self.runner.run_command(
             node,
             ["nvidia-smi", "--query-compute-apps=pid", "--format=csv,noheader,nounits"],
             self.settings.query_timeout_s,
         )
         if not res.ok:
-            return set()
+            return None
         return {
             int(line) for line in (x.strip() for x in res.stdout.splitlines()) if line.isdigit()
         }

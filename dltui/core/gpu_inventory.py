@@ -83,9 +83,14 @@ class GpuInventory:
         if changed:
             self._changed.add(node)
             self._pending = True
+        self.flush_if_due()
+        return sorted(gone, key=lambda k: k.index)
+
+    def flush_if_due(self) -> None:
+        """Writes what is pending once WRITE_EVERY_S has passed since the last write (the
+        dashboard calls it on its tick, so a quiet fleet's last burst is not left to exit)."""
         if self._pending and time.monotonic() - self._written_at >= WRITE_EVERY_S:
             self.flush()
-        return sorted(gone, key=lambda k: k.index)
 
     def forget(self, node: str, uuids: list[str]) -> None:
         """The operator accepted that these GPUs are gone (an RMA, a swapped board)."""

@@ -121,21 +121,28 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
     import asyncssh
 
     started = time.monotonic()
-    try:
-        done = await asyncio.wait_for(
-            conn.run(
-                shell_line(argv),
-                check=False,
-                stdin=asyncssh.DEVNULL,
-                encoding="utf-8",
-                errors="replace",
-            ),
-            timeout_s,
+    process = None
+
+    async def run():
+        nonlocal process
+        process = await conn.create_process(
+            shell_line(argv), stdin=asyncssh.DEVNULL, encoding="utf-8", errors="replace"
         )
-    except asyncio.TimeoutError:  # noqa: UP041 - 3.10; wait_for closed the session's channel on its way out
+        return await process.wait(check=False)
+
+    done = None
+    try:
+        done = await asyncio.wait_for(run(), timeout_s)
+    except asyncio.TimeoutError:  # noqa: UP041 - not the builtin's alias before Python 3.11
         return timed_out(argv, timeout_s, time.monotonic() - started)
     except (asyncssh.Error, OSError) as exc:
         return unreachable(argv, f"the connection failed: {exc}")
+    finally:
+        # Cut off or cancelled: close the channel, or the session stays open on the node
+        # and a few such commands use up sshd's MaxSessions on the probe's connection.
+        if done is None and process is not None:
+            process.close()
+    assert done is not None  # set, or returned above
     status = done.exit_status
     if status is None and done.exit_signal:
         status = 128 + 15

@@ -84,6 +84,9 @@ class DltuiApp(App[int]):
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
         started = time.perf_counter()
         self.heap.tick()
+        inventory = getattr(self.fleet.engine, "inventory", None)  # real nodes only
+        if inventory is not None:
+            inventory.flush_if_due()
         self.fleet.tick()
         view = self.data_screen
         if view is not None:

@@ -5,6 +5,7 @@ on it, and when it ends writes the report (``burnin-RUN/`` in the current direct
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,10 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         return
     if app.cfg.read_only:
         raise ValueError("burn-in loads the nodes fully: refused under --read-only")
-    seconds = duration(arg or "2h")
+    try:
+        seconds = duration(arg or "2h")
+    except argparse.ArgumentTypeError as exc:  # not a ValueError: the command line shows it
+        raise ValueError(str(exc)) from None
     run_id = new_run_id()
 
     def confirmed(answer: str | None) -> None:

@@ -133,7 +133,9 @@ class NodeScreen(Screen):
             from dltui.actions.journal import JournalFollower
 
             self._journal = JournalFollower(flows.runner, self.node_name, unit)
-        self.run_worker(self._poll_journal(self._journal), group="journal", exclusive=True, exit_on_error=False)
+        if any(w.group == "journal" and not w.is_finished for w in self.workers):
+            return  # the last read is still running (a slow node): let it finish
+        self.run_worker(self._poll_journal(self._journal), group="journal", exit_on_error=False)
 
     async def _poll_journal(self, follower) -> None:
         new = await follower.poll()
