@@ -19,6 +19,7 @@ from dltui.transport.ssh_options import SshOptions
 
 from .remote import NodeRunView, NodeShell, new_run_id
 from .session import BurnIn, Plan
+from .ship import check_run_id
 
 USAGE_ERROR = 3
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
@@ -32,6 +33,13 @@ def duration(text: str) -> int:
     if seconds < 1:
         raise argparse.ArgumentTypeError("the duration must be at least 1 s")
     return int(seconds)
+
+
+def _run_id(text: str) -> str:
+    try:
+        return check_run_id(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class EntryLayer(NamedTuple):
@@ -88,14 +96,16 @@ def build_parser(mode: str, entry: EntryLayer) -> argparse.ArgumentParser:
             default="auto",
             help="how the node runs it detached (auto: systemd-run as root on systemd)",
         )
-        p.add_argument("--run-id", help="name of the run (default: the start time)")
+        p.add_argument(
+            "--run-id", type=_run_id, help="name of the run (default: the start time)"
+        )
     else:
         verb = {
             "stop": "Stop a running burn-in (its scratch files are deleted)",
             "attach": "Follow a running burn-in from where it is, then judge and report",
         }[mode]
         p = argparse.ArgumentParser(prog=f"dltui burn-in {mode}", description=verb)
-        p.add_argument("run_id", metavar="RUN")
+        p.add_argument("run_id", metavar="RUN", type=_run_id)
         p.add_argument("hosts", nargs="+", metavar="HOST", help=HOST_HELP)
     if mode != "stop":
         p.add_argument(

@@ -214,8 +214,13 @@ async def follow_once(
             line = await proc.stdout.readline()
             if not line:
                 break
+            if not line.endswith(b"\n"):
+                break  # cut off by the drop: read again from its start next time
             if line.startswith(b'{"type":"burnin-'):
-                msg = json.loads(line)
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    break  # garbled by the drop: the next follow reads the status again
                 if msg["type"] == "burnin-status":
                     view.status = msg["status"]
                     if on_status is not None:
@@ -224,8 +229,6 @@ async def follow_once(
                     view.ended = True
                     return True
                 continue
-            if not line.endswith(b"\n"):
-                break  # cut off by the drop: read again from its start next time
             assert view.reader is not None
             view.reader.feed(line)
             view.offset += len(line)

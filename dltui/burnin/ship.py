@@ -16,6 +16,8 @@ from pathlib import Path
 
 from dltui.probe import bundle
 
+from .driver import RUN_ID
+
 PACKAGE = "dltui_burnin"
 _HERE = Path(__file__).resolve().parent
 SHIPPED = ("parse.py", "driver.py")  # stdlib only, Python 3.8 syntax
@@ -48,15 +50,24 @@ def start_command(args: list[str], python: str = "python3") -> str:
     )
 
 
+def check_run_id(run_id: str) -> str:
+    """``run_id`` if it is one this tool makes (letters, digits, ``.``, ``_``, ``-``): it goes
+    into shell lines and paths on the node, so anything else is refused here, before sending."""
+    if not RUN_ID.match(run_id):
+        raise ValueError(f"{run_id!r} is not a burn-in run id (letters, digits, '.', '_', '-')")
+    return run_id
+
+
 def _find(run_id: str) -> str:
     """Shell that sets ``$d`` to the run's directory on the node, or says there is none."""
+    check_run_id(run_id)
     return (
         'b=${DLTUI_BURNIN_DIR:-}; if [ -z "$b" ]; then if [ "$(id -u)" = 0 ]; then '
         "b=/var/lib/dltui/burnin; else "
         "b=${XDG_STATE_HOME:-$HOME/.local/state}/dltui/burnin; fi; fi; "
         f'd="$b"/{shlex.quote(run_id)}; '
-        '[ -f "$d/driver.py" ] || { echo "{\\"ok\\": false, \\"reason\\": \\"no burn-in run '
-        f'{run_id} on this node\\"}}"; exit 5; }}; '
+        '[ -f "$d/driver.py" ] || { echo "{\\"ok\\": false, \\"reason\\": \\"no such burn-in run '
+        'on this node\\"}"; exit 5; }; '
     )
 
 

@@ -12,6 +12,7 @@ from typing import Any
 from dltui.burnin.cli import duration
 from dltui.burnin.remote import NodeShell, new_run_id
 from dltui.burnin.session import BurnIn, Plan
+from dltui.burnin.ship import check_run_id
 
 from .screens.burnin import BurnInScreen
 from .screens.prompt import PromptScreen
@@ -60,6 +61,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
     if verb == "attach":
         if not arg:
             raise ValueError(":attach RUN (the run id 'dltui burn-in' printed)")
+        check_run_id(arg.strip())
         _launch(
             app, BurnIn(NodeShell(options), hosts, arg.strip(), thresholds=app.cfg.burnin), None
         )
