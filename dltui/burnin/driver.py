@@ -888,6 +888,24 @@ def cmd_run(args):
 # --- follow and stop -----------------------------------------------------------------------
 
 
+def driver_alive(run_dir):
+    """Whether the run's driver still runs: its pid file names a live process started from
+    this run directory (a pid reused by something else does not count). No pid file yet: the
+    driver is still starting."""
+    try:
+        with open(os.path.join(run_dir, "pid")) as f:
+            pid = int(f.read().strip())
+    except FileNotFoundError:
+        return True
+    except (OSError, ValueError):
+        return False
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return run_dir.encode() in f.read()
+    except OSError:
+        return False
+
+
 def cmd_follow(args):
     """Stream samples.jsonl from ``--offset`` (whole lines only) and status lines, until the
     run has ended and all was sent; a closed pipe (the operator gone) ends it."""
@@ -921,13 +939,16 @@ def cmd_follow(args):
             sys.stdout.buffer.flush()
             if len(chunk) == 1 << 20:
                 continue
-            if ended and not complete:
-                sys.stdout.buffer.write(
-                    json.dumps(
-                        {"type": "burnin-end", "offset": offset}, separators=(",", ":")
-                    ).encode()
-                    + b"\n"
-                )
+            # A driver gone without an exit code (the node rebooted, it was killed, the OOM
+            # killer took it) ends the follow too, said so: nothing more will come.
+            lost = not ended and not complete and not driver_alive(run_dir)
+            if lost and os.path.exists(os.path.join(run_dir, "exit_code")):
+                lost, ended = False, True  # it wrote its exit code just before it ended
+            if (ended or lost) and not complete:
+                end = {"type": "burnin-end", "offset": offset}
+                if lost:
+                    end["lost"] = True
+                sys.stdout.buffer.write(json.dumps(end, separators=(",", ":")).encode() + b"\n")
                 sys.stdout.buffer.flush()
                 return 0
             time.sleep(args.poll)

@@ -154,6 +154,7 @@ class NodeRunView:
     offset: int = 0
     status: dict[str, Any] = field(default_factory=dict)
     ended: bool = False
+    lost: bool = False  # the driver ended without an exit code (node rebooted, killed, OOM)
     reattached: int = 0  # how many times the follow was resumed after a drop
     reason: str | None = None  # the last connection trouble, in words
     reader: ProbeReader | None = None
@@ -227,6 +228,7 @@ async def follow_once(
                         on_status(view)
                 elif msg["type"] == "burnin-end":
                     view.ended = True
+                    view.lost = bool(msg.get("lost"))
                     return True
                 continue
             assert view.reader is not None

@@ -153,18 +153,28 @@ class BurnIn:
             self.iperf_peer = None
         for host in self.hosts:
             view = self.views[host]
-            if host in self.failed:
-                v = verdict.NodeVerdict(
-                    host,
-                    items=[
-                        verdict.Item(
-                            "run",
-                            verdict.NOT_RUN,
-                            self.failed[host],
-                            "fix that, then start the burn-in again",
-                        )
-                    ],
+            if view.lost and host not in self.failed:
+                # Under full load, a driver gone without a word is the node failing the test
+                # far more often than anyone killing it: judged FAIL, with where to look.
+                item = verdict.Item(
+                    "run",
+                    verdict.FAIL,
+                    "the burn-in driver ended without an exit code "
+                    f"after {len(view.collector.samples)} samples: the node rebooted, lost "
+                    "power, or the driver was killed (the OOM killer under --memory load)",
+                    "read the node's kernel log and BMC event log for that time (a reboot or "
+                    "power event under load fails the burn-in), then start it again",
                 )
+                self.failed[host] = item.evidence
+            elif host in self.failed:
+                item = verdict.Item(
+                    "run",
+                    verdict.NOT_RUN,
+                    self.failed[host],
+                    "fix that, then start the burn-in again",
+                )
+            if host in self.failed:
+                v = verdict.NodeVerdict(host, items=[item])
                 self.runs.append(verdict.NodeRun(host, {}, {}))
                 self.verdicts.append(v)
                 continue
