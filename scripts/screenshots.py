@@ -17,7 +17,8 @@ from dltui.ui.action_flows import ActionFlows
 from dltui.ui.app import build_app, engine_for
 from dltui.ui.themes import PACKAGED_DIR
 
-OUT = Path(__file__).resolve().parents[1] / "screenshots"
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "screenshots"
 STEPS = 180
 # name, nodes, theme, terminal size, keys pressed
 SHOTS = (
@@ -32,7 +33,15 @@ SHOTS = (
     ("node-200x60", 12, "dltui-dark", (200, 60), ("j", "enter")),
     ("node-unit-crash-loop", 12, "dltui-dark", (160, 48), ("j",) * 7 + ("enter",)),
     ("confirm-fleet-restart", 12, "dltui-dark", (160, 48), ("space", "space", "R")),
+    ("chart-hot-gpu", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "n", "n", "n")),
+    ("chart-every-gpu-temperature", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "o")),
+    ("chart-fleet", 12, "dltui-dark", (160, 48), ("v",)),
 )
+# The burn-in screen follows a run on real nodes, which the demo fleet does not make: its
+# picture is the one its snapshot test draws from a seeded run (tests/ui/test_burnin_screen.py).
+COPIED = {
+    "burnin-mid-run": ROOT / "tests/ui/__snapshots__/test_burnin_screen/test_burnin_screen_mid_run.svg",
+}
 
 
 async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: tuple[str, ...]) -> Path:
@@ -58,6 +67,9 @@ async def main() -> None:
     OUT.mkdir(exist_ok=True)
     for shot in SHOTS:
         print(await shoot(*shot))
+    for name, source in COPIED.items():
+        (OUT / f"{name}.svg").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
+        print(OUT / f"{name}.svg")
 
 
 if __name__ == "__main__":
