@@ -31,6 +31,7 @@ from .policy import (
 )
 
 JOURNAL_LINES = 20
+JOURNAL_TRIES, JOURNAL_RETRY_S = 4, 0.5  # an invocation's journal read again while empty
 READ_ONLY = "read-only: actions that change a node are disabled"
 _SUDO_DENIED = (
     "a password is required",
@@ -374,15 +375,25 @@ class ActionService:
             await asyncio.sleep(self.settings.poll_s)
 
     async def _journal(self, node: str, unit: str, invocation: str | None) -> list[str]:
-        res = await self.runner.run_command(
-            node, cmd.journal_argv(unit, JOURNAL_LINES, invocation), self.settings.query_timeout_s
-        )
-        if not res.ok:
-            return [f"(journal not read: {res.first_error_line()})"]
-        entries = journal_entries(res.stdout)[-JOURNAL_LINES:]
-        if not entries and "insufficient permissions" in res.stderr + res.stdout:
-            return [f"({journal_denied(unit)})"]
-        return [journal_line(e) for e in entries]
+        """The last lines of that invocation; journald stores a dying unit's last words a
+        moment after systemd reports the failure, so an empty answer is asked again, then the
+        unit's own last lines stand in."""
+        for attempt in range(JOURNAL_TRIES):
+            if attempt:
+                await asyncio.sleep(JOURNAL_RETRY_S)
+            res = await self.runner.run_command(
+                node,
+                cmd.journal_argv(unit, JOURNAL_LINES, invocation),
+                self.settings.query_timeout_s,
+            )
+            if not res.ok:
+                return [f"(journal not read: {res.first_error_line()})"]
+            entries = journal_entries(res.stdout)[-JOURNAL_LINES:]
+            if entries:
+                return [journal_line(e) for e in entries]
+            if "insufficient permissions" in res.stderr + res.stdout:
+                return [f"({journal_denied(unit)})"]
+        return await self._journal(node, unit, None) if invocation else []
 
     # -- signals ------------------------------------------------------------------------------
 
