@@ -40,9 +40,18 @@ def fake_journalctl(tmp_path, late_line):
     return bin_dir
 
 
-def followers():
-    return [p for p in psutil.process_iter(["cmdline"]) if p.info["cmdline"] and "-f" in p.info["cmdline"]
-            and p.info["cmdline"][-1] == "c1" and p.info["cmdline"][1].endswith("journalctl")]
+def followers(root: int | None = None):
+    """The fake journalctl followers started under ``root`` (this test process by default):
+    only our own, whatever other tests on the machine run at the same time."""
+    found = []
+    for p in psutil.Process(root).children(recursive=True):
+        try:
+            cmdline = p.cmdline()
+        except psutil.Error:  # gone meanwhile
+            continue
+        if "-f" in cmdline and cmdline[-1] == "c1" and cmdline[1].endswith("journalctl"):
+            found.append(p)
+    return found
 
 
 def test_the_follower_delivers_lines_as_they_come_and_ends_with_the_reader_fake_journalctl(tmp_path, monkeypatch):
@@ -77,11 +86,11 @@ def test_a_probe_killed_outright_takes_its_follower_with_it_fake_journalctl(tmp_
     )
     try:
         assert probe.stdout.readline() == b"following\n"
-        (follower,) = followers()
+        (follower,) = followers(probe.pid)
         probe.kill()  # SIGKILL: no finally, no close()
         probe.wait()
         follower.wait(timeout=10)  # PR_SET_PDEATHSIG ended it
-        assert followers() == []
+        assert not follower.is_running()
     finally:
         probe.kill()
         probe.stdout.close()
