@@ -127,11 +127,11 @@ def main(argv: list[str], entry: EntryLayer) -> int:
     if mode != "stop" and args.report and not Path(args.report).is_dir():
         print(f"dltui: --report {args.report}: not a directory", file=sys.stderr)
         return USAGE_ERROR
-    if mode == "start" and cfg.read_only:
-        print(
-            "dltui: burn-in changes the nodes (it loads them); refused under --read-only",
-            file=sys.stderr,
-        )
+    if mode in ("start", "stop") and cfg.read_only:
+        why = "burn-in changes the nodes (it loads them); refused under --read-only"
+        run_id = getattr(args, "run_id", None) or "-"
+        BurnIn(NodeShell(ssh), hosts, run_id).refused(f"burnin-{mode}", why)
+        print(f"dltui: {why}", file=sys.stderr)
         return USAGE_ERROR
     try:
         args.interval_s = cfg.interval_s

@@ -64,7 +64,9 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         )
         return
     if app.cfg.read_only:
-        raise ValueError("burn-in loads the nodes fully: refused under --read-only")
+        why = "burn-in loads the nodes fully: refused under --read-only"
+        BurnIn(NodeShell(options), hosts, "-").refused("burnin-start", why)
+        raise ValueError(why)
     seconds = duration(arg or "2h")
     run_id = new_run_id()
 
@@ -87,6 +89,11 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
 
 def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
     async def stop() -> None:
+        if app.cfg.read_only:
+            why = "stopping a burn-in changes the nodes: refused under --read-only"
+            session.refused("burnin-stop", why)
+            app.notify(why, title="burn-in stop", severity="error")
+            return
         answers = await session.stop()
         app.notify(
             "; ".join(
