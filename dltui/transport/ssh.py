@@ -458,7 +458,8 @@ class SshCommands:
             return None
         except HostSpecError as exc:
             return str(exc)
-        except Failure:
+        except Failure as exc:
+            failure = exc  # a lost jump host is the better reason
             if jump is not None and jump.client.closed:
                 failure = via_jump(jump.settings.dest.text, jump.loss())
             return f"{failure.status}: {failure.reason}"
