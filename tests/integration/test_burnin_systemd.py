@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from dltui.burnin import ship
+
 from .conftest import require
 from .systemd_node import SystemdNode, missing
 
@@ -163,3 +165,21 @@ def test_burnin_systemd_second_start_refused_stop_stops_and_resets_unit(sd_node,
     assert ("burnin-stop", "ok", "sdlong") in entries
     refused = next(e for e in _audit(tmp_path) if e["outcome"] == "refused")
     assert refused["argv"] is None and "read-only" in refused["message"]
+
+
+def test_burnin_systemd_stop_clears_a_failed_unit_with_reset_failed(sd_node, tmp_path):
+    """A run whose unit failed (its main process exited non-zero) stays loaded as failed until
+    reset-failed; stop clears it. The failed unit is made by hand: a run that fails for real
+    takes a broken node."""
+    node, config = sd_node
+    base = "/var/lib/dltui/burnin"
+    node.exec(["mkdir", "-p", f"{base}/sdfail"])
+    node.exec(["sh", "-c", f"cat > {base}/sdfail/driver.py"], input=ship.driver_script())
+    plan = json.dumps({"run_id": "sdfail", "unit": "dltui-burnin-sdfail"})
+    node.exec(["sh", "-c", f"cat > {base}/sdfail/plan.json"], input=plan)
+    node.exec(["sh", "-c", f"echo 1 > {base}/sdfail/exit_code"])
+    node.exec(["systemd-run", "--unit=dltui-burnin-sdfail", "--remain-after-exit", "false"])
+    _wait_for(lambda: _unit(node, "sdfail").get("ActiveState") == "failed")
+    stop = _cli(tmp_path, config, "stop", "sdfail", NODE)
+    assert stop.returncode == 0, stop.stdout + stop.stderr
+    assert _unit(node, "sdfail")["LoadState"] == "not-found"
