@@ -137,14 +137,15 @@ def main(argv: list[str], entry: EntryLayer) -> int:
     if mode != "stop" and args.report and not Path(args.report).is_dir():
         print(f"dltui: --report {args.report}: not a directory", file=sys.stderr)
         return USAGE_ERROR
-    if mode == "start" and cfg.read_only:
-        print(
-            "dltui: burn-in changes the nodes (it loads them); refused under --read-only",
-            file=sys.stderr,
-        )
+    if mode in ("start", "stop") and cfg.read_only:
+        why = "burn-in changes the nodes (it loads them); refused under --read-only"
+        run_id = getattr(args, "run_id", None) or "-"
+        BurnIn(NodeShell(ssh), hosts, run_id).refused(f"burnin-{mode}", why)
+        print(f"dltui: {why}", file=sys.stderr)
         return USAGE_ERROR
     try:
         args.interval_s = cfg.interval_s
+        args.read_only = cfg.read_only  # the flag or the config file's read_only
         return asyncio.run(_main(mode, args, hosts, ssh, cfg.burnin))
     except ValueError as exc:  # [burnin] settings
         print(f"dltui: {exc}", file=sys.stderr)
@@ -194,7 +195,8 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
         await session.follow(_progress_printer())
         code = await session.judge()
         paths = session.write_report(Path(args.report) / f"burnin-{run_id}")
-        await session.leave_report_on_nodes(paths)
+        if not args.read_only:  # attaching read-only writes nothing on the nodes
+            await session.leave_report_on_nodes(paths)
         for v in session.verdicts:
             print(f"{v.node}: {v.status.upper()}")
             for item in v.problems():

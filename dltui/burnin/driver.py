@@ -244,6 +244,8 @@ def cmd_start(args):
     if launcher == "auto":
         launcher = "systemd" if systemd_usable() else "setsid"
     if launcher == "systemd":
+        plan["unit"] = "dltui-burnin-%s" % args.run_id  # stop goes through systemctl then
+        write_json_atomic(os.path.join(run_dir, "plan.json"), plan)
         return _start_systemd(args, plan, run_dir, driver, python, log, lock_fd)
     argv = [python, "-I", "-S", driver, "run", "--dir", run_dir, "--lock-fd", str(lock_fd)]
     with open(os.devnull, "rb") as devnull, open(log, "ab") as out:
@@ -956,8 +958,45 @@ def cmd_follow(args):
         return 0
 
 
+def _systemctl(*argv):
+    return subprocess.run(
+        ["systemctl"] + list(argv),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _stop_unit(run_dir, unit):
+    """systemctl stop (SIGTERM to the driver, which winds down), then reset-failed: the
+    unit's name is free again and no failed unit is left behind."""
+    proc = _systemctl("stop", unit)
+    _systemctl("reset-failed", unit)  # nothing to reset after a clean end: that is fine
+    plan = read_json(os.path.join(run_dir, "plan.json"), {})
+    scratch = plan.get("scratch")
+    done = os.path.exists(os.path.join(run_dir, "exit_code"))
+    reason = None
+    if proc.returncode != 0:
+        reason = "systemctl stop %s failed: %s" % (unit, proc.stdout.strip()[-300:])
+    elif not done:
+        reason = "the run's unit %s stopped but the run wrote no exit code" % unit
+    emit(
+        {
+            "ok": reason is None,
+            "unit": unit,
+            "scratch_left": bool(scratch and os.path.exists(scratch)),
+            "reason": reason,
+        }
+    )
+    return 0 if reason is None else 1
+
+
 def cmd_stop(args):
     run_dir = os.path.abspath(args.dir)
+    unit = read_json(os.path.join(run_dir, "plan.json"), {}).get("unit")
+    if unit:
+        return _stop_unit(run_dir, unit)
     if os.path.exists(os.path.join(run_dir, "exit_code")):
         emit({"ok": True, "already": True})
         return 0

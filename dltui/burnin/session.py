@@ -9,16 +9,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dltui.actions.audit import AuditLog
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.record import Recorder
 from dltui.transport.ssh_errors import Failure
 
-from . import remote, report, verdict
+from . import remote, report, ship, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
 
 OUTPUTS = [
@@ -70,8 +72,10 @@ class BurnIn:
         run_id: str,
         sink: Any = None,
         thresholds: dict[str, Any] | None = None,
+        audit: AuditLog | None = None,
     ):
         self.shell = shell
+        self.audit = audit if audit is not None else AuditLog()  # starts and stops go there
         self.hosts = list(hosts)
         self.run_id = run_id
         self.thresholds = verdict.settings(thresholds)
@@ -114,14 +118,36 @@ class BurnIn:
                 plan.launcher,
                 plan.interval_s,
             )
+            t0 = time.monotonic()
             try:
                 answer = await remote.start(self.shell, host, args)
             except Failure as exc:
                 answer = {"ok": False, "reason": exc.reason}
             if not answer.get("ok"):
                 self.failed[host] = str(answer.get("reason"))
+            self._audit(host, "burnin-start", ["start", *args], answer, time.monotonic() - t0)
 
         await asyncio.gather(*(one(h) for h in self.hosts))
+
+    def refused(self, action: str, reason: str) -> None:
+        """A start or stop refused before anything reached a node (--read-only): audited."""
+        for host in self.hosts:
+            self.audit.record(host, action, None, "refused", reason, 0.0, run_id=self.run_id)
+
+    def _audit(
+        self, host: str, action: str, argv: list[str], answer: dict[str, Any], took: float
+    ) -> None:
+        ok = bool(answer.get("ok"))
+        message = "" if ok else str(answer.get("reason"))
+        self.audit.record(
+            host,
+            action,
+            [ship.DRIVER_NAME, *argv],
+            "ok" if ok else "failed",
+            message,
+            took,
+            run_id=self.run_id,
+        )
 
     async def follow(self, on_status: Callable[[NodeRunView], None] | None = None) -> None:
         async def one(host: str) -> None:
@@ -136,10 +162,14 @@ class BurnIn:
 
     async def stop(self) -> dict[str, dict[str, Any]]:
         async def one(host: str) -> dict[str, Any]:
+            t0 = time.monotonic()
             try:
-                return await remote.stop(self.shell, host, self.run_id)
+                answer = await remote.stop(self.shell, host, self.run_id)
             except Failure as exc:
-                return {"ok": False, "reason": exc.reason}
+                answer = {"ok": False, "reason": exc.reason}
+            argv = ["stop", "--wait", repr(60.0)]  # remote.stop's default
+            self._audit(host, "burnin-stop", argv, answer, time.monotonic() - t0)
+            return answer
 
         answers = await asyncio.gather(*(one(h) for h in self.hosts))
         return dict(zip(self.hosts, answers, strict=True))

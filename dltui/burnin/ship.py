@@ -21,6 +21,7 @@ from .driver import RUN_ID
 PACKAGE = "dltui_burnin"
 _HERE = Path(__file__).resolve().parent
 SHIPPED = ("parse.py", "driver.py")  # stdlib only, Python 3.8 syntax
+DRIVER_NAME = "dltui-burnin"  # the driver as the audit log names it (its argparse prog)
 
 
 @lru_cache(maxsize=1)

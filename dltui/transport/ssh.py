@@ -459,7 +459,7 @@ class SshCommands:
         except HostSpecError as exc:
             return str(exc)
         except Failure as exc:
-            failure = exc
+            failure = exc  # a lost jump host is the better reason
             if jump is not None and jump.client.closed:
                 failure = via_jump(jump.settings.dest.text, jump.loss())
             return f"{failure.status}: {failure.reason}"

@@ -67,7 +67,9 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         )
         return
     if app.cfg.read_only:
-        raise ValueError("burn-in loads the nodes fully: refused under --read-only")
+        why = "burn-in loads the nodes fully: refused under --read-only"
+        BurnIn(NodeShell(options), hosts, "-").refused("burnin-start", why)
+        raise ValueError(why)
     try:
         seconds = duration(arg or "2h")
     except argparse.ArgumentTypeError as exc:  # not a ValueError: the command line shows it
@@ -93,6 +95,11 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
 
 def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
     async def stop() -> None:
+        if app.cfg.read_only:
+            why = "stopping a burn-in changes the nodes: refused under --read-only"
+            session.refused("burnin-stop", why)
+            app.notify(why, title="burn-in stop", severity="error")
+            return
         answers = await session.stop()
         app.notify(
             "; ".join(
@@ -110,7 +117,8 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
             await session.follow()
             code = await session.judge()
             paths = session.write_report(Path.cwd() / f"burnin-{session.run_id}")
-            await session.leave_report_on_nodes(paths)
+            if not app.cfg.read_only:  # attaching read-only writes nothing on the nodes
+                await session.leave_report_on_nodes(paths)
             app.notify(f"exit {code}; report {paths['md']}", title=f"burn-in {session.run_id} done")
         finally:
             await session.shell.close()

@@ -71,6 +71,7 @@ def use_home(monkeypatch):
 
     def use(home: Path) -> Path:
         monkeypatch.setenv("HOME", str(home))
+        monkeypatch.setenv("XDG_STATE_HOME", str(home / ".local" / "state"))  # its audit log
         monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
         return home
 
