@@ -12,16 +12,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.needs import require
+
 from .sshd import SSHD, SYSTEM_PATH, SshLab
 
-
-def require(condition: bool, what: str) -> None:
-    """CI must have what these tests need: there a gap fails; on a workstation it skips."""
-    if condition:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(what)
-    pytest.skip(what)
+__all__ = ["require"]  # the integration tests import it from here
 
 
 def build_lab(base: Path, extra_nodes: tuple[str, ...] = ()) -> SshLab:

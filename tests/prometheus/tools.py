@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
+from tests.needs import require
 
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
@@ -27,12 +27,7 @@ NODE_EXPORTER = shutil.which("prometheus-node-exporter") or "/usr/bin/prometheus
 
 def require_tool(path: str, package: str) -> None:
     """CI must have the tool (a gap fails there); on a workstation it skips."""
-    if os.path.exists(path):
-        return
-    what = f"{path} is missing: install the Debian package {package}"
-    if os.environ.get("CI") == "true":
-        pytest.fail(what)
-    pytest.skip(what)
+    require(os.path.exists(path), f"{path} is missing: install the Debian package {package}")
 
 
 def free_port() -> int:
