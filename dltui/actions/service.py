@@ -40,6 +40,23 @@ _SUDO_DENIED = (
     "a terminal is required",
 )
 _POLKIT_DENIED = ("Interactive authentication required", "Access denied")
+# The words of systemctl and of the unit's journal when its start rate limit refuses a start.
+# systemd 252 keeps Result=exit-code and says only "Start request repeated too quickly" in the
+# journal, while systemctl blames the control process: the journal is the reliable witness.
+_START_LIMIT = ("attempted too often", "start-limit-hit", "repeated too quickly")
+
+
+def held_by_start_limit(texts: Iterable[str]) -> bool:
+    return any(marker in text for text in texts for marker in _START_LIMIT)
+
+
+def start_limit_advice(unit: str) -> str:
+    """What to do once systemd's start rate limit holds a unit: another restart cannot help."""
+    return (
+        f"{unit} hit its start limit (StartLimitBurst starts within StartLimitIntervalSec): "
+        "systemd refuses further starts, so restarting again will not help. Find why it fails "
+        f"(journal below), fix that, then allow starts again: systemctl reset-failed {unit}"
+    )
 
 
 class ActionService:
@@ -247,6 +264,8 @@ class ActionService:
                 details=[cmd.polkit_rule(who, verb, unit)],
             )
         journal = await self._journal(node, unit, None)
+        if held_by_start_limit([res.stderr, *journal]):
+            error = f"systemd refused: {start_limit_advice(unit)}"
         return self._done(
             node,
             action,
@@ -340,6 +359,8 @@ class ActionService:
             f"Result={state.result}, "
             f"ExecMainStatus={state.exec_main_status}, NRestarts={state.restarts_total}"
         )
+        if held_by_start_limit([state.result or "", *journal]):
+            message += f". {start_limit_advice(unit)}"
         return self._done(node, action, FAILED, message, sent, started, details=journal, unit=state)
 
     async def _verify_stop(

@@ -435,3 +435,50 @@ def test_the_journal_is_followed_after_its_cursor(client):
             await commands.close()
 
     asyncio.run(go())
+
+
+def test_a_unit_held_by_its_start_limit_is_named_with_what_to_do(client):
+    """broken.service crash-loops (Restart=always); with a start limit of 3 starts in 10 min,
+    systemd soon stops restarting it, and refuses the next manual restart. systemd 252 then
+    says "Job ... failed because the control process exited" and keeps Result=exit-code; only
+    the journal says "Start request repeated too quickly". dltui must name the start limit,
+    with reset-failed as the way out (not yet another restart)."""
+    nodes, options, audit = client
+    node = nodes[0]
+    dropin = "/etc/systemd/system/broken.service.d/limit.conf"
+    node.exec(
+        [
+            "sh",
+            "-c",
+            f"mkdir -p {os.path.dirname(dropin)} && printf "
+            "'[Unit]\\nStartLimitIntervalSec=600\\nStartLimitBurst=3\\n' "
+            f"> {dropin} && systemctl daemon-reload",
+        ]
+    )
+    try:
+
+        async def twice(service):
+            first = await service.unit_change("sdnode0", "restart", "broken.service")
+            await _until(
+                lambda: node.show("broken.service", "ActiveState") == "failed",
+                "broken.service to stop restarting (failed: its start limit was hit)",
+            )
+            second = await service.unit_change("sdnode0", "restart", "broken.service")
+            return first, second
+
+        first, second = asyncio.run(_with(options, audit, twice))
+        assert first.outcome == FAILED and second.outcome == FAILED
+        # the second restart never started: systemctl itself was refused by the rate limit
+        assert second.message.startswith("systemctl restart failed: systemd refused:"), second
+        assert "start limit" in second.message
+        assert "systemctl reset-failed broken.service" in second.message
+        assert any("repeated too quickly" in line for line in second.details), second.details
+    finally:
+        node.exec(
+            [
+                "sh",
+                "-c",
+                f"rm -f {dropin} && systemctl daemon-reload && "
+                "{ systemctl reset-failed broken.service || true; }",
+            ]
+        )
