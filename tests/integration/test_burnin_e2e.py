@@ -93,7 +93,7 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         assert session.failed == {}
         view = session.views["gpu01"]
         follow = asyncio.create_task(session.follow())
-        while len(view.collector.samples) < 5:  # mid-run, samples flowing
+        while view.collector.count < 5:  # mid-run, samples flowing
             await asyncio.sleep(0.1)
         gpu01.kill()  # the node's sshd and every session it had: the connection is gone
         await asyncio.sleep(1.5)  # the run goes on meanwhile, samples pile up on the node
@@ -101,8 +101,12 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         await follow
         assert view.ended and view.reattached >= 1
         on_node = _sample_lines(gpu01, "drop1")
-        assert len(view.collector.samples) == on_node  # no sample lost, none twice
-        times = [s.time for s in view.collector.samples]
+        assert view.collector.count == on_node  # no sample lost, none twice
+        spooled = view.collector.spool  # the local copy of every sample (memory holds a fold)
+        spooled.close()
+        lines = [json.loads(x) for x in spooled.path.read_text().splitlines()[1:]]
+        times = [x["sample"]["time"] for x in lines if x["kind"] == "sample"]
+        assert len(times) == on_node
         assert times == sorted(times) and len(set(times)) == len(times)
         load = view.status["phases"]["load"]
         in_load = [t for t in times if load[0] <= t <= load[0] + duration]
@@ -128,6 +132,9 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
 
         paths = session.write_report(tmp_path / "report")
         await session.leave_report_on_nodes(paths)
+        recorded = [json.loads(x) for x in paths["recording"].read_text().splitlines()[1:]]
+        assert sum(1 for x in recorded if x["kind"] == "sample" and x["node"] == "gpu01") == on_node
+        assert not spooled.path.exists()  # merged into the recording, then removed
         doc = json.loads(paths["json"].read_text())
         assert doc["exit_code"] == code and {n["node"] for n in doc["nodes"]} == {"gpu01", "gpu02"}
         assert "<svg" in paths["html"].read_text() and "http" not in paths[

@@ -45,7 +45,7 @@ def _view(node: str, hot_gpu: int | None) -> NodeRunView:
                     clock_event_hw_power_brake_us=0,
                 )
             )
-        view.collector.samples.append(Sample(time=T0 + t, gpus=gpus))
+        view.collector.on_sample(node, Sample(time=T0 + t, gpus=gpus))
     text = (FIX / "superbench_gpu_burn.log").read_text()
     parser = GpuBurnParser()
     parser.feed(text[: len(text) // 2])
@@ -61,6 +61,7 @@ def _view(node: str, hot_gpu: int | None) -> NodeRunView:
         "tools": {"gpu": "gpu-burn"},
         "progress": {"gpu_burn": parser.result.to_dict()},
     }
+    view.collector.on_run_status(view.status)  # as the follow does with each status line
     return view
 
 
