@@ -323,6 +323,8 @@ def start_args(
     post_s: float,
     launcher: str,
     interval_s: float = 1.0,
+    smoke: str | None = None,
+    smoke_s: float = 300.0,
 ) -> list[str]:
     args = [
         "--run-id",
@@ -352,6 +354,8 @@ def start_args(
         args += ["--net", net_address]
     if expected_gpus is not None:
         args += ["--expected-gpus", str(expected_gpus)]
+    if smoke:  # the operator's own command, from [burnin] smoke; quoted like every argument
+        args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s))]
     return args
 
 

@@ -44,7 +44,10 @@ def document(
                 **v.to_dict(),
                 "plan": run.plan,
                 "phases": run.result.get("phases"),
-                "tools": {k: run.result.get(k) for k in ("gpu", "cpu", "disk", "net")},
+                "tools": {
+                    k: run.result.get(k)
+                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke")
+                },
                 "samples": run.sample_count,
                 "hostname": run.facts.hostname if run.facts else None,
                 "gpus_facts": [

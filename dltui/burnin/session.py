@@ -34,6 +34,8 @@ OUTPUTS = [
     "iperf3.json",
     "iperf3-R.json",
     "kernel.log",
+    "nccl.log",
+    "bmc_sel.log",
 ]
 _DRIVER_FILES = {"plan.json", "result.json"}
 
@@ -120,6 +122,8 @@ class BurnIn:
                 plan.post_s,
                 plan.launcher,
                 plan.interval_s,
+                smoke=self.thresholds["smoke"] or None,
+                smoke_s=self.thresholds["smoke_s"],
             )
             t0 = time.monotonic()
             try:
@@ -230,6 +234,7 @@ class BurnIn:
             )
             self.runs.append(run)
             self.verdicts.append(verdict.judge(run, self.thresholds))
+        verdict.compare_disks(self.runs, self.verdicts, self.thresholds)
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:

@@ -35,6 +35,15 @@ DEFAULTS: dict[str, Any] = {
     "ramp_s": 60.0,  # load seconds ignored for the consistency and power checks
     "xid_after_stop_s": 10.0,  # XID 45 allowed this long after the stressor stopped
     "line_rate_fraction": 0.9,  # iperf3 vs the NIC's speed
+    "nccl_busbw_expected_gbps": 0.0,  # all_reduce_perf's avg busbw expected (0: report only)
+    "nccl_busbw_fraction": 0.9,  # of the expected busbw
+    "disk_fraction": 0.9,  # fio figures vs the device spec, or vs the other nodes' median
+    "disk_seq_read_mbps": 0.0,  # the device spec (0: not set; compare with sibling nodes)
+    "disk_seq_write_mbps": 0.0,
+    "disk_randread_iops": 0.0,
+    "smoke": "",  # a loader smoke test command run on each node after the load ("": none)
+    "smoke_s": 300.0,  # how long the smoke test runs at most
+    "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
 }
 
 
@@ -600,6 +609,9 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
     if "kernel" in result:
         items += _kernel(run)
+    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke)):
+        if key in result:  # judged by drivers that run them; older runs never had them
+            items.append(check(run, cfg))
     if plan.get("net"):
         net = result.get("net") or {}
         if net.get("tool") is None:
@@ -651,3 +663,144 @@ def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
             "check the cable/optic, the switch port and the NIC firmware",
         )
     return Item("net", PASS, text + ("" if speed else "; line rate unknown, not compared"))
+
+
+def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """nccl-tests all_reduce_perf on this node's GPUs: data correct, bus bandwidth."""
+    nccl = run.result.get("nccl") or {}
+    if nccl.get("tool") is None:
+        return Item("nccl", NOT_RUN, nccl.get("reason") or "all_reduce_perf not run",
+                    "install nccl-tests (all_reduce_perf) on the node")
+    res = parse.parse_nccl(run.outputs.get("nccl.log", ""))
+    code = nccl.get("exit_code")
+    step = "check NVLink/NVSwitch (nvidia-smi nvlink -s, fabric manager), then the GPUs"
+    if res["out_of_bounds"]:
+        return Item("nccl", FAIL, f"all_reduce_perf: {res['out_of_bounds']} out-of-bounds "
+                    "values (wrong results)", step)
+    if res["out_of_bounds"] is None or res["avg_busbw_gbps"] is None:
+        why = "timed out" if nccl.get("timed_out") else f"exit {code}"
+        return Item("nccl", FAIL if code else NOT_RUN,
+                    f"all_reduce_perf gave no result ({why}); see nccl.log", step)
+    avg = res["avg_busbw_gbps"]
+    text = f"avg busbw {avg:g} GB/s, 0 out-of-bounds"
+    if code:
+        return Item("nccl", FAIL, f"all_reduce_perf exit {code} ({text})", step)
+    expected = cfg["nccl_busbw_expected_gbps"]
+    if expected and avg < cfg["nccl_busbw_fraction"] * expected:
+        return Item("nccl", FAIL, f"{text} < {cfg['nccl_busbw_fraction']:g} x expected "
+                    f"{expected:g} GB/s", step)
+    return Item("nccl", PASS, text + (f" (expected {expected:g})" if expected else
+                                      "; no expected value set, not compared"))
+
+
+_BMC_POWER = re.compile(r"power supply|power unit|\bpsu|\bps\d|\bfan|\bvoltage|power",
+                        re.IGNORECASE)
+
+
+def _bmc(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """New BMC event-log (SEL) lines about PSUs, fans or power during the run fail it."""
+    bmc = run.result.get("bmc") or {}
+    if bmc.get("tool") is None:
+        return Item("bmc", NOT_RUN, bmc.get("reason") or "the BMC event log was not read",
+                    "install ipmitool and let the account run it (root, or sudo -n)")
+    new = [x for x in run.outputs.get("bmc_sel.log", "").splitlines() if x.strip()]
+    bad = [x for x in new if _BMC_POWER.search(x)]
+    if bad:
+        shown = "; ".join(x.strip()[-120:] for x in bad[:3])
+        return Item("bmc", FAIL, f"{len(bad)} new BMC PSU/fan/power events: {shown}",
+                    "check the PSUs, their feeds and the fans the events name")
+    other = f"; {len(new)} other new SEL entries" if new else ""
+    return Item("bmc", PASS, f"no new BMC PSU/fan/power event{other}")
+
+
+def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """The operator's loader smoke test: a GPU idle (0 %) in >= 5 % of its samples after the
+    first minute is the loader_starvation pattern."""
+    smoke = run.result.get("smoke") or {}
+    if smoke.get("tool") is None:
+        return Item("smoke", NOT_RUN, smoke.get("reason") or "no smoke test ran",
+                    'set [burnin] smoke = "CMD" (a short loader-heavy training run)')
+    code = smoke.get("exit_code")
+    if code and not smoke.get("timed_out"):
+        return Item("smoke", FAIL, f"the smoke command exited {code}; see smoke.log",
+                    "run it by hand on the node and fix what it says")
+    n = int(smoke.get("samples") or 0)
+    if not n:
+        return Item("smoke", NOT_RUN, "the smoke test ended within its first minute",
+                    "give it a command that runs for a few minutes")
+    zero = {int(k): int(v) for k, v in (smoke.get("zero") or {}).items()}
+    idle = {k: v / n for k, v in zero.items() if v / n >= cfg["smoke_idle_fraction"]}
+    if idle:
+        shown = ", ".join(f"GPU {k} {100 * f:.0f} %" for k, f in sorted(idle.items()))
+        return Item("smoke", FAIL, f"loader starvation: GPUs idle during the smoke test "
+                    f"({shown} of {n} samples after its first minute)",
+                    "feed the GPUs faster: more loader workers, faster storage or network")
+    worst_idle = max(zero.values(), default=0) / n
+    return Item("smoke", PASS, f"GPUs busy: at most {100 * worst_idle:.1f} % idle over {n} "
+                "samples after the first minute")
+
+
+# --- across the run's nodes ----------------------------------------------------------------
+
+_FIO_FIGURES = (  # (job, field, spec setting, label, unit scale, unit)
+    ("seqread", "read_bytes_per_s", "disk_seq_read_mbps", "sequential read", 1e6, "MB/s"),
+    ("seqwrite", "write_bytes_per_s", "disk_seq_write_mbps", "sequential write", 1e6, "MB/s"),
+    ("randread", "read_iops", "disk_randread_iops", "4k random read", 1.0, "IOPS"),
+)
+
+
+def _fio_figures(run: NodeRun) -> dict[str, float]:
+    """The node's clean fio figures (job -> value), empty when fio did not run clean."""
+    if not (run.result.get("disk") or {}).get("tool"):
+        return {}
+    res = parse.parse_fio(run.outputs.get("fio.json", ""))
+    if res["error"]:
+        return {}
+    jobs = {j["name"]: j for j in res["jobs"]}
+    out = {}
+    for job, name, *_ in _FIO_FIGURES:
+        value = (jobs.get(job) or {}).get(name)
+        if value:
+            out[job] = float(value)
+    return out
+
+
+def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[str, Any]) -> None:
+    """fio's figures against the device spec when ``[burnin]`` gives one, else against the
+    median of the run's other nodes (item 9); one "disk_speed" item per node that ran fio."""
+    figures = [_fio_figures(r) for r in runs]
+    spec = {job: cfg[key] for job, _, key, *_ in _FIO_FIGURES if cfg[key]}
+    frac = cfg["disk_fraction"]
+    for n, (run, vd) in enumerate(zip(runs, verdicts)):
+        mine = figures[n]
+        if not mine:
+            continue
+        if spec:
+            ref, against = spec, "the device spec"
+            ref = {j: v * (1e6 if j != "randread" else 1.0) for j, v in spec.items()}
+        else:
+            others = [f for k, f in enumerate(figures) if k != n and f]
+            if not others:
+                vd.items.append(Item(
+                    "disk_speed", NOT_RUN,
+                    "could not compare: no device spec set ([burnin] disk_seq_read_mbps, "
+                    "disk_seq_write_mbps, disk_randread_iops) and no other node of the run ran fio",
+                    "set the drive's spec in [burnin], or burn in its sibling nodes together"))
+                continue
+            ref = {job: statistics.median(f[job] for f in others if job in f)
+                   for job, *_ in _FIO_FIGURES if any(job in f for f in others)}
+            against = f"the median of {len(others)} other node{'s' if len(others) > 1 else ''}"
+        slow, said = [], []
+        for job, _, _, label, scale, unit in _FIO_FIGURES:
+            if job not in mine or job not in ref:
+                continue
+            said.append(f"{label} {mine[job] / scale:,.0f} {unit} (vs {ref[job] / scale:,.0f})")
+            if mine[job] < frac * ref[job]:
+                slow.append(said[-1])
+        if slow:
+            vd.items.append(Item(
+                "disk_speed", FAIL, f"below {frac:.0%} of {against}: " + "; ".join(slow),
+                "check the drive (SMART, firmware, its PCIe link), the file system and mount"))
+        else:
+            vd.items.append(Item("disk_speed", PASS, f"within {frac:.0%} of {against}: "
+                                 + "; ".join(said)))
