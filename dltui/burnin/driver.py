@@ -802,6 +802,7 @@ class Run:
             self.result["nccl"] = {
                 "tool": None,
                 "reason": "all_reduce_perf (nccl-tests) is not on the node's PATH",
+                "missing": "all_reduce_perf",
             }
         else:
             argv = ["all_reduce_perf", "-b", "1G", "-e", "8G", "-f", "2", "-g", str(gpus)]

@@ -325,6 +325,7 @@ def start_args(
     interval_s: float = 1.0,
     smoke: str | None = None,
     smoke_s: float = 300.0,
+    smoke_ramp_s: float = 60.0,
 ) -> list[str]:
     args = [
         "--run-id",
@@ -355,7 +356,8 @@ def start_args(
     if expected_gpus is not None:
         args += ["--expected-gpus", str(expected_gpus)]
     if smoke:  # the operator's own command, from [burnin] smoke; quoted like every argument
-        args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s))]
+        args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s)),
+                 "--smoke-ramp", repr(float(smoke_ramp_s))]
     return args
 
 

@@ -124,6 +124,7 @@ class BurnIn:
                 plan.interval_s,
                 smoke=self.thresholds["smoke"] or None,
                 smoke_s=self.thresholds["smoke_s"],
+                smoke_ramp_s=self.thresholds["smoke_ramp_s"],
             )
             t0 = time.monotonic()
             try:

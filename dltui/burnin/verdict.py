@@ -43,6 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "disk_randread_iops": 0.0,
     "smoke": "",  # a loader smoke test command run on each node after the load ("": none)
     "smoke_s": 300.0,  # how long the smoke test runs at most
+    "smoke_ramp_s": 60.0,  # its first seconds (loading, compiling) are not judged
     "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
 }
 
@@ -669,8 +670,8 @@ def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
     """nccl-tests all_reduce_perf on this node's GPUs: data correct, bus bandwidth."""
     nccl = run.result.get("nccl") or {}
     if nccl.get("tool") is None:
-        return Item("nccl", NOT_RUN, nccl.get("reason") or "all_reduce_perf not run",
-                    "install nccl-tests (all_reduce_perf) on the node")
+        step = "install nccl-tests (all_reduce_perf) on the node" if nccl.get("missing") else ""
+        return Item("nccl", NOT_RUN, nccl.get("reason") or "all_reduce_perf not run", step)
     res = parse.parse_nccl(run.outputs.get("nccl.log", ""))
     code = nccl.get("exit_code")
     step = "check NVLink/NVSwitch (nvidia-smi nvlink -s, fabric manager), then the GPUs"
