@@ -207,7 +207,7 @@ class GpuFold:
         if self.first is None:
             self.first = g
         self.last = g
-        for c, v in zip(self.counters, _COUNTER_ROW(g)):
+        for c, v in zip(self.counters, _COUNTER_ROW(g), strict=True):
             if v is None:
                 continue
             if c.first is None and self.n < HEAD:

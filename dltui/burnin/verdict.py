@@ -772,7 +772,7 @@ def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[st
     figures = [_fio_figures(r) for r in runs]
     spec = {job: cfg[key] for job, _, key, *_ in _FIO_FIGURES if cfg[key]}
     frac = cfg["disk_fraction"]
-    for n, (run, vd) in enumerate(zip(runs, verdicts)):
+    for n, vd in enumerate(verdicts):
         mine = figures[n]
         if not mine:
             continue
