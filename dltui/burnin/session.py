@@ -158,6 +158,7 @@ class BurnIn:
         )
 
     async def follow(self, on_status: Callable[[NodeRunView], None] | None = None) -> None:
+        spool.remove_stale(spool.default_dir(self.run_id))
         async def one(host: str) -> None:
             if host in self.failed:
                 return

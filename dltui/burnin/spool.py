@@ -80,6 +80,21 @@ class Spool:
             self.path.parent.rmdir()  # the run's spool folder, once every node's file is gone
 
 
+def remove_stale(folder: Path) -> None:
+    """Spool files ``NODE.PID.jsonl`` left by a dltui that ended while following (its PID is
+    gone): a new follow reads the run from its start on the node again."""
+    for path in folder.glob("*.jsonl"):
+        pid = path.name.rsplit(".", 2)[-2]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            path.unlink(missing_ok=True)
+        except OSError:
+            pass  # alive, someone else's: theirs
+
+
 _KIND = {"status": 0, "hello": 0, "sample": 1, "event": 2}
 
 

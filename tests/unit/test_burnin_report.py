@@ -74,3 +74,21 @@ async def test_recording_replays_every_sample_in_order(tmp_path):
     task.cancel()
     assert replay.names == ["gpu01", "gpu02"]
     assert got == {"gpu01": len(runs[0].samples), "gpu02": len(runs[1].samples)}
+
+
+def test_a_spool_left_by_a_dltui_that_ended_is_removed_not_a_live_ones(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dltui.burnin import spool
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f"gpu01.{gone}.jsonl"
+    mine = tmp_path / f"gpu01.{os.getpid()}.jsonl"
+    other = tmp_path / "gpu01.1.jsonl"  # pid 1 is alive
+    for p in (stale, mine, other):
+        p.write_text("{}\n")
+    spool.remove_stale(tmp_path)
+    assert not stale.exists() and mine.exists() and other.exists()
