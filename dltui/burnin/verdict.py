@@ -726,19 +726,20 @@ def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
         return Item("smoke", FAIL, f"the smoke command exited {code}; see smoke.log",
                     "run it by hand on the node and fix what it says")
     n = int(smoke.get("samples") or 0)
+    ramp = f"{float(run.plan.get('smoke_ramp_s', 60.0)):g} s"
     if not n:
-        return Item("smoke", NOT_RUN, "the smoke test ended within its first minute",
+        return Item("smoke", NOT_RUN, f"the smoke test ended within its first {ramp}",
                     "give it a command that runs for a few minutes")
     zero = {int(k): int(v) for k, v in (smoke.get("zero") or {}).items()}
     idle = {k: v / n for k, v in zero.items() if v / n >= cfg["smoke_idle_fraction"]}
     if idle:
         shown = ", ".join(f"GPU {k} {100 * f:.0f} %" for k, f in sorted(idle.items()))
         return Item("smoke", FAIL, f"loader starvation: GPUs idle during the smoke test "
-                    f"({shown} of {n} samples after its first minute)",
+                    f"({shown} of {n} samples after its first {ramp})",
                     "feed the GPUs faster: more loader workers, faster storage or network")
     worst_idle = max(zero.values(), default=0) / n
     return Item("smoke", PASS, f"GPUs busy: at most {100 * worst_idle:.1f} % idle over {n} "
-                "samples after the first minute")
+                f"samples after its first {ramp}")
 
 
 # --- across the run's nodes ----------------------------------------------------------------
