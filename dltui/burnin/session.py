@@ -89,6 +89,7 @@ class BurnIn:
         self.iperf_peer: str | None = None  # where this session started an iperf3 server
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
+        self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
 
     async def start(self, plan: Plan) -> None:
         """Starts every node at once; a refusal or an unreachable node is said on that node."""
@@ -257,6 +258,11 @@ class BurnIn:
             sp = self.views[run.node].collector.spool if run.node in self.views else None
             if sp is not None and run.fold is not None:
                 sp.close()
+                if sp.error:
+                    self.recording_errors[run.node] = (
+                        f"the recording misses samples ({sp.error}); all of them are in "
+                        "samples.jsonl on the node"
+                    )
                 sources.append((run.node, spool.spool_lines(sp.path)))
             else:
                 sources.append((run.node, spool.object_lines(run.node, run.facts, run.samples,

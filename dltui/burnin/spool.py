@@ -16,7 +16,7 @@ from typing import Any
 
 from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.record import FORMAT, Recorder
+from dltui.record import FORMAT, Recorder, RecordError
 
 REORDER = 256  # lines a node's file may be out of time order by (events vs samples)
 
@@ -44,30 +44,42 @@ class Spool:
         self.node = node
         self._now = 0.0
         self._rec: Recorder | None = None
+        self._failed: str | None = None  # why the file could not be made
 
-    def _recorder(self) -> Recorder:
-        if self._rec is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.unlink(missing_ok=True)  # an earlier follow of this run: re-read whole
-            self._rec = Recorder.create(_Quiet(), self.path, [self.node], clock=lambda: self._now)
+    def _recorder(self) -> Recorder | None:
+        """The file's writer; None once it failed (the run is still followed and judged)."""
+        if self._rec is None and self._failed is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self.path.unlink(missing_ok=True)  # an earlier follow of this run: re-read
+                self._rec = Recorder.create(_Quiet(), self.path, [self.node],
+                                            clock=lambda: self._now)
+            except (OSError, RecordError) as exc:
+                self._failed = f"{self.path}: {getattr(exc, 'strerror', None) or exc}"
         return self._rec
 
     @property
     def error(self) -> str | None:
-        return self._rec.error if self._rec is not None else None
+        """Why the local copy is incomplete (the recording then misses samples)."""
+        return self._failed or (self._rec.error if self._rec is not None else None)
 
     def hello(self, facts: NodeFacts, interval_s: float | None) -> None:
         rec = self._recorder()
-        rec.on_status(self.node, "ok")
-        rec.on_hello(self.node, facts, interval_s)
+        if rec is not None:
+            rec.on_status(self.node, "ok")
+            rec.on_hello(self.node, facts, interval_s)
 
     def sample(self, sample: Sample) -> None:
         self._now = sample.time
-        self._recorder().on_sample(self.node, sample)
+        rec = self._recorder()
+        if rec is not None:
+            rec.on_sample(self.node, sample)
 
     def event(self, event: NodeEvent) -> None:
         self._now = event.time
-        self._recorder().on_event(self.node, event)
+        rec = self._recorder()
+        if rec is not None:
+            rec.on_event(self.node, event)
 
     def close(self) -> None:
         if self._rec is not None:

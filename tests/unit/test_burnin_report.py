@@ -92,3 +92,17 @@ def test_a_spool_left_by_a_dltui_that_ended_is_removed_not_a_live_ones(tmp_path)
         p.write_text("{}\n")
     spool.remove_stale(tmp_path)
     assert not stale.exists() and mine.exists() and other.exists()
+
+
+def test_a_spool_that_cannot_be_written_costs_the_recording_not_the_run(tmp_path):
+    from dltui.burnin import spool
+    from dltui.burnin.remote import RunCollector
+    from dltui.core.models import GpuSample, Sample
+
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the spool folder should go")
+    collector = RunCollector(spool=spool.Spool(blocker / "run" / "gpu01.1.jsonl", "gpu01"))
+    for t in range(3):
+        collector.on_sample("gpu01", Sample(time=float(t), gpus=[GpuSample(index=0)]))
+    assert collector.count == 3  # still folded
+    assert collector.spool is not None and "state" in (collector.spool.error or "")
