@@ -17,6 +17,7 @@ import pytest
 from dltui.burnin import verdict as v
 from dltui.burnin.remote import NodeShell
 from dltui.burnin.session import BurnIn, Plan
+from dltui.core.models import Sample
 from dltui.transport.ssh_options import SshOptions
 
 from .conftest import build_lab, require
@@ -121,6 +122,16 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         code = await session.judge()
         by_node = {vd.node: vd for vd in session.verdicts}
         one = by_node["gpu01"]
+        # the fold made live (phases from the status lines, through a drop) judges as the
+        # whole series of the same samples does
+        run = next(r for r in session.runs if r.node == "gpu01")
+        whole = [Sample.from_dict(x["sample"]) for x in lines if x["kind"] == "sample"]
+        again = v.NodeRun(run.node, run.plan, run.result, whole, run.events, run.facts,
+                          run.outputs)
+        judged = v.judge(again, session.thresholds)
+        assert judged.to_dict()["gpus"] == one.to_dict()["gpus"]
+        node_items = [i for i in one.items if i.check != "disk_speed"]  # that one is cross-node
+        assert judged.items == node_items
         assert [i.status for g in one.gpus for i in g.items if i.check == "stressor"] == [
             v.PASS
         ] * 8
