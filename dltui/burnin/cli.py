@@ -207,6 +207,8 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
             f"report: {paths['md']} {paths['html']} {paths['json']} (replay: dltui replay "
             f"{paths['recording']})"
         )
+        for host, why in session.recording_errors.items():
+            print(f"{host}: {why}", file=sys.stderr)
         return code
     finally:
         await shell.close()

@@ -53,6 +53,8 @@ GPU_TOOLS = ("auto", "dcgm", "gpu-burn", "torch", "none")
 EXIT_REFUSED = 4  # start refused (bad plan, or a burn-in already running)
 STOP_GRACE_S = 20.0  # how long stressors get after SIGTERM before SIGKILL
 FINISH_GRACE_S = 120.0  # past the duration, before a stressor that did not end is stopped
+NCCL_MAX_S = 900.0  # all_reduce_perf 1G..8G on one node takes minutes; stopped after this
+SMOKE_RAMP_S = 60.0  # the smoke test's first minute (loading, compiling) is not judged
 
 MATMUL = r"""
 import json, os, sys, time
@@ -216,6 +218,9 @@ def cmd_start(args):
             "preflight_s": args.preflight,
             "post_s": args.post,
             "interval_s": args.interval,
+            "smoke": args.smoke,
+            "smoke_s": args.smoke_s,
+            "smoke_ramp_s": args.smoke_ramp,
             "created": time.time(),
         }
         if args.disk:
@@ -367,6 +372,9 @@ class Run:
         self._gpu_log_pos = 0
         self._matmul_pos = 0
         self._matmul_lines = []
+        self._post_queue = []  # (key, tool, argv, output, max seconds) run one after the other
+        self._post_job = None  # (key, Stressor, started, max seconds)
+        self._sel_before = None
 
     def path(self, name):
         return os.path.join(self.dir, name)
@@ -391,6 +399,7 @@ class Run:
         try:
             facts = collector.facts()
             self.result["facts_gpus"] = len(facts.get("gpus") or [])
+            self._bmc_baseline()
             samples.write(
                 json.dumps(
                     {
@@ -411,9 +420,9 @@ class Run:
             last = 0.0
             while True:
                 started = time.time()
-                samples.write(
-                    json.dumps(encoder.encode(collector.sample()), separators=(",", ":")) + "\n"
-                )
+                sample = collector.sample()
+                samples.write(json.dumps(encoder.encode(sample), separators=(",", ":")) + "\n")
+                self._count_smoke(sample)
                 for event in collector.events():
                     samples.write(
                         json.dumps(dict(event, type="event"), separators=(",", ":")) + "\n"
@@ -455,7 +464,11 @@ class Run:
                         post_end = time.time() + (
                             0 if self.stop_asked else float(self.plan.get("post_s", 10))
                         )
-                elif self.phase == "post" and (now >= post_end or self.stop_asked):
+                        if not self.stop_asked:
+                            self._plan_post_jobs()
+                elif self.phase == "post" and (
+                    self.stop_asked or (now >= post_end and not self._post_busy())
+                ):
                     break
                 self._write_status("running")
                 last = started
@@ -467,8 +480,10 @@ class Run:
             self.log(self.result["error"])
         finally:
             self._stop_stressors()
+            self._stop_post_jobs()
             self._cleanup_scratch()
             self._kernel_lines()
+            self._bmc_after()
             if self.phases["post"][0] is None:
                 self._enter("post", time.time())
             self.phases["post"][1] = time.time()
@@ -777,6 +792,125 @@ class Run:
         self.stressors = []
         self._iperf = None
 
+    # after the load: nccl-tests, then the operator's smoke test, one at a time, sampled -------
+
+    def _plan_post_jobs(self):
+        gpus = int(self.result.get("facts_gpus") or 0)
+        if not gpus:
+            self.result["nccl"] = {"tool": None, "reason": "no GPU on the node"}
+        elif not shutil.which("all_reduce_perf"):
+            self.result["nccl"] = {
+                "tool": None,
+                "reason": "all_reduce_perf (nccl-tests) is not on the node's PATH",
+                "missing": "all_reduce_perf",
+            }
+        else:
+            argv = ["all_reduce_perf", "-b", "1G", "-e", "8G", "-f", "2", "-g", str(gpus)]
+            self._post_queue.append(("nccl", "nccl-tests", argv, "nccl.log", NCCL_MAX_S))
+        smoke = self.plan.get("smoke")
+        if not smoke:
+            self.result["smoke"] = {
+                "tool": None,
+                "reason": 'no loader smoke test configured ([burnin] smoke = "CMD")',
+            }
+        else:
+            seconds = float(self.plan.get("smoke_s") or 300)
+            self._post_queue.append(("smoke", "smoke", ["sh", "-c", smoke], "smoke.log", seconds))
+
+    def _post_busy(self):
+        """Whether a post job still runs (starting the next when one ended)."""
+        now = time.time()
+        if self._post_job is not None:
+            key, job, started, limit = self._post_job
+            if job.poll() is None and now < started + limit:
+                return True
+            timed_out = job.poll() is None
+            job.terminate()
+            job.kill()
+            self.result[key]["exit_code"] = job.exit_code
+            self.result[key]["ended"] = now
+            self.result[key]["timed_out"] = timed_out
+            self._post_job = None
+        if not self._post_queue:
+            return False
+        key, tool, argv, out, limit = self._post_queue.pop(0)
+        job = self._spawn(key, tool, argv, out)
+        if job is not None:
+            self.stressors.remove(job)  # a post job, not a load stressor
+            self.result[key]["started"] = now
+            self._post_job = (key, job, now, limit)
+            if key == "smoke":
+                self.result[key].update({"samples": 0, "zero": {}})
+        return True
+
+    def _stop_post_jobs(self):
+        if self._post_job is not None:
+            key, job, _, _ = self._post_job
+            job.terminate()
+            deadline = time.time() + STOP_GRACE_S
+            while time.time() < deadline and job.poll() is None:
+                time.sleep(0.1)
+            job.kill()
+            self.result[key]["exit_code"] = job.exit_code
+            self.result[key]["stopped"] = True
+            self._post_job = None
+        for key, tool, _, _, _ in self._post_queue:
+            self.result[key] = {"tool": None, "reason": "%s not run: the run was stopped" % tool}
+        self._post_queue = []
+
+    def _count_smoke(self, sample):
+        """During the smoke test, past its first minute: per GPU, samples and idle ones (the
+        loader_starvation pattern is a GPU at 0 % while the job runs)."""
+        if self._post_job is None or self._post_job[0] != "smoke":
+            return
+        ramp = float(self.plan.get("smoke_ramp_s", SMOKE_RAMP_S))
+        if sample["time"] < self._post_job[2] + ramp:
+            return
+        smoke = self.result["smoke"]
+        smoke["samples"] += 1
+        for g in sample.get("gpus") or []:
+            key = str(g.get("index"))
+            if g.get("utilization_percent") == 0:
+                smoke["zero"][key] = smoke["zero"].get(key, 0) + 1
+            else:
+                smoke["zero"].setdefault(key, 0)
+
+    # BMC event log (PSU, fan, power events) ---------------------------------------------------
+
+    def _sel_lines(self):
+        """``ipmitool sel elist`` lines, or (None, why): as this user, else ``sudo -n``."""
+        if not shutil.which("ipmitool"):
+            return None, "ipmitool is not installed on the node"
+        out, why = _run_text(["ipmitool", "sel", "elist"])
+        if out is None and os.geteuid() != 0 and shutil.which("sudo"):
+            out, why_sudo = _run_text(["sudo", "-n", "ipmitool", "sel", "elist"])
+            why = "%s; with sudo -n: %s" % (why.strip(), why_sudo.strip())
+        if out is None:
+            return None, "ipmitool sel elist failed: %s" % why.strip()[:300]
+        return [x for x in out.splitlines() if x.strip()], None
+
+    def _bmc_baseline(self):
+        lines, why = self._sel_lines()
+        if lines is None:
+            self.result["bmc"] = {"tool": None, "reason": why}
+            return
+        self._sel_before = set(lines)
+        self.result["bmc"] = {"tool": "ipmitool", "before": len(lines)}
+
+    def _bmc_after(self):
+        if self._sel_before is None:
+            return
+        lines, why = self._sel_lines()
+        if lines is None:
+            self.result["bmc"] = {"tool": None, "reason": "after the run: %s" % why}
+            return
+        new = [x for x in lines if x not in self._sel_before]
+        with open(self.path("bmc_sel.log"), "w") as f:
+            f.write("".join(x + "\n" for x in new))
+        self.result["bmc"].update(
+            {"after": len(lines), "new": len(new), "output": "bmc_sel.log", "exit_code": 0}
+        )
+
     def _kernel_lines(self):
         """The kernel's words during the run (EDAC, MCE and PCIe AER lines are judged from
         them): ``journalctl -k`` since the start, else ``dmesg`` lines stamped after it; when
@@ -1045,6 +1179,9 @@ def build_parser():
     s.add_argument("--preflight", type=float, default=10.0)
     s.add_argument("--post", type=float, default=10.0)
     s.add_argument("--interval", type=float, default=1.0)
+    s.add_argument("--smoke", help="a loader smoke test command, run after the load")
+    s.add_argument("--smoke-s", type=float, default=300.0)
+    s.add_argument("--smoke-ramp", type=float, default=SMOKE_RAMP_S)  # shorter in tests
     s.add_argument("--launcher", choices=("auto", "setsid", "systemd"), default="auto")
     s.add_argument("--self-path", help="where this script was written; moved into the run dir")
     r = sub.add_parser("run")

@@ -10,8 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from dltui.core.models import GpuSample
-
 from . import verdict as v
 from .remote import NodeRunView
 
@@ -55,7 +53,7 @@ def node_live_header(view: NodeRunView) -> dict[str, Any]:
     elif s.get("phase") == "preflight":
         left = float(s.get("duration_s") or 0)
     return {"phase": s.get("phase") or "starting", "state": s.get("state") or "?",
-            "time_left_s": left, "samples": len(view.collector.samples), "reason": view.reason}
+            "time_left_s": left, "samples": view.collector.count, "reason": view.reason}
 
 
 def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> NodeLive:
@@ -65,11 +63,12 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
         view.node,
         {},
         {"phases": s.get("phases") or {}, "gpu": {"tool": None}},
-        view.collector.samples,
+        [],
         view.collector.events,
         view.collector.facts,
+        fold=view.collector.fold,
     )
-    so_far = v.judge(run, v.settings(thresholds)) if run.samples else None
+    so_far = v.judge(run, v.settings(thresholds)) if view.collector.count else None
     progress = _progress(s.get("progress") or {})
     gpus = []
     for g in so_far.gpus if so_far else []:
@@ -121,27 +120,17 @@ def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
     return out
 
 
-def gpu_series(view: NodeRunView, index: int, field_name: str,
-               max_points: int = 400) -> tuple[list[float], list[float]]:
-    """Minutes since the first sample, and the values of one GPU field (gaps left out);
-    a long run is strided to ``max_points`` (a terminal chart is narrower than that)."""
-    samples = view.collector.samples
-    if not samples:
+def gpu_series(view: NodeRunView, index: int, field_name: str) -> tuple[list[float], list[float]]:
+    """Minutes since the first sample, and the values of one GPU field over the whole run
+    (gaps left out): the fold's bounded low/high envelope, so a spike stays visible."""
+    fold = view.collector.fold
+    env = fold.envelopes.get(index)
+    if env is None or fold.first_time is None:
         return [], []
-    t0 = samples[0].time
-    step = max(1, len(samples) // max_points)
-    xs, ys = [], []
-    for s in samples[::step]:
-        for g in s.gpus:
-            if g.index == index:
-                value = getattr(g, field_name)
-                if value is not None:
-                    xs.append((s.time - t0) / 60.0)
-                    ys.append(float(value))
-                break
-    return xs, ys
+    t0 = fold.first_time
+    points = env.points(field_name)
+    return [(t - t0) / 60.0 for t, _ in points], [float(v) for _, v in points]
 
 
 def gpu_indexes(view: NodeRunView) -> list[int]:
-    last: list[GpuSample] = view.collector.samples[-1].gpus if view.collector.samples else []
-    return [g.index for g in last]
+    return list(view.collector.fold.last_indexes)

@@ -376,3 +376,30 @@ def parse_matmul(lines: list[str]) -> dict[int, dict[str, Any]]:
             g["tflops"].append(float(msg["tflops"]))
         g["errors"] = max(g["errors"], int(msg.get("errors") or 0))
     return gpus
+
+
+# --- nccl-tests ----------------------------------------------------------------------------
+
+_NCCL_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)", re.MULTILINE)
+_NCCL_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*([0-9.]+)", re.MULTILINE)
+
+
+def parse_nccl(text: str) -> dict[str, Any]:
+    """nccl-tests' footer: {"out_of_bounds": int|None, "avg_busbw_gbps": float|None,
+    "max_busbw_gbps": the largest out-of-place busbw of the size table, or None}."""
+    oob = _NCCL_OOB.search(text)
+    avg = _NCCL_AVG.search(text)
+    busbw = []
+    for line in text.splitlines():
+        cols = line.split()
+        # size count type redop time algbw busbw error ...: a data row starts with two integers
+        if len(cols) >= 8 and cols[0].isdigit() and cols[1].isdigit():
+            try:
+                busbw.append(float(cols[6]))
+            except ValueError:
+                pass
+    return {
+        "out_of_bounds": int(oob.group(1)) if oob else None,
+        "avg_busbw_gbps": float(avg.group(1)) if avg else None,
+        "max_busbw_gbps": max(busbw) if busbw else None,
+    }

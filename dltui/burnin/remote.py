@@ -28,6 +28,8 @@ from dltui.transport.ssh_errors import Failure, describe
 from dltui.transport.ssh_options import SshOptions
 
 from . import ship
+from .fold import RunFold
+from .spool import Spool
 
 COMMAND_TIMEOUT_S = 120.0
 
@@ -116,13 +118,31 @@ def _bytes(data: bytes | str | None) -> bytes:
 
 
 class RunCollector:
-    """A ``Sink`` that keeps a node's run (facts, samples, events) and passes it on."""
+    """A ``Sink`` that folds a node's run as it arrives (``fold``: bounded, whatever the
+    run's length), appends the raw samples to a local spool file when given one, keeps the
+    facts and events, and passes everything on."""
 
-    def __init__(self, then: Sink | None = None):
+    def __init__(
+        self,
+        then: Sink | None = None,
+        ramp_s: float = 60.0,
+        spool: Spool | None = None,
+        interval_s: float = 1.0,
+    ):
         self.then = then
         self.facts: NodeFacts | None = None
-        self.samples: list[Sample] = []
+        self.fold = RunFold(ramp_s, interval_s)
+        self.spool = spool
         self.events: list[NodeEvent] = []
+
+    @property
+    def count(self) -> int:
+        """Samples received."""
+        return self.fold.count
+
+    def on_run_status(self, status: dict[str, Any]) -> None:
+        """The driver's status.json as followed: its phases classify the samples so far."""
+        self.fold.on_status(status)
 
     def on_status(self, name: str, status: str, reason: str | None = None) -> None:
         if self.then is not None:
@@ -130,16 +150,22 @@ class RunCollector:
 
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
         self.facts = facts
+        if self.spool is not None:
+            self.spool.hello(facts, interval_s)
         if self.then is not None:
             self.then.on_hello(name, facts, interval_s)
 
     def on_sample(self, name: str, sample: Sample) -> None:
-        self.samples.append(sample)
+        self.fold.add(sample)
+        if self.spool is not None:
+            self.spool.sample(sample)
         if self.then is not None:
             self.then.on_sample(name, sample)
 
     def on_event(self, name: str, event: NodeEvent) -> None:
         self.events.append(event)
+        if self.spool is not None:
+            self.spool.event(event)
         if self.then is not None:
             self.then.on_event(name, event)
 
@@ -224,6 +250,7 @@ async def follow_once(
                     break  # garbled by the drop: the next follow reads the status again
                 if msg["type"] == "burnin-status":
                     view.status = msg["status"]
+                    view.collector.on_run_status(view.status)
                     if on_status is not None:
                         on_status(view)
                 elif msg["type"] == "burnin-end":
@@ -296,6 +323,9 @@ def start_args(
     post_s: float,
     launcher: str,
     interval_s: float = 1.0,
+    smoke: str | None = None,
+    smoke_s: float = 300.0,
+    smoke_ramp_s: float = 60.0,
 ) -> list[str]:
     args = [
         "--run-id",
@@ -325,6 +355,9 @@ def start_args(
         args += ["--net", net_address]
     if expected_gpus is not None:
         args += ["--expected-gpus", str(expected_gpus)]
+    if smoke:  # the operator's own command, from [burnin] smoke; quoted like every argument
+        args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s)),
+                 "--smoke-ramp", repr(float(smoke_ramp_s))]
     return args
 
 

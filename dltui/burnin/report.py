@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import json
-import operator
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -45,8 +44,11 @@ def document(
                 **v.to_dict(),
                 "plan": run.plan,
                 "phases": run.result.get("phases"),
-                "tools": {k: run.result.get(k) for k in ("gpu", "cpu", "disk", "net")},
-                "samples": len(run.samples),
+                "tools": {
+                    k: run.result.get(k)
+                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke")
+                },
+                "samples": run.sample_count,
                 "hostname": run.facts.hostname if run.facts else None,
                 "gpus_facts": [
                     {
@@ -163,25 +165,17 @@ def _badge(status: str) -> str:
     return f"<b class='{cls}'>{_MARK[status]}</b>"
 
 
-_FIELDS = tuple(f for _, lines, _ in CHARTS for f, _, _ in lines)
-_ROW = operator.attrgetter(*_FIELDS)  # every charted field of a GPU sample in one call
-
-
 def _charts(run: NodeRun) -> str:
-    rows: dict[int, tuple[list[float], list[tuple]]] = {}
-    for s in run.samples:
-        for g in s.gpus:
-            times, values = rows.setdefault(g.index, ([], []))
-            times.append(s.time)
-            values.append(_ROW(g))
+    """A chart per GPU from the run's fold: a bounded low/high envelope per field."""
+    fold = run.folded()
     load = run.phase("load")
     out = []
-    for index in sorted(rows):
-        times, values = rows[index]
-        columns = dict(zip(_FIELDS, zip(*values, strict=True), strict=True))
+    for index in sorted(fold.envelopes):
+        env = fold.envelopes[index]
         out.append(f"<h3>GPU {index}</h3><div class='charts'>")
         for title, lines, unit in CHARTS:
-            out.append(svg_chart(title, unit, times, columns, lines, load))
+            data = [(label, colour, env.points(name)) for name, label, colour in lines]
+            out.append(_svg(title, unit, [d for d in data if d[2]], load))
         out.append("</div>")
     return "\n".join(out)
 
@@ -208,7 +202,6 @@ def svg_chart(
     width: int = 340,
     height: int = 150,
 ) -> str:
-    pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
     data = []
     for field_name, label, colour in lines:
         column = columns.get(field_name, ())
@@ -216,6 +209,18 @@ def svg_chart(
         if kept:
             values = [float(column[i]) for i in kept]  # type: ignore[arg-type]
             data.append((label, colour, _thin([times[i] for i in kept], values)))
+    return _svg(title, unit, data, load, width, height)
+
+
+def _svg(
+    title: str,
+    unit: str,
+    data: Sequence[tuple[str, str, Sequence[tuple[float, float]]]],
+    load: tuple[float, float] | None,
+    width: int = 340,
+    height: int = 150,
+) -> str:
+    pad_l, pad_r, pad_t, pad_b = 40, 8, 18, 18
     head = f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{height}'>"
     head += f"<text x='4' y='13' font-size='12'>{html.escape(title)} ({html.escape(unit)})</text>"
     if not data:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,11 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from dltui.actions.audit import AuditLog
-from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.record import Recorder
 from dltui.transport.ssh_errors import Failure
 
-from . import remote, report, ship, verdict
+from . import remote, report, ship, spool, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
 
 OUTPUTS = [
@@ -34,6 +34,8 @@ OUTPUTS = [
     "iperf3.json",
     "iperf3-R.json",
     "kernel.log",
+    "nccl.log",
+    "bmc_sel.log",
 ]
 _DRIVER_FILES = {"plan.json", "result.json"}
 
@@ -55,15 +57,6 @@ class Plan:
     interval_s: float = 1.0  # the node-side sample rate
 
 
-class _Quiet:
-    """A sink that drops everything (the recording's pass-through)."""
-
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None: ...
-    def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None: ...
-    def on_sample(self, name: str, sample: Sample) -> None: ...
-    def on_event(self, name: str, event: NodeEvent) -> None: ...
-
-
 class BurnIn:
     def __init__(
         self,
@@ -79,11 +72,24 @@ class BurnIn:
         self.hosts = list(hosts)
         self.run_id = run_id
         self.thresholds = verdict.settings(thresholds)
-        self.views = {h: NodeRunView(h, run_id, RunCollector(sink)) for h in self.hosts}
+        spools = spool.default_dir(run_id)
+        self.views = {
+            h: NodeRunView(
+                h,
+                run_id,
+                RunCollector(
+                    sink,
+                    self.thresholds["ramp_s"],
+                    spool.Spool(spools / f"{_file_name(h)}.{os.getpid()}.jsonl", h),
+                ),
+            )
+            for h in self.hosts
+        }
         self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
         self.iperf_peer: str | None = None  # where this session started an iperf3 server
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
+        self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
 
     async def start(self, plan: Plan) -> None:
         """Starts every node at once; a refusal or an unreachable node is said on that node."""
@@ -117,6 +123,9 @@ class BurnIn:
                 plan.post_s,
                 plan.launcher,
                 plan.interval_s,
+                smoke=self.thresholds["smoke"] or None,
+                smoke_s=self.thresholds["smoke_s"],
+                smoke_ramp_s=self.thresholds["smoke_ramp_s"],
             )
             t0 = time.monotonic()
             try:
@@ -150,6 +159,7 @@ class BurnIn:
         )
 
     async def follow(self, on_status: Callable[[NodeRunView], None] | None = None) -> None:
+        spool.remove_stale(spool.default_dir(self.run_id))
         async def one(host: str) -> None:
             if host in self.failed:
                 return
@@ -190,7 +200,7 @@ class BurnIn:
                     "run",
                     verdict.FAIL,
                     "the burn-in driver ended without an exit code "
-                    f"after {len(view.collector.samples)} samples: the node rebooted, lost "
+                    f"after {view.collector.count} samples: the node rebooted, lost "
                     "power, or the driver was killed (the OOM killer under --memory load)",
                     "read the node's kernel log and BMC event log for that time (a reboot or "
                     "power event under load fails the burn-in), then start it again",
@@ -213,17 +223,21 @@ class BurnIn:
             except Failure as exc:
                 files = {}
                 self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
+            result = _json(files.get("result.json"))
+            view.collector.fold.close(result.get("phases"))
             run = verdict.NodeRun(
                 host,
                 _json(files.get("plan.json")),
-                _json(files.get("result.json")),
-                view.collector.samples,
+                result,
+                [],
                 view.collector.events,
                 view.collector.facts,
                 {k: v.decode(errors="replace") for k, v in files.items() if k not in _DRIVER_FILES},
+                fold=view.collector.fold,
             )
             self.runs.append(run)
             self.verdicts.append(verdict.judge(run, self.thresholds))
+        verdict.compare_disks(self.runs, self.verdicts, self.thresholds)
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:
@@ -239,7 +253,24 @@ class BurnIn:
         paths["json"].write_text(report.to_json(doc))
         paths["md"].write_text(report.markdown(doc))
         paths["html"].write_text(report.page(doc, self.runs))
-        write_recording(paths["recording"], self.runs)
+        sources = []
+        for run in self.runs:
+            sp = self.views[run.node].collector.spool if run.node in self.views else None
+            if sp is not None and run.fold is not None:
+                sp.close()
+                if sp.error:
+                    self.recording_errors[run.node] = (
+                        f"the recording misses samples ({sp.error}); all of them are in "
+                        "samples.jsonl on the node"
+                    )
+                sources.append((run.node, spool.spool_lines(sp.path)))
+            else:
+                sources.append((run.node, spool.object_lines(run.node, run.facts, run.samples,
+                                                             run.events)))
+        spool.merge(paths["recording"], sources)
+        for view in self.views.values():  # the recording has every sample now
+            if view.collector.spool is not None:
+                view.collector.spool.remove()
         return paths
 
     async def leave_report_on_nodes(self, paths: dict[str, Path]) -> None:
@@ -265,26 +296,12 @@ def _json(data: bytes | None) -> dict[str, Any]:
 
 
 def write_recording(path: Path, runs: list[verdict.NodeRun]) -> None:
-    """The runs as a ``dltui replay`` recording, timed by the samples' own clock (a catch-up
-    after a drop arrives in a burst; replay must still show it as it happened)."""
-    calls: list[tuple[float, int, str, Any]] = []
-    for run in runs:
-        if run.facts is not None:
-            first = run.samples[0].time if run.samples else 0.0
-            calls.append((first - 0.001, 0, run.node, run.facts))
-        calls += [(s.time, 1, run.node, s) for s in run.samples]
-        calls += [(e.time, 2, run.node, e) for e in run.events]
-    calls.sort(key=lambda c: (c[0], c[1]))
-    now = [calls[0][0] if calls else 0.0]
-    names = [r.node for r in runs]
-    path.unlink(missing_ok=True)
-    with Recorder.create(_Quiet(), path, names, clock=lambda: now[0]) as rec:
-        for t, kind, node, obj in calls:
-            now[0] = t
-            if kind == 0:
-                rec.on_status(node, "ok")
-                rec.on_hello(node, obj, 1.0)
-            elif kind == 1:
-                rec.on_sample(node, obj)
-            else:
-                rec.on_event(node, obj)
+    """Runs held in memory as a ``dltui replay`` recording, timed by the samples' own clock (a
+    catch-up after a drop arrives in a burst; replay must still show it as it happened)."""
+    spool.merge(
+        path, [(r.node, spool.object_lines(r.node, r.facts, r.samples, r.events)) for r in runs]
+    )
+
+
+def _file_name(host: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", host)

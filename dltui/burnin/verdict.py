@@ -9,16 +9,16 @@ Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFA
 
 from __future__ import annotations
 
-import bisect
 import re
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from dltui.core.models import GpuSample, NodeEvent, NodeFacts, Sample
+from dltui.core.models import NodeEvent, NodeFacts, Sample
 
 from . import parse
+from .fold import GpuFold, RunFold
 
 PASS, WARN, FAIL, NOT_RUN = "pass", "warn", "fail", "not run"
 _RANK = {PASS: 0, WARN: 1, NOT_RUN: 2, FAIL: 3}
@@ -35,6 +35,16 @@ DEFAULTS: dict[str, Any] = {
     "ramp_s": 60.0,  # load seconds ignored for the consistency and power checks
     "xid_after_stop_s": 10.0,  # XID 45 allowed this long after the stressor stopped
     "line_rate_fraction": 0.9,  # iperf3 vs the NIC's speed
+    "nccl_busbw_expected_gbps": 0.0,  # all_reduce_perf's avg busbw expected (0: report only)
+    "nccl_busbw_fraction": 0.9,  # of the expected busbw
+    "disk_fraction": 0.9,  # fio figures vs the device spec, or vs the other nodes' median
+    "disk_seq_read_mbps": 0.0,  # the device spec (0: not set; compare with sibling nodes)
+    "disk_seq_write_mbps": 0.0,
+    "disk_randread_iops": 0.0,
+    "smoke": "",  # a loader smoke test command run on each node after the load ("": none)
+    "smoke_s": 300.0,  # how long the smoke test runs at most
+    "smoke_ramp_s": 60.0,  # its first seconds (loading, compiling) are not judged
+    "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
 }
 
 
@@ -134,6 +144,24 @@ class NodeRun:
     events: list[NodeEvent] = field(default_factory=list)
     facts: NodeFacts | None = None
     outputs: dict[str, str] = field(default_factory=dict)  # stressor output file -> text
+    # The samples folded as they came (what a live session keeps instead of ``samples``).
+    fold: RunFold | None = None
+    _made: tuple[tuple[float, int], RunFold] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def folded(self, ramp_s: float = DEFAULTS["ramp_s"]) -> RunFold:
+        """The run's fold: the live one, else one made once from ``samples``."""
+        if self.fold is not None:
+            return self.fold
+        key = (ramp_s, len(self.samples))
+        if self._made is None or self._made[0] != key:
+            self._made = (key, RunFold.of(self.samples, self.result.get("phases"), ramp_s))
+        return self._made[1]
+
+    @property
+    def sample_count(self) -> int:
+        return self.fold.count if self.fold is not None else len(self.samples)
 
     def phase(self, name: str) -> tuple[float, float] | None:
         span = (self.result.get("phases") or {}).get(name)
@@ -146,8 +174,9 @@ class NodeRun:
 def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
     cfg = cfg or DEFAULTS
     verdict = NodeVerdict(run.node)
+    fold = run.folded(cfg["ramp_s"])
     expected = run.plan.get("expected_gpus")
-    indexes = _gpu_indexes(run)
+    indexes = _gpu_indexes(run, fold)
     if expected is not None and len(indexes) != expected:
         verdict.items.append(
             Item(
@@ -159,12 +188,14 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         )
     elif indexes:
         verdict.items.append(Item("gpu_count", PASS, f"{len(indexes)} GPUs"))
-    whole = _series(run.samples)  # counters: baseline in preflight, deltas through post
-    by_gpu = {index: _within(series, run.phase("load")) for index, series in whole.items()}
+    # Counters: baseline in preflight, deltas through post; the rest over the load only
+    # (nothing of it without a load phase in the run's result).
+    has_load = run.phase("load") is not None
     stress = _gpu_stressor(run, indexes)
     for index in indexes:
         gv = GpuVerdict(index)
-        gv.items += _preflight(index, whole.get(index, []), run)
+        gf = fold.gpus.get(index)
+        gv.items += _preflight(index, gf, run)
         why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
         gv.items.append(
             stress.get(index)
@@ -172,8 +203,7 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
                 "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index
             )
         )
-        series = by_gpu.get(index, [])
-        if not series:
+        if gf is None or not gf.load_n or not has_load:
             gv.items.append(
                 Item(
                     "telemetry",
@@ -184,9 +214,9 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
                 )
             )
         else:
-            gv.items += _gpu_checks(index, series, whole.get(index, series), run, cfg)
+            gv.items += _gpu_checks(index, gf, run, cfg)
         verdict.gpus.append(gv)
-    _consistency(verdict, by_gpu, run, cfg)
+    _consistency(verdict, fold if has_load else None, run, cfg)
     verdict.items += _host_checks(run, cfg)
     if run.result.get("stopped"):
         verdict.items.append(
@@ -202,29 +232,11 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
     return verdict
 
 
-def _gpu_indexes(run: NodeRun) -> list[int]:
-    seen: set[int] = set()
+def _gpu_indexes(run: NodeRun, fold: RunFold) -> list[int]:
+    seen: set[int] = set(fold.head_indexes)
     if run.facts is not None:
         seen.update(g.index for g in run.facts.gpus)
-    for s in run.samples[:5]:
-        seen.update(g.index for g in s.gpus)
     return sorted(seen)
-
-
-def _series(samples: list[Sample]) -> dict[int, list[tuple[float, GpuSample]]]:
-    out: dict[int, list[tuple[float, GpuSample]]] = {}
-    for s in samples:
-        for g in s.gpus:
-            out.setdefault(g.index, []).append((s.time, g))
-    return out
-
-
-def _within(series: list[tuple[float, GpuSample]], span: tuple[float, float] | None):
-    """The part of a time-ordered series inside ``span`` (empty without one)."""
-    if span is None:
-        return []
-    times = [t for t, _ in series]
-    return series[bisect.bisect_left(times, span[0]):bisect.bisect_right(times, span[1])]
 
 
 # --- the GPU stressor ----------------------------------------------------------------------
@@ -303,19 +315,7 @@ def _matmul_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
 # --- per-GPU telemetry ---------------------------------------------------------------------
 
 
-_ENDS = 120  # samples searched at each end of a run for a counter's first and last reading
-
-
-def _delta(series: list[tuple[float, GpuSample]], name: str) -> int | None:
-    """Last minus first reported value (counters), looked for near each end only: a counter
-    the GPU does not report costs two short scans, not two of the whole run."""
-    head, tail = series[:_ENDS], series[-_ENDS:]
-    first = next((v for _, g in head if (v := getattr(g, name)) is not None), None)
-    last = next((v for _, g in reversed(tail) if (v := getattr(g, name)) is not None), None)
-    return None if first is None or last is None else last - first
-
-
-def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -> list[Item]:
+def _preflight(index: int, gf: GpuFold | None, run: NodeRun) -> list[Item]:
     """The state before load: what would make the run meaningless or is already wrong."""
     items = []
     step = "fix it (nvidia-smi -pm 1 / -e 1, reboot), then rerun"
@@ -323,7 +323,7 @@ def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -
         items.append(Item("preflight", WARN, "persistence mode off", step, index))
     if _facts_gpu(run, index, "ecc_enabled") is False:
         items.append(Item("preflight", WARN, "ECC disabled", step, index))
-    first = whole[0][1] if whole else None
+    first = gf.first if gf is not None else None
     if first is not None and (first.remapped_rows_pending or first.remapped_rows_failure):
         items.append(
             Item(
@@ -351,21 +351,15 @@ def _preflight(index: int, whole: list[tuple[float, GpuSample]], run: NodeRun) -
     return items
 
 
-def _gpu_checks(
-    index: int,
-    series: list[tuple[float, GpuSample]],
-    whole: list[tuple[float, GpuSample]],
-    run: NodeRun,
-    cfg: dict[str, Any],
-) -> list[Item]:
+def _gpu_checks(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
     items = [
         _xid(index, run, cfg),
-        _ecc(index, whole),
-        _clock_events(index, whole),
-        _thermal(index, series, run, cfg),
-        _pcie(index, series, whole, cfg),
+        _ecc(index, gf),
+        _clock_events(index, gf),
+        _thermal(index, gf, run, cfg),
+        _pcie(index, gf, cfg),
     ]
-    power = _power(index, series, run, cfg)
+    power = _power(index, gf, run, cfg)
     if power is not None:
         items.append(power)
     return items
@@ -394,10 +388,11 @@ def _xid(index: int, run: NodeRun, cfg: dict[str, Any]) -> Item:
     return Item("xid", PASS, "no XID during the run", "", index)
 
 
-def _ecc(index: int, series: list[tuple[float, GpuSample]]) -> Item:
-    unc = _delta(series, "ecc_uncorrected_volatile") or _delta(series, "ecc_uncorrected_aggregate")
-    cor = _delta(series, "ecc_corrected_volatile") or _delta(series, "ecc_corrected_aggregate")
-    first, last = series[0][1], series[-1][1]
+def _ecc(index: int, gf: GpuFold) -> Item:
+    unc = gf.delta("ecc_uncorrected_volatile") or gf.delta("ecc_uncorrected_aggregate")
+    cor = gf.delta("ecc_corrected_volatile") or gf.delta("ecc_corrected_aggregate")
+    first, last = gf.first, gf.last
+    assert first is not None and last is not None  # a GPU under load has samples
     new_remap = (last.remapped_rows_pending and not first.remapped_rows_pending) or (
         last.remapped_rows_failure and not first.remapped_rows_failure
     )
@@ -422,10 +417,10 @@ _CLOCK_COUNTERS = (
 )
 
 
-def _clock_events(index: int, series: list[tuple[float, GpuSample]]) -> Item:
+def _clock_events(index: int, gf: GpuFold) -> Item:
     seen = False
     for name, label, step in _CLOCK_COUNTERS:
-        d = _delta(series, name)
+        d = gf.delta(name)
         seen = seen or d is not None
         if d:
             return Item(
@@ -436,33 +431,25 @@ def _clock_events(index: int, series: list[tuple[float, GpuSample]]) -> Item:
     return Item("throttle", PASS, "no HW/SW thermal slowdown or power brake", "", index)
 
 
-def _max(series: list[tuple[float, GpuSample]], name: str) -> tuple[float, float] | None:
-    values = [v for _, g in series if (v := getattr(g, name)) is not None]
-    return (0.0, max(values)) if values else None
-
-
-def _thermal(
-    index: int, series: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]
-) -> Item:
+def _thermal(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item:
     step = "fix airflow, or lower the power limit or clocks, then rerun"
-    hot = _max(series, "temperature_c")
-    if hot and hot[1] > cfg["temperature_max_c"]:
+    hot = gf.temperature_max
+    if hot is not None and hot > cfg["temperature_max_c"]:
         return Item(
-            "thermal", FAIL, f"core {hot[1]:g} °C > {cfg['temperature_max_c']:g} °C", step, index
+            "thermal", FAIL, f"core {hot:g} °C > {cfg['temperature_max_c']:g} °C", step, index
         )
-    margins = [g.temperature_margin_c for _, g in series if g.temperature_margin_c is not None]
-    if margins and min(margins) <= cfg["margin_min_c"]:
-        return Item("thermal", FAIL, f"margin down to {min(margins):g} °C", step, index)
-    hbm = _max(series, "memory_temperature_c")
+    if gf.margin_min is not None and gf.margin_min <= cfg["margin_min_c"]:
+        return Item("thermal", FAIL, f"margin down to {gf.margin_min:g} °C", step, index)
+    hbm = gf.hbm_max
     hbm_max = _facts_gpu(run, index, "memory_temperature_max_c") or cfg["hbm_max_c"]
-    if hbm and hbm[1] > hbm_max - cfg["hbm_headroom_c"]:
-        return Item("thermal", FAIL, f"HBM {hbm[1]:g} °C, max {hbm_max:g} °C", step, index)
+    if hbm is not None and hbm > hbm_max - cfg["hbm_headroom_c"]:
+        return Item("thermal", FAIL, f"HBM {hbm:g} °C, max {hbm_max:g} °C", step, index)
     if hot is None:
         return Item("thermal", NOT_RUN, "no temperature reported", "", index)
     return Item(
         "thermal",
         PASS,
-        f"core max {hot[1]:g} °C" + (f", HBM max {hbm[1]:g} °C" if hbm else ""),
+        f"core max {hot:g} °C" + (f", HBM max {hbm:g} °C" if hbm is not None else ""),
         "",
         index,
     )
@@ -475,22 +462,14 @@ def _facts_gpu(run: NodeRun, index: int, name: str) -> Any:
     return None
 
 
-def _after_ramp(series: list[tuple[float, GpuSample]], run: NodeRun, cfg: dict[str, Any]):
-    load = run.phase("load")
-    start = (load[0] if load else series[0][0]) + cfg["ramp_s"]
-    late = [x for x in series if x[0] >= start]
-    return late or series
-
-
-def _power(index: int, series, run: NodeRun, cfg: dict[str, Any]) -> Item | None:
+def _power(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item | None:
     if (run.result.get("gpu") or {}).get("tool") != "gpu-burn":
         return None  # the sustained-power check is defined under gpu_burn only
-    late = _after_ramp(series, run, cfg)
-    pairs = [(g.power_w, g.power_limit_w) for _, g in late if g.power_w and g.power_limit_w]
-    if not pairs:
+    late = gf.after_ramp()
+    if not late.power.n or late.power_limit is None:
         return Item("power", NOT_RUN, "no power or power limit reported", "", index)
-    median = statistics.median(p for p, _ in pairs)
-    limit = pairs[-1][1]
+    median = late.power.median()
+    limit = late.power_limit
     if median < cfg["power_fraction_min"] * limit:
         return Item(
             "power",
@@ -502,8 +481,9 @@ def _power(index: int, series, run: NodeRun, cfg: dict[str, Any]) -> Item | None
     return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
 
 
-def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
-    last = series[-1][1]
+def _pcie(index: int, gf: GpuFold, cfg: dict[str, Any]) -> Item:
+    last = gf.load_last
+    assert last is not None  # judged only with samples under load
     if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
         return Item(
             "pcie",
@@ -524,7 +504,7 @@ def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
             "reseat the GPU or its riser/cable",
             index,
         )
-    replays = _delta(whole, "pcie_replay_count")
+    replays = gf.delta("pcie_replay_count")
     if replays and replays > cfg["pcie_replay_max"]:
         return Item(
             "pcie",
@@ -546,7 +526,9 @@ def _pcie(index: int, series, whole, cfg: dict[str, Any]) -> Item:
     return Item("pcie", PASS, f"gen {last.pcie_gen} x{last.pcie_width}", "", index)
 
 
-def _consistency(verdict: NodeVerdict, by_gpu, run: NodeRun, cfg: dict[str, Any]) -> None:
+def _consistency(
+    verdict: NodeVerdict, fold: RunFold | None, run: NodeRun, cfg: dict[str, Any]
+) -> None:
     """Siblings compared: Gflop/s (from gpu_burn after the ramp) and SM clock spread."""
     rates: dict[int, float] = {}
     if (run.result.get("gpu") or {}).get("tool") == "gpu-burn":
@@ -567,11 +549,11 @@ def _consistency(verdict: NodeVerdict, by_gpu, run: NodeRun, cfg: dict[str, Any]
                     gv.index,
                 )
             )
-        late = _after_ramp(by_gpu.get(gv.index, []), run, cfg) if by_gpu.get(gv.index) else []
-        clocks = sorted(g.sm_clock_mhz for _, g in late if g.sm_clock_mhz)
-        if len(clocks) >= 20:
-            p5 = clocks[len(clocks) // 20]
-            mid = statistics.median(clocks)
+        gf = fold.gpus.get(gv.index) if fold is not None else None
+        clocks = gf.after_ramp().clock if gf is not None and gf.load_n else None
+        if clocks is not None and clocks.n >= 20:
+            p5 = clocks.kth(clocks.n // 20)
+            mid = clocks.median()
             if p5 < cfg["sm_clock_p5_fraction"] * mid:
                 gv.items.append(
                     Item(
@@ -628,6 +610,9 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
     if "kernel" in result:
         items += _kernel(run)
+    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke)):
+        if key in result:  # judged by drivers that run them; older runs never had them
+            items.append(check(run, cfg))
     if plan.get("net"):
         net = result.get("net") or {}
         if net.get("tool") is None:
@@ -679,3 +664,145 @@ def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
             "check the cable/optic, the switch port and the NIC firmware",
         )
     return Item("net", PASS, text + ("" if speed else "; line rate unknown, not compared"))
+
+
+def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """nccl-tests all_reduce_perf on this node's GPUs: data correct, bus bandwidth."""
+    nccl = run.result.get("nccl") or {}
+    if nccl.get("tool") is None:
+        step = "install nccl-tests (all_reduce_perf) on the node" if nccl.get("missing") else ""
+        return Item("nccl", NOT_RUN, nccl.get("reason") or "all_reduce_perf not run", step)
+    res = parse.parse_nccl(run.outputs.get("nccl.log", ""))
+    code = nccl.get("exit_code")
+    step = "check NVLink/NVSwitch (nvidia-smi nvlink -s, fabric manager), then the GPUs"
+    if res["out_of_bounds"]:
+        return Item("nccl", FAIL, f"all_reduce_perf: {res['out_of_bounds']} out-of-bounds "
+                    "values (wrong results)", step)
+    if res["out_of_bounds"] is None or res["avg_busbw_gbps"] is None:
+        why = "timed out" if nccl.get("timed_out") else f"exit {code}"
+        return Item("nccl", FAIL if code else NOT_RUN,
+                    f"all_reduce_perf gave no result ({why}); see nccl.log", step)
+    avg = res["avg_busbw_gbps"]
+    text = f"avg busbw {avg:g} GB/s, 0 out-of-bounds"
+    if code:
+        return Item("nccl", FAIL, f"all_reduce_perf exit {code} ({text})", step)
+    expected = cfg["nccl_busbw_expected_gbps"]
+    if expected and avg < cfg["nccl_busbw_fraction"] * expected:
+        return Item("nccl", FAIL, f"{text} < {cfg['nccl_busbw_fraction']:g} x expected "
+                    f"{expected:g} GB/s", step)
+    return Item("nccl", PASS, text + (f" (expected {expected:g})" if expected else
+                                      "; no expected value set, not compared"))
+
+
+_BMC_POWER = re.compile(r"power supply|power unit|\bpsu|\bps\d|\bfan|\bvoltage|power",
+                        re.IGNORECASE)
+
+
+def _bmc(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """New BMC event-log (SEL) lines about PSUs, fans or power during the run fail it."""
+    bmc = run.result.get("bmc") or {}
+    if bmc.get("tool") is None:
+        return Item("bmc", NOT_RUN, bmc.get("reason") or "the BMC event log was not read",
+                    "install ipmitool and let the account run it (root, or sudo -n)")
+    new = [x for x in run.outputs.get("bmc_sel.log", "").splitlines() if x.strip()]
+    bad = [x for x in new if _BMC_POWER.search(x)]
+    if bad:
+        shown = "; ".join(x.strip()[-120:] for x in bad[:3])
+        return Item("bmc", FAIL, f"{len(bad)} new BMC PSU/fan/power events: {shown}",
+                    "check the PSUs, their feeds and the fans the events name")
+    other = f"; {len(new)} other new SEL entries" if new else ""
+    return Item("bmc", PASS, f"no new BMC PSU/fan/power event{other}")
+
+
+def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
+    """The operator's loader smoke test: a GPU idle (0 %) in >= 5 % of its samples after the
+    first minute is the loader_starvation pattern."""
+    smoke = run.result.get("smoke") or {}
+    if smoke.get("tool") is None:
+        return Item("smoke", NOT_RUN, smoke.get("reason") or "no smoke test ran",
+                    'set [burnin] smoke = "CMD" (a short loader-heavy training run)')
+    code = smoke.get("exit_code")
+    if code and not smoke.get("timed_out"):
+        return Item("smoke", FAIL, f"the smoke command exited {code}; see smoke.log",
+                    "run it by hand on the node and fix what it says")
+    n = int(smoke.get("samples") or 0)
+    ramp = f"{float(run.plan.get('smoke_ramp_s', 60.0)):g} s"
+    if not n:
+        return Item("smoke", NOT_RUN, f"the smoke test ended within its first {ramp}",
+                    "give it a command that runs for a few minutes")
+    zero = {int(k): int(v) for k, v in (smoke.get("zero") or {}).items()}
+    idle = {k: v / n for k, v in zero.items() if v / n >= cfg["smoke_idle_fraction"]}
+    if idle:
+        shown = ", ".join(f"GPU {k} {100 * f:.0f} %" for k, f in sorted(idle.items()))
+        return Item("smoke", FAIL, f"loader starvation: GPUs idle during the smoke test "
+                    f"({shown} of {n} samples after its first {ramp})",
+                    "feed the GPUs faster: more loader workers, faster storage or network")
+    worst_idle = max(zero.values(), default=0) / n
+    return Item("smoke", PASS, f"GPUs busy: at most {100 * worst_idle:.1f} % idle over {n} "
+                f"samples after its first {ramp}")
+
+
+# --- across the run's nodes ----------------------------------------------------------------
+
+_FIO_FIGURES = (  # (job, field, spec setting, label, unit scale, unit)
+    ("seqread", "read_bytes_per_s", "disk_seq_read_mbps", "sequential read", 1e6, "MB/s"),
+    ("seqwrite", "write_bytes_per_s", "disk_seq_write_mbps", "sequential write", 1e6, "MB/s"),
+    ("randread", "read_iops", "disk_randread_iops", "4k random read", 1.0, "IOPS"),
+)
+
+
+def _fio_figures(run: NodeRun) -> dict[str, float]:
+    """The node's clean fio figures (job -> value), empty when fio did not run clean."""
+    if not (run.result.get("disk") or {}).get("tool"):
+        return {}
+    res = parse.parse_fio(run.outputs.get("fio.json", ""))
+    if res["error"]:
+        return {}
+    jobs = {j["name"]: j for j in res["jobs"]}
+    out = {}
+    for job, name, *_ in _FIO_FIGURES:
+        value = (jobs.get(job) or {}).get(name)
+        if value:
+            out[job] = float(value)
+    return out
+
+
+def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[str, Any]) -> None:
+    """fio's figures against the device spec when ``[burnin]`` gives one, else against the
+    median of the run's other nodes (item 9); one "disk_speed" item per node that ran fio."""
+    figures = [_fio_figures(r) for r in runs]
+    spec = {job: cfg[key] for job, _, key, *_ in _FIO_FIGURES if cfg[key]}
+    frac = cfg["disk_fraction"]
+    for n, vd in enumerate(verdicts):
+        mine = figures[n]
+        if not mine:
+            continue
+        if spec:
+            ref, against = spec, "the device spec"
+            ref = {j: v * (1e6 if j != "randread" else 1.0) for j, v in spec.items()}
+        else:
+            others = [f for k, f in enumerate(figures) if k != n and f]
+            if not others:
+                vd.items.append(Item(
+                    "disk_speed", NOT_RUN,
+                    "could not compare: no device spec set ([burnin] disk_seq_read_mbps, "
+                    "disk_seq_write_mbps, disk_randread_iops) and no other node of the run ran fio",
+                    "set the drive's spec in [burnin], or burn in its sibling nodes together"))
+                continue
+            ref = {job: statistics.median(f[job] for f in others if job in f)
+                   for job, *_ in _FIO_FIGURES if any(job in f for f in others)}
+            against = f"the median of {len(others)} other node{'s' if len(others) > 1 else ''}"
+        slow, said = [], []
+        for job, _, _, label, scale, unit in _FIO_FIGURES:
+            if job not in mine or job not in ref:
+                continue
+            said.append(f"{label} {mine[job] / scale:,.0f} {unit} (vs {ref[job] / scale:,.0f})")
+            if mine[job] < frac * ref[job]:
+                slow.append(said[-1])
+        if slow:
+            vd.items.append(Item(
+                "disk_speed", FAIL, f"below {frac:.0%} of {against}: " + "; ".join(slow),
+                "check the drive (SMART, firmware, its PCIe link), the file system and mount"))
+        else:
+            vd.items.append(Item("disk_speed", PASS, f"within {frac:.0%} of {against}: "
+                                 + "; ".join(said)))

@@ -17,6 +17,7 @@ import pytest
 from dltui.burnin import verdict as v
 from dltui.burnin.remote import NodeShell
 from dltui.burnin.session import BurnIn, Plan
+from dltui.core.models import Sample
 from dltui.transport.ssh_options import SshOptions
 
 from .conftest import build_lab, require
@@ -42,6 +43,12 @@ def burnin_lab(tmp_path):
         require(shutil.which(tool) is not None, f"{tool} is missing: install it (make system-deps)")
     lab = build_lab(tmp_path / "lab")
     _burnin_node(lab.nodes["gpu01"], "superbench_gpu_burn.log")
+    gpu01 = lab.nodes["gpu01"]  # nccl-tests and a BMC whose event log stays quiet, faked
+    shutil.copy(FAKES / "all_reduce_perf", gpu01.bin / "all_reduce_perf")
+    shutil.copy(FIX / "superbench_nccl_allreduce.log", gpu01.bin / "all_reduce_perf.capture")
+    shutil.copy(FAKES / "ipmitool", gpu01.bin / "ipmitool")
+    sel = "   1 | 11/28/2026 | 09:13:02 | System Boot Initiated #0x8a | Initiated by power up | Asserted\n"
+    (gpu01.bin / "ipmitool.sel").write_text(sel)
     _burnin_node(lab.nodes["gpu02"], None)  # no GPU stressor at all
     try:
         yield lab.start()
@@ -65,7 +72,7 @@ def _sample_lines(node, run_id: str) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.startswith('{"type":"sample"'))
 
 
-async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn_fake_smi(
+async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn_fake_smi_fake_nccl_fake_ipmitool(
     burnin_lab, tmp_path, use_home
 ):
     use_home(burnin_lab.make_home(tmp_path / "client"))
@@ -93,7 +100,7 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         assert session.failed == {}
         view = session.views["gpu01"]
         follow = asyncio.create_task(session.follow())
-        while len(view.collector.samples) < 5:  # mid-run, samples flowing
+        while view.collector.count < 5:  # mid-run, samples flowing
             await asyncio.sleep(0.1)
         gpu01.kill()  # the node's sshd and every session it had: the connection is gone
         await asyncio.sleep(1.5)  # the run goes on meanwhile, samples pile up on the node
@@ -101,8 +108,12 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         await follow
         assert view.ended and view.reattached >= 1
         on_node = _sample_lines(gpu01, "drop1")
-        assert len(view.collector.samples) == on_node  # no sample lost, none twice
-        times = [s.time for s in view.collector.samples]
+        assert view.collector.count == on_node  # no sample lost, none twice
+        spooled = view.collector.spool  # the local copy of every sample (memory holds a fold)
+        spooled.close()
+        lines = [json.loads(x) for x in spooled.path.read_text().splitlines()[1:]]
+        times = [x["sample"]["time"] for x in lines if x["kind"] == "sample"]
+        assert len(times) == on_node
         assert times == sorted(times) and len(set(times)) == len(times)
         load = view.status["phases"]["load"]
         in_load = [t for t in times if load[0] <= t <= load[0] + duration]
@@ -111,6 +122,16 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         code = await session.judge()
         by_node = {vd.node: vd for vd in session.verdicts}
         one = by_node["gpu01"]
+        # the fold made live (phases from the status lines, through a drop) judges as the
+        # whole series of the same samples does
+        run = next(r for r in session.runs if r.node == "gpu01")
+        whole = [Sample.from_dict(x["sample"]) for x in lines if x["kind"] == "sample"]
+        again = v.NodeRun(run.node, run.plan, run.result, whole, run.events, run.facts,
+                          run.outputs)
+        judged = v.judge(again, session.thresholds)
+        assert judged.to_dict()["gpus"] == one.to_dict()["gpus"]
+        node_items = [i for i in one.items if i.check != "disk_speed"]  # that one is cross-node
+        assert judged.items == node_items
         assert [i.status for g in one.gpus for i in g.items if i.check == "stressor"] == [
             v.PASS
         ] * 8
@@ -121,13 +142,25 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         two = by_node["gpu02"]  # no gpu_burn, no dcgmi, no torch: not run, never pass
         assert all(g.status == v.NOT_RUN for g in two.gpus) and len(two.gpus) == 8
         assert "no GPU stressor found on the node" in two.gpus[0].items[0].evidence
-        assert one.status == v.PASS, [i.to_dict() for i in one.problems()]
-        assert code == 3  # one node could not be judged: never a pass
+        assert host["nccl"].status == v.PASS and "68.4048" in host["nccl"].evidence
+        assert host["bmc"].status == v.PASS, host["bmc"]  # no new SEL line during the run
+        assert host["smoke"].status == v.NOT_RUN  # none configured: said, never a pass
+        # fio against the run's other node (both share this machine's disk: judged, either way)
+        assert host["disk_speed"].status in (v.PASS, v.FAIL)
+        assert "median of 1 other node" in host["disk_speed"].evidence
+        rest = [i for i in one.problems() if i.check not in ("smoke", "disk_speed")]
+        assert not rest, [i.to_dict() for i in rest]
+        slow_disk = any(i.check == "disk_speed" and i.status == v.FAIL
+                        for vd in session.verdicts for i in vd.items)
+        assert code == (2 if slow_disk else 3), host["disk_speed"]  # never a pass
         assert not any(disk.iterdir())  # the scratch directory is gone
         assert not _iperf_servers(plan.net_port)  # the peer's iperf3 server was stopped
 
         paths = session.write_report(tmp_path / "report")
         await session.leave_report_on_nodes(paths)
+        recorded = [json.loads(x) for x in paths["recording"].read_text().splitlines()[1:]]
+        assert sum(1 for x in recorded if x["kind"] == "sample" and x["node"] == "gpu01") == on_node
+        assert not spooled.path.exists()  # merged into the recording, then removed
         doc = json.loads(paths["json"].read_text())
         assert doc["exit_code"] == code and {n["node"] for n in doc["nodes"]} == {"gpu01", "gpu02"}
         assert "<svg" in paths["html"].read_text() and "http" not in paths[
@@ -232,9 +265,14 @@ def _wait_for(cond, limit_s: float = 60.0) -> None:
 def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn(
     burnin_lab, tmp_path
 ):
-    """The driver left the SSH session's process tree: sshd's crash cannot take it along."""
+    """The driver left the SSH session's process tree: sshd's crash cannot take it along.
+    A loader smoke test from the config file runs after the load and is judged."""
     home = burnin_lab.make_home(tmp_path / "client")
     gpu01 = burnin_lab.nodes["gpu01"]
+    config = tmp_path / "config" / "dltui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('[burnin]\nsmoke = "sleep 4; echo smoke done"\nsmoke_ramp_s = 1\n')
+    env = dict(client_env(home), XDG_CONFIG_HOME=str(tmp_path / "config"))
     run = subprocess.Popen(
         [
             sys.executable,
@@ -256,7 +294,7 @@ def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn
             "setsid",
         ],
         cwd=REPO,
-        env=client_env(home),
+        env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -269,6 +307,8 @@ def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn
     out, err = run.communicate(timeout=120)
     assert run.returncode == 0, out + err  # the real capture: every GPU OK, telemetry in bounds
     assert "gpu01: PASS" in out
+    smoke = json.loads((gpu01.dir / "burnin" / "tree1" / "result.json").read_text())["smoke"]
+    assert smoke["exit_code"] == 0 and smoke["samples"] >= 1  # ran after the load, sampled
     # Attaching afterwards (a new dltui, offset 0) reads the whole run again and judges the same.
     report = tmp_path / "burnin-tree1" / "report.json"
     first = json.loads(report.read_text())

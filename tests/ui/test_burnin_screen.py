@@ -1,51 +1,29 @@
 """The burn-in screen mid-run, on fixed data: two nodes, 8 GPUs each, 10 minutes of 1 Hz
-samples (seeded), gpu_burn's progress taken from the real capture read up to its middle."""
+samples (seeded, ``dltui.burnin.demo``), gpu_burn's progress taken from the real capture
+read up to its middle."""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from textual.app import App
 
+from dltui.burnin import demo
 from dltui.burnin.parse import GpuBurnParser
 from dltui.burnin.remote import NodeRunView, RunCollector
-from dltui.core.models import GpuSample, Sample
+from dltui.core.models import Sample
 from dltui.ui.screens.burnin import BurnInScreen
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "burn-in"
-T0 = 1_767_258_000.0
+T0 = demo.T0
 SIZE = (160, 60)
 
 
 def _view(node: str, hot_gpu: int | None) -> NodeRunView:
     view = NodeRunView(node, "r1", RunCollector())
     for t in range(600):
-        ramp = min(1.0, t / 120)
-        gpus = []
-        for i in range(8):
-            temp = 40 + 30 * ramp + 2 * math.sin(t / 40 + i) + (18 * ramp if i == hot_gpu else 0)
-            gpus.append(
-                GpuSample(
-                    index=i,
-                    temperature_c=round(temp, 1),
-                    memory_temperature_c=round(temp + 5, 1),
-                    temperature_margin_c=round(max(0.0, 88 - temp), 1),
-                    power_w=round(100 + 580 * ramp, 1),
-                    power_limit_w=700.0,
-                    sm_clock_mhz=1980.0 if i != hot_gpu or t < 300 else 1600.0,
-                    sm_clock_max_mhz=1980.0,
-                    utilization_percent=100.0 * ramp,
-                    pcie_gen=5,
-                    pcie_max_gen=5,
-                    pcie_width=16,
-                    pcie_max_width=16,
-                    clock_event_hw_thermal_us=0,
-                    clock_event_sw_thermal_us=0,
-                    clock_event_hw_power_brake_us=0,
-                )
-            )
-        view.collector.samples.append(Sample(time=T0 + t, gpus=gpus))
+        gpus = demo.gpus_at(t, hot_gpu)  # the seeded run the report screenshot draws too
+        view.collector.on_sample(node, Sample(time=T0 + t, gpus=gpus))
     text = (FIX / "superbench_gpu_burn.log").read_text()
     parser = GpuBurnParser()
     parser.feed(text[: len(text) // 2])
@@ -61,6 +39,7 @@ def _view(node: str, hot_gpu: int | None) -> NodeRunView:
         "tools": {"gpu": "gpu-burn"},
         "progress": {"gpu_burn": parser.result.to_dict()},
     }
+    view.collector.on_run_status(view.status)  # as the follow does with each status line
     return view
 
 

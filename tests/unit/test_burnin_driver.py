@@ -178,3 +178,91 @@ def test_driver_runs_on_the_oldest_python_and_judges_died_derived_died(tmp_path)
     gpus = _judge(run_dir).gpus
     assert gpus[6].items[0].status == v.FAIL and "DIED" in gpus[6].items[0].evidence
     assert all(g.items[0].status == v.PASS for g in gpus if g.index != 6)
+
+
+SEL_BEFORE = (  # ipmitool's `sel elist` line format, written here (not a capture)
+    "   1 | 11/28/2026 | 09:12:44 | Event Logging Disabled #0x07 | Log area reset/cleared | Asserted\n"
+    "   2 | 11/28/2026 | 09:13:02 | System Boot Initiated #0x8a | Initiated by power up | Asserted\n"
+)
+SEL_NEW = (
+    "   3 | 12/03/2026 | 12:40:10 | Power Supply #0x51 | Power Supply AC lost | Asserted\n"
+    "   4 | 12/03/2026 | 12:40:12 | Fan #0x30 | Lower Critical going low  | Asserted\n"
+)
+
+
+def _with(bin_dir: Path, fake: str, files: dict[str, str]) -> None:
+    shutil.copy(FAKES / fake, bin_dir / fake)
+    for name, text in files.items():
+        (bin_dir / name).write_text(text)
+
+
+def test_nccl_judged_and_bmc_power_events_fail_fake_nccl_fake_ipmitool(tmp_path):
+    env = _node(tmp_path, 2)
+    bin_dir = Path(env["PATH"].split(":")[0])
+    capture = (FIX / "superbench_nccl_allreduce.log").read_text()
+    _with(bin_dir, "all_reduce_perf", {"all_reduce_perf.capture": capture})
+    _with(bin_dir, "ipmitool", {"ipmitool.sel": SEL_BEFORE,
+                                "ipmitool.sel.after": SEL_BEFORE + SEL_NEW})
+    answer, run_dir = _run(env, "nccl1", "--gpu", "none", "--expected-gpus", "2")
+    assert answer["ok"]
+    assert (bin_dir / "all_reduce_perf.argv").read_text().split() == [
+        "-b", "1G", "-e", "8G", "-f", "2", "-g", "2"]
+    verdict = _judge(run_dir)
+    items = {i.check: i for i in verdict.items}
+    assert items["nccl"].status == v.PASS, items["nccl"]
+    assert "avg busbw 68.4048 GB/s" in items["nccl"].evidence
+    assert items["bmc"].status == v.FAIL
+    assert "Power Supply AC lost" in items["bmc"].evidence and "2 new" in items["bmc"].evidence
+    assert items["smoke"].status == v.NOT_RUN and "[burnin] smoke" in items["smoke"].evidence
+    # the same run against an expected bus bandwidth it does not reach
+    cfg = v.settings({"nccl_busbw_expected_gbps": 200})
+    run = _node_run(run_dir)
+    nccl = next(i for i in v.judge(run, cfg).items if i.check == "nccl")
+    assert nccl.status == v.FAIL and "expected 200" in nccl.evidence
+
+
+def _node_run(run_dir: Path) -> v.NodeRun:
+    from dltui.core.models import GpuFacts, NodeFacts
+
+    result = json.loads((run_dir / "result.json").read_text())
+    outputs = {p.name: p.read_text() for p in run_dir.iterdir() if p.suffix in (".log", ".json")}
+    facts = NodeFacts(gpus=[GpuFacts(index=i) for i in range(result["facts_gpus"])])
+    return v.NodeRun("n", json.loads((run_dir / "plan.json").read_text()), result, [], [],
+                     facts, outputs)
+
+
+def test_nccl_out_of_bounds_fails_fake_nccl_derived(tmp_path):
+    env = _node(tmp_path, 2)
+    bin_dir = Path(env["PATH"].split(":")[0])
+    derived = (FIX / "derived_nccl_allreduce_out_of_bounds.log").read_text()
+    _with(bin_dir, "all_reduce_perf", {"all_reduce_perf.capture": derived})
+    answer, run_dir = _run(env, "nccl2", "--gpu", "none")
+    assert answer["ok"]
+    nccl = next(i for i in _judge(run_dir).items if i.check == "nccl")
+    assert nccl.status == v.FAIL and "3 out-of-bounds values" in nccl.evidence
+
+
+def test_missing_nccl_and_unreadable_bmc_are_not_run_with_reasons_fake_ipmitool_denied(tmp_path):
+    env = _node(tmp_path, 2)
+    bin_dir = Path(env["PATH"].split(":")[0])
+    _with(bin_dir, "ipmitool", {"ipmitool.deny": ""})
+    answer, run_dir = _run(env, "nobmc", "--gpu", "none")
+    assert answer["ok"]
+    items = {i.check: i for i in _judge(run_dir).items}
+    assert items["nccl"].status == v.NOT_RUN and "all_reduce_perf" in items["nccl"].evidence
+    assert items["bmc"].status == v.NOT_RUN and "Permission denied" in items["bmc"].evidence
+    assert not (run_dir / "bmc_sel.log").exists()
+
+
+def test_smoke_command_runs_after_the_load_and_is_judged_fake_smi(tmp_path):
+    env = _node(tmp_path, 2)
+    answer, run_dir = _run(env, "smoke1", "--gpu", "none", "--smoke", "sleep 4; echo trained",
+                           "--smoke-s", "30", "--smoke-ramp", "1")
+    assert answer["ok"]
+    result = json.loads((run_dir / "result.json").read_text())
+    smoke = result["smoke"]
+    load_end = result["phases"]["load"][1]
+    assert smoke["started"] >= load_end and smoke["exit_code"] == 0 and smoke["samples"] >= 1
+    assert (run_dir / "smoke.log").read_text().strip() == "trained"
+    item = next(i for i in _judge(run_dir).items if i.check == "smoke")
+    assert item.status == v.PASS, item  # the fake GPUs replay a capture under load: busy

@@ -74,3 +74,35 @@ async def test_recording_replays_every_sample_in_order(tmp_path):
     task.cancel()
     assert replay.names == ["gpu01", "gpu02"]
     assert got == {"gpu01": len(runs[0].samples), "gpu02": len(runs[1].samples)}
+
+
+def test_a_spool_left_by_a_dltui_that_ended_is_removed_not_a_live_ones(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    from dltui.burnin import spool
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    stale = tmp_path / f"gpu01.{gone}.jsonl"
+    mine = tmp_path / f"gpu01.{os.getpid()}.jsonl"
+    other = tmp_path / "gpu01.1.jsonl"  # pid 1 is alive
+    for p in (stale, mine, other):
+        p.write_text("{}\n")
+    spool.remove_stale(tmp_path)
+    assert not stale.exists() and mine.exists() and other.exists()
+
+
+def test_a_spool_that_cannot_be_written_costs_the_recording_not_the_run(tmp_path):
+    from dltui.burnin import spool
+    from dltui.burnin.remote import RunCollector
+    from dltui.core.models import GpuSample, Sample
+
+    blocker = tmp_path / "state"
+    blocker.write_text("a file where the spool folder should go")
+    collector = RunCollector(spool=spool.Spool(blocker / "run" / "gpu01.1.jsonl", "gpu01"))
+    for t in range(3):
+        collector.on_sample("gpu01", Sample(time=float(t), gpus=[GpuSample(index=0)]))
+    assert collector.count == 3  # still folded
+    assert collector.spool is not None and "state" in (collector.spool.error or "")

@@ -215,3 +215,73 @@ def test_kernel_lines_edac_and_aer_synthetic_lines():
     assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.PASS
     run.result["kernel"] = {"tool": None, "reason": "journalctl -k: No journal files were found."}
     assert {i.check: i for i in v.judge(run).items}["kernel"].status == v.NOT_RUN
+
+
+# --- item 9: fio against the device spec or the sibling nodes ------------------------------
+
+
+def _fio_run(node: str, scale: float) -> v.NodeRun:
+    """A node whose fio ran clean; its figures are the real capture's, scaled."""
+    import json
+
+    doc = json.loads((FIX / "superbench_disk_performance.log").read_text())
+    job = doc["jobs"][0]
+    jobs = []
+    for name, side in (("seqread", "read"), ("seqwrite", "write"), ("randread", "read")):
+        j = json.loads(json.dumps(job))
+        j["jobname"] = name
+        for s in ("read", "write"):
+            j[s]["bw_bytes"] = int(j[s]["bw_bytes"] * scale) if s == side else 0
+            j[s]["iops"] = j[s]["iops"] * scale if s == side else 0
+        jobs.append(j)
+    doc["jobs"] = jobs
+    run = _run(seconds=30, disk="/scratch")
+    run.node = node
+    run.result["disk"] = {"tool": "fio", "exit_code": 0}
+    run.outputs["fio.json"] = json.dumps(doc)
+    return run
+
+
+def _disk_speed(runs: list[v.NodeRun], cfg=None) -> list[v.Item]:
+    verdicts = [v.judge(r) for r in runs]
+    v.compare_disks(runs, verdicts, cfg or v.DEFAULTS)
+    return [next(i for i in vd.items if i.check == "disk_speed") for vd in verdicts]
+
+
+def test_fio_compared_with_the_median_of_the_other_nodes():
+    runs = [_fio_run("a", 1.0), _fio_run("b", 1.02), _fio_run("c", 0.98), _fio_run("d", 0.6)]
+    a, b, c, d = _disk_speed(runs)
+    assert a.status == b.status == c.status == v.PASS, a
+    assert "median of 3 other nodes" in a.evidence
+    assert d.status == v.FAIL and "sequential read" in d.evidence and "4k random read" in d.evidence
+
+
+def test_fio_alone_cannot_be_compared_unless_a_spec_is_set():
+    (alone,) = _disk_speed([_fio_run("a", 1.0)])
+    assert alone.status == v.NOT_RUN and "could not compare" in alone.evidence
+    spec = v.settings({"disk_randread_iops": 1e9})  # a spec no drive meets
+    (judged,) = _disk_speed([_fio_run("a", 1.0)], spec)
+    assert judged.status == v.FAIL and "the device spec" in judged.evidence
+
+
+# --- item 12: the loader smoke test ---------------------------------------------------------
+
+
+def test_smoke_test_idle_gpus_are_loader_starvation():
+    run = _run(seconds=30)
+    run.result["smoke"] = {"tool": "smoke", "exit_code": None, "timed_out": True,
+                           "samples": 100, "zero": {"0": 0, "1": 12, "2": 4}}
+    item = next(i for i in v.judge(run).items if i.check == "smoke")
+    assert item.status == v.FAIL and "GPU 1 12 %" in item.evidence and "GPU 2" not in item.evidence
+    run.result["smoke"]["zero"]["1"] = 4
+    item = next(i for i in v.judge(run).items if i.check == "smoke")
+    assert item.status == v.PASS and "4.0 %" in item.evidence
+    run.result["smoke"].update({"exit_code": 1, "timed_out": False})
+    item = next(i for i in v.judge(run).items if i.check == "smoke")
+    assert item.status == v.FAIL and "exited 1" in item.evidence
+
+
+def test_runs_from_before_these_checks_are_judged_as_before():
+    """A result.json without nccl/bmc/smoke (an older driver) gets no such item."""
+    checks = {i.check for i in v.judge(_run(seconds=30)).items}
+    assert not checks & {"nccl", "bmc", "smoke", "disk_speed"}
