@@ -198,7 +198,7 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
         if not args.read_only:  # attaching read-only writes nothing on the nodes
             await session.leave_report_on_nodes(paths)
         for v in session.verdicts:
-            print(f"{v.node}: {v.status.upper()}")
+            print(f"{v.node}: {v.headline()}")
             for item in v.problems():
                 where = f"GPU {item.gpu} " if item.gpu is not None else ""
                 step = f" -> {item.next_step}" if item.next_step else ""

@@ -82,7 +82,7 @@ def markdown(doc: dict[str, Any]) -> str:
     for node in doc["nodes"]:
         plan = node["plan"]
         out += [
-            f"## {node['node']}: {_MARK[node['status']]}",
+            f"## {node['node']}: {_MARK[node['status']]}{_skipped(node)}",
             "",
             f"- duration {plan.get('duration_s')} s; GPU stressor: "
             f"{(node['tools'].get('gpu') or {}).get('tool') or 'none'}; samples: {node['samples']}",
@@ -112,6 +112,16 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
+def _skipped(node: dict[str, Any]) -> str:
+    """" (not run: smoke, bmc)": the optional checks a node's status leaves out."""
+    names = [
+        i["check"]
+        for i in node["items"]
+        if i["status"] == NOT_RUN and i["check"] in node.get("optional", ())
+    ]
+    return f" (not run: {', '.join(names)})" if names else ""
+
+
 def _item_md(item: dict[str, Any]) -> str:
     text = f"{item['check']}: {item['evidence']}"
     return text + (f" → {item['next_step']}" if item["next_step"] else "")
@@ -139,7 +149,10 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
     ]
     by_node = {r.node: r for r in runs}
     for node in doc["nodes"]:
-        parts.append(f"<h2>{html.escape(node['node'])}: {_badge(node['status'])}</h2>")
+        parts.append(
+            f"<h2>{html.escape(node['node'])}: {_badge(node['status'])}"
+            f"<span class='notrun'>{html.escape(_skipped(node))}</span></h2>"
+        )
         parts.append("<table><tr><th>GPU</th><th>verdict</th><th>evidence and next step</th></tr>")
         for g in node["gpus"]:
             bad = [i for i in g["items"] if i["status"] != PASS] or g["items"][:1]

@@ -45,7 +45,15 @@ DEFAULTS: dict[str, Any] = {
     "smoke_s": 300.0,  # how long the smoke test runs at most
     "smoke_ramp_s": 60.0,  # its first seconds (loading, compiling) are not judged
     "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
+    # Node checks whose "not run" (tool absent, nothing configured, nothing to compare with) is
+    # listed but does not hold back a pass; a failure of theirs still fails. [] is the notes'
+    # strict reading: every item must hold. The GPU checks are never optional.
+    "optional": ["smoke", "bmc", "nccl", "disk_speed"],
 }
+# The node-wide checks a verdict can hold (what "optional" may name).
+NODE_CHECKS = (
+    "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke",
+)
 
 
 def settings(overrides: dict[str, Any] | None) -> dict[str, Any]:
@@ -54,8 +62,23 @@ def settings(overrides: dict[str, Any] | None) -> dict[str, Any]:
     for key, value in (overrides or {}).items():
         if key not in DEFAULTS:
             raise ValueError(f"[burnin] {key}: unknown setting (known: {', '.join(DEFAULTS)})")
-        out[key] = type(DEFAULTS[key])(value)
+        if key == "optional":
+            out[key] = _check_names(value)
+        else:
+            out[key] = type(DEFAULTS[key])(value)
     return out
+
+
+def _check_names(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError('[burnin] optional: a list of check names, e.g. ["smoke", "bmc"]')
+    unknown = [v for v in value if v not in NODE_CHECKS]
+    if unknown:
+        raise ValueError(
+            f"[burnin] optional: {', '.join(unknown)}: not a node check "
+            f"(known: {', '.join(NODE_CHECKS)})"
+        )
+    return list(value)
 
 
 @dataclass
@@ -98,10 +121,21 @@ class NodeVerdict:
     node: str
     gpus: list[GpuVerdict] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)  # node-wide checks
+    optional: frozenset[str] = frozenset()  # checks whose "not run" does not hold back a pass
 
     @property
     def status(self) -> str:
-        return worst([i.status for i in self.items] + [g.status for g in self.gpus])
+        counted = [i.status for i in self.items if i not in self.not_run_optional()]
+        return worst(counted + [g.status for g in self.gpus])
+
+    def not_run_optional(self) -> list[Item]:
+        """The optional checks that did not run: listed with the verdict, never a pass."""
+        return [i for i in self.items if i.status == NOT_RUN and i.check in self.optional]
+
+    def headline(self) -> str:
+        """``PASS`` or ``PASS (not run: smoke, bmc)``: what the status leaves out, said."""
+        skipped = ", ".join(i.check for i in self.not_run_optional())
+        return self.status.upper() + (f" (not run: {skipped})" if skipped else "")
 
     def problems(self) -> list[Item]:
         every = self.items + [i for g in self.gpus for i in g.items]
@@ -111,7 +145,9 @@ class NodeVerdict:
         return {
             "node": self.node,
             "status": self.status,
+            "headline": self.headline(),
             "exit_code": exit_code([self]),
+            "optional": sorted(self.optional),
             "items": [i.to_dict() for i in self.items],
             "gpus": [g.to_dict() for g in self.gpus],
         }
@@ -173,7 +209,7 @@ class NodeRun:
 
 def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
     cfg = cfg or DEFAULTS
-    verdict = NodeVerdict(run.node)
+    verdict = NodeVerdict(run.node, optional=frozenset(cfg["optional"]))
     fold = run.folded(cfg["ramp_s"])
     expected = run.plan.get("expected_gpus")
     indexes = _gpu_indexes(run, fold)

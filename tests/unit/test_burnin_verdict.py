@@ -285,3 +285,47 @@ def test_runs_from_before_these_checks_are_judged_as_before():
     """A result.json without nccl/bmc/smoke (an older driver) gets no such item."""
     checks = {i.check for i in v.judge(_run(seconds=30)).items}
     assert not checks & {"nccl", "bmc", "smoke", "disk_speed"}
+
+
+# --- optional checks: listed when not run, never a pass, and they do not hold back one -------
+
+
+def _with_unrun_extras() -> v.NodeRun:
+    run = _run()
+    run.result["smoke"] = {"tool": None, "reason": "no loader smoke test configured"}
+    run.result["bmc"] = {"tool": None, "reason": "ipmitool: Could not open device"}
+    return run
+
+
+def test_an_optional_check_not_run_is_listed_but_does_not_hold_back_a_pass():
+    verdict = v.judge(_with_unrun_extras())
+    skipped = {i.check: i.status for i in verdict.items if i.check in ("smoke", "bmc")}
+    assert skipped == {"smoke": v.NOT_RUN, "bmc": v.NOT_RUN}
+    assert verdict.status == v.PASS and v.exit_code([verdict]) == 0
+    assert verdict.headline() == "PASS (not run: bmc, smoke)"
+    assert verdict.to_dict()["headline"] == "PASS (not run: bmc, smoke)"
+
+
+def test_the_strict_reading_makes_every_check_count():
+    cfg = v.settings({"optional": []})
+    verdict = v.judge(_with_unrun_extras(), cfg)
+    assert verdict.status == v.NOT_RUN and v.exit_code([verdict]) == 3
+    assert verdict.headline() == "NOT RUN"
+
+
+def test_an_optional_check_that_fails_still_fails():
+    run = _with_unrun_extras()
+    run.result["smoke"] = {"tool": "smoke", "exit_code": 1, "timed_out": False,
+                           "samples": 100, "zero": {"0": 0}}
+    verdict = v.judge(run)
+    assert verdict.status == v.FAIL and v.exit_code([verdict]) == 2
+    assert verdict.headline() == "FAIL (not run: bmc)"
+
+
+def test_the_gpu_stressor_is_never_optional():
+    with pytest.raises(ValueError, match="stressor: not a node check"):
+        v.settings({"optional": ["stressor"]})
+    with pytest.raises(ValueError, match="a list of check names"):
+        v.settings({"optional": "smoke"})
+    verdict = v.judge(_run(tool=None, log=None))  # no GPU stressor on the node
+    assert verdict.status == v.NOT_RUN and v.exit_code([verdict]) == 3
