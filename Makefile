@@ -19,6 +19,9 @@ APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheu
 # The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it).
 BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux
 BENCH_APT_PACKAGES := prometheus-node-exporter tmux
+# `make screenshots` draws the burn-in report's HTML page with headless Chromium.
+SCREENSHOT_TOOLS := /usr/bin/chromium
+SCREENSHOT_APT_PACKAGES := chromium
 # The suite runs on the oldest and the newest supported operator Python (pyenv builds, found
 # by scripts/find-python); one venv each. Under CI=true a missing interpreter is a failure.
 TEST_PYTHONS ?= 3.10 3.13
@@ -91,6 +94,7 @@ $(TEST_PYTHONS:%=test-%): test-%: system-deps
 	echo "== tests on Python $*" && .venv-$*/bin/python -m pytest $(PYTEST_ARGS)
 
 screenshots: $(VENV)/.installed
+	$(call apt_install,$(SCREENSHOT_TOOLS),$(SCREENSHOT_APT_PACKAGES))
 	$(PY) scripts/screenshots.py
 
 bench: $(VENV)/.test-installed bench-deps

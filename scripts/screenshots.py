@@ -7,9 +7,13 @@ change only when the dashboard's look does.
 from __future__ import annotations
 
 import asyncio
+import shutil
+import subprocess
+import tempfile
 from pathlib import Path
 
 from dltui.actions.policy import ActionSettings
+from dltui.burnin import demo as burnin_demo
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
@@ -63,6 +67,37 @@ async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: 
     return path
 
 
+# The burn-in report is an HTML page for the ticket: its picture is the page of the seeded
+# demo run (gpu02's GPU 2 failing) as headless Chromium draws it, the top of the page.
+REPORT_SIZE = (1280, 2000)
+
+
+def shoot_report() -> Path | None:
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        print("no chromium: burnin-report.png not redrawn (apt-get install chromium)")
+        return None
+    path = OUT / "burnin-report.png"
+    with tempfile.TemporaryDirectory() as folder:
+        page = burnin_demo.write_report(Path(folder))["html"]
+        subprocess.run(
+            [
+                browser,
+                "--headless",
+                "--no-sandbox",  # as root in a container there is no user namespace sandbox
+                "--disable-gpu",
+                "--hide-scrollbars",
+                f"--window-size={REPORT_SIZE[0]},{REPORT_SIZE[1]}",
+                f"--screenshot={path}",
+                page.as_uri(),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+    return path
+
+
 async def main() -> None:
     OUT.mkdir(exist_ok=True)
     for shot in SHOTS:
@@ -70,6 +105,9 @@ async def main() -> None:
     for name, source in COPIED.items():
         (OUT / f"{name}.svg").write_text(source.read_text(encoding="utf-8"), encoding="utf-8")
         print(OUT / f"{name}.svg")
+    report = shoot_report()
+    if report is not None:
+        print(report)
 
 
 if __name__ == "__main__":

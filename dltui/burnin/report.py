@@ -78,7 +78,13 @@ def markdown(doc: dict[str, Any]) -> str:
         "",
         f"Overall: **{_overall(doc)}** (exit {doc['exit_code']})",
         "",
+        "| node | verdict | what failed or warned |",
+        "|---|---|---|",
     ]
+    for node in doc["nodes"]:
+        bad = "<br>".join(_where(i) + _item_md(i) for i in _failed(node)) or "nothing"
+        out.append(f"| {node['node']} | {_MARK[node['status']]}{_skipped(node)} | {bad} |")
+    out.append("")
     for node in doc["nodes"]:
         plan = node["plan"]
         out += [
@@ -110,6 +116,16 @@ def markdown(doc: dict[str, Any]) -> str:
             out += ["", "Passed: " + "; ".join(f"{i['check']} ({i['evidence']})" for i in passed)]
         out.append("")
     return "\n".join(out)
+
+
+def _failed(node: dict[str, Any]) -> list[dict[str, Any]]:
+    """A node's failed and warned items, node-wide first, then per GPU."""
+    every = node["items"] + [i for g in node["gpus"] for i in g["items"]]
+    return [i for i in every if i["status"] in (FAIL, WARN)]
+
+
+def _where(item: dict[str, Any]) -> str:
+    return f"GPU {item['gpu']} " if item.get("gpu") is not None else ""
 
 
 def _skipped(node: dict[str, Any]) -> str:
@@ -147,6 +163,16 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
         "</style></head><body>",
         f"<h1>Burn-in {html.escape(doc['run_id'])}: {html.escape(_overall(doc))}</h1>",
     ]
+    # The summary first: what a ticket's reader needs before any chart.
+    parts.append("<table><tr><th>node</th><th>verdict</th><th>what failed or warned</th></tr>")
+    for node in doc["nodes"]:
+        bad = "<br>".join(html.escape(_where(i) + _item_md(i)) for i in _failed(node))
+        parts.append(
+            f"<tr><td>{html.escape(node['node'])}</td><td>{_badge(node['status'])}"
+            f"<span class='notrun'>{html.escape(_skipped(node))}</span></td>"
+            f"<td>{bad or 'nothing'}</td></tr>"
+        )
+    parts.append("</table>")
     by_node = {r.node: r for r in runs}
     for node in doc["nodes"]:
         parts.append(
@@ -225,6 +251,23 @@ def svg_chart(
     return _svg(title, unit, data, load, width, height)
 
 
+def _value_span(lo: float, hi: float) -> tuple[float, float]:
+    """The y range: at least 5 % of the top value, so a steady clock does not look like noise."""
+    least = max(abs(hi) * 0.05, 2.0)
+    if hi - lo < least:
+        mid = (hi + lo) / 2
+        lo, hi = mid - least / 2, mid + least / 2
+    return lo, hi
+
+
+def _minute_step(minutes: float) -> float:
+    """A round tick step giving 3 to 6 ticks over ``minutes``."""
+    for step in (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 240, 480, 720):
+        if minutes / step <= 6:
+            return float(step)
+    return 1440.0
+
+
 def _svg(
     title: str,
     unit: str,
@@ -244,38 +287,56 @@ def _svg(
         )
     t0 = min(p[0] for _, _, pts in data for p in pts)
     t1 = max(p[0] for _, _, pts in data for p in pts)
-    lo = min(p[1] for _, _, pts in data for p in pts)
-    hi = max(p[1] for _, _, pts in data for p in pts)
-    lo, hi = (lo - 1, hi + 1) if hi == lo else (lo, hi)
+    lo, hi = _value_span(
+        min(p[1] for _, _, pts in data for p in pts), max(p[1] for _, _, pts in data for p in pts)
+    )
     span_t = (t1 - t0) or 1.0
     w, h = width - pad_l - pad_r, height - pad_t - pad_b
 
+    def x_of(t: float) -> float:
+        return pad_l + (t - t0) / span_t * w
+
     def xy(t: float, v: float) -> str:
-        return f"{pad_l + (t - t0) / span_t * w:.1f},{pad_t + (hi - v) / (hi - lo) * h:.1f}"
+        return f"{x_of(t):.1f},{pad_t + (hi - v) / (hi - lo) * h:.1f}"
 
     body = [head]
     if load is not None:
         a, b = max(load[0], t0), min(load[1], t1)
         if b > a:
-            x = pad_l + (a - t0) / span_t * w
             body.append(
-                f"<rect x='{x:.1f}' y='{pad_t}' width='{(b - a) / span_t * w:.1f}' "
+                f"<rect x='{x_of(a):.1f}' y='{pad_t}' width='{(b - a) / span_t * w:.1f}' "
                 f"height='{h}' fill='#eef3ff'/>"
             )
-    body.append(f"<text x='2' y='{pad_t + 8}' font-size='10'>{hi:.0f}</text>")
-    body.append(f"<text x='2' y='{pad_t + h}' font-size='10'>{lo:.0f}</text>")
-    body.append(
-        f"<text x='{pad_l}' y='{height - 4}' font-size='10'>{(t1 - t0) / 60:.1f} min</text>"
-    )
-    for n, (label, colour, pts) in enumerate(data):
+    for value, y in ((hi, pad_t + 8), ((hi + lo) / 2, pad_t + h / 2 + 4), (lo, pad_t + h)):
+        body.append(f"<text x='2' y='{y:.0f}' font-size='10'>{value:.0f}</text>")
+    # minutes into the run on the x axis, at a round step
+    step = _minute_step(span_t / 60)
+    minute = 0.0
+    while minute * 60 <= span_t + 1e-6:
+        x = x_of(t0 + minute * 60)
+        last = (minute + step) * 60 > span_t + 1e-6
+        label = f"{minute:g} min" if last else f"{minute:g}"
+        anchor = "end" if last and minute > 0 else "middle" if minute else "start"
+        body.append(
+            f"<line x1='{x:.1f}' y1='{pad_t + h}' x2='{x:.1f}' y2='{pad_t + h + 3}' "
+            "stroke='#999'/>"
+            f"<text x='{x:.1f}' y='{height - 4}' font-size='10' text-anchor='{anchor}'>"
+            f"{label}</text>"
+        )
+        minute += step
+    # the legend on the title's line, right-aligned, one entry after the other
+    right = width - 4
+    for label, colour, _ in reversed(data):
+        body.append(
+            f"<text x='{right}' y='13' font-size='10' fill='{colour}' text-anchor='end'>"
+            f"{html.escape(label)}</text>"
+        )
+        right -= 7 * len(label) + 8
+    for _, colour, pts in data:
         body.append(
             f"<polyline fill='none' stroke='{colour}' stroke-width='1.2' points='"
             + " ".join(xy(t, v) for t, v in pts)
             + "'/>"
-        )
-        body.append(
-            f"<text x='{width - 60}' y='{13 + 11 * n}' font-size='10' fill='{colour}'>"
-            f"{html.escape(label)}</text>"
         )
     body.append("</svg>")
     return "".join(body)

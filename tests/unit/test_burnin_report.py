@@ -33,6 +33,10 @@ def test_markdown_and_json_say_who_failed_why_and_what_next_derived_faulty():
     assert "## gpu01: PASS" in md and "## gpu02: FAIL" in md
     assert "| 3 | FAIL | stressor: gpu_burn: FAULTY" in md and "RMA" in md
     assert "serial S3" in md
+    # the summary on top names the failing GPU before any per-node section
+    summary = md.split("## gpu01")[0]
+    assert "| gpu01 | PASS | nothing |" in summary
+    assert "| gpu02 | FAIL | GPU 3 stressor: gpu_burn: FAULTY" in summary
     again = json.loads(report.to_json(doc))
     assert again["nodes"][1]["gpus"][3]["status"] == "fail"
 
@@ -43,6 +47,7 @@ def test_html_is_self_contained_with_a_chart_per_gpu():
     assert page.count("<svg") == 2 * 8 * len(report.CHARTS)
     assert "<script" not in page and "src=" not in page and "href=" not in page
     assert "gpu_burn: FAULTY" in page
+    assert page.index("GPU 3 stressor: gpu_burn: FAULTY") < page.index("<h2>gpu01")
 
 
 def test_chart_thins_long_runs_but_keeps_spikes():
