@@ -82,8 +82,8 @@ def markdown(doc: dict[str, Any]) -> str:
         "|---|---|---|",
     ]
     for node in doc["nodes"]:
-        bad = "<br>".join(_where(i) + _item_md(i) for i in _failed(node)) or "nothing"
-        out.append(f"| {node['node']} | {_MARK[node['status']]}{_skipped(node)} | {bad} |")
+        failed = "<br>".join(_where(i) + _item_md(i) for i in _failed(node)) or "nothing"
+        out.append(f"| {node['node']} | {_MARK[node['status']]}{_skipped(node)} | {failed} |")
     out.append("")
     for node in doc["nodes"]:
         plan = node["plan"]
@@ -166,11 +166,11 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
     # The summary first: what a ticket's reader needs before any chart.
     parts.append("<table><tr><th>node</th><th>verdict</th><th>what failed or warned</th></tr>")
     for node in doc["nodes"]:
-        bad = "<br>".join(html.escape(_where(i) + _item_md(i)) for i in _failed(node))
+        failed = "<br>".join(html.escape(_where(i) + _item_md(i)) for i in _failed(node))
         parts.append(
             f"<tr><td>{html.escape(node['node'])}</td><td>{_badge(node['status'])}"
             f"<span class='notrun'>{html.escape(_skipped(node))}</span></td>"
-            f"<td>{bad or 'nothing'}</td></tr>"
+            f"<td>{failed or 'nothing'}</td></tr>"
         )
     parts.append("</table>")
     by_node = {r.node: r for r in runs}
