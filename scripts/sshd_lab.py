@@ -33,7 +33,11 @@ def main(base: Path) -> None:
     lab = SshLab(base)
     lab.add_node("jump", jump=True, fake_smi=False)
     for name in ("gpu01", "gpu02", "gpu03"):
-        lab.add_node(name).env["FAKE_SMI_GPU_COUNT"] = "8"
+        node = lab.add_node(name)
+        node.env["FAKE_SMI_GPU_COUNT"] = "8"
+        # every lab node is this machine: as root they would share /var/lib/dltui/burnin, and a
+        # second node's burn-in would be refused as "already running"
+        node.env["DLTUI_BURNIN_DIR"] = str(node.dir / "burnin")
     scenario = base / "hot.jsonl"
     scenario.write_text(json.dumps({"gpus": {"0": HOT}}) + "\n")
     lab.nodes["gpu03"].env["FAKE_SMI_SCENARIO"] = str(scenario)
