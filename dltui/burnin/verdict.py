@@ -138,8 +138,9 @@ class NodeVerdict:
         return self.status.upper() + (f" (not run: {skipped})" if skipped else "")
 
     def problems(self) -> list[Item]:
+        """Every item that did not pass, the worst first (failures before "not run")."""
         every = self.items + [i for g in self.gpus for i in g.items]
-        return [i for i in every if i.status != PASS]
+        return sorted((i for i in every if i.status != PASS), key=lambda i: -_RANK[i.status])
 
     def to_dict(self) -> dict[str, Any]:
         return {
