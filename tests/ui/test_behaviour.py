@@ -88,6 +88,19 @@ async def test_a_filter_that_cannot_be_understood_is_explained_and_not_applied()
         assert isinstance(app.screen, FleetScreen) and len(listed(app)) == 12
 
 
+async def test_a_prompt_shows_its_whole_question():
+    """The burn-in's "burn-in? " and "stop? " questions were cut to their first letter."""
+    app, demo = demo_app()
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, demo)
+        for prefix in (":", "burn-in? ", "stop? "):
+            app.push_screen(PromptScreen(prefix, placeholder="type yes"))
+            await pilot.pause()
+            label = app.screen.query_one("#prefix", Label)
+            assert label.size.width >= len(prefix), (prefix, label.size)
+            await pilot.press("escape")
+
+
 async def test_t_cycles_the_themes_and_the_command_line_sets_one():
     app, demo = demo_app()
     notices = record_notices(app)

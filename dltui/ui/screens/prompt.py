@@ -29,7 +29,7 @@ class PromptScreen(ModalScreen[str | None]):
         height: 1;
     }
     PromptScreen Label#prefix {
-        width: 2;
+        width: auto;  /* ":" and "burn-in? " alike (a fixed 2 cut the longer ones to a letter) */
         padding: 0 0 0 1;
         color: $text-accent;
         text-style: bold;
