@@ -13,13 +13,13 @@ from typing import Any
 from . import verdict as v
 from .remote import NodeRunView
 
-SERIES = (  # (key, title, GpuSample field, reference field drawn beside it)
-    ("temp", "Temperature °C", "temperature_c", None),
-    ("hbm", "HBM °C", "memory_temperature_c", None),
-    ("margin", "Margin °C", "temperature_margin_c", None),
-    ("power", "Power W (vs limit)", "power_w", "power_limit_w"),
-    ("clock", "SM clock MHz (vs max)", "sm_clock_mhz", "sm_clock_max_mhz"),
-    ("util", "Utilisation %", "utilization_percent", None),
+SERIES = (  # (key, title, unit, GpuSample field, reference field drawn beside it)
+    ("temp", "Temperature", "°C", "temperature_c", None),
+    ("hbm", "HBM temperature", "°C", "memory_temperature_c", None),
+    ("margin", "Thermal margin", "°C", "temperature_margin_c", None),
+    ("power", "Power vs limit", "W", "power_w", "power_limit_w"),
+    ("clock", "SM clock vs max", "MHz", "sm_clock_mhz", "sm_clock_max_mhz"),
+    ("util", "Utilisation", "%", "utilization_percent", None),
 )
 
 
@@ -121,15 +121,13 @@ def _progress(progress: dict[str, Any]) -> dict[int, tuple[str, str | None]]:
 
 
 def gpu_series(view: NodeRunView, index: int, field_name: str) -> tuple[list[float], list[float]]:
-    """Minutes since the first sample, and the values of one GPU field over the whole run
-    (gaps left out): the fold's bounded low/high envelope, so a spike stays visible."""
-    fold = view.collector.fold
-    env = fold.envelopes.get(index)
-    if env is None or fold.first_time is None:
+    """Times (seconds since the epoch) and values of one GPU field over the whole run (gaps
+    left out): the fold's bounded low/high envelope, so a spike stays visible."""
+    env = view.collector.fold.envelopes.get(index)
+    if env is None:
         return [], []
-    t0 = fold.first_time
     points = env.points(field_name)
-    return [(t - t0) / 60.0 for t, _ in points], [float(v) for _, v in points]
+    return [t for t, _ in points], [float(v) for _, v in points]
 
 
 def gpu_indexes(view: NodeRunView) -> list[int]:

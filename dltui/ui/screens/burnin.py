@@ -11,7 +11,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import plotext as plt
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,10 +20,13 @@ from textual.widgets import Footer, Static
 
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
+from dltui.ui import charts
 
 JUDGE_EVERY_S = 5.0
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not run": "dim"}
 _WORD = {"pass": "PASS so far", "warn": "WARN", "fail": "FAIL", "not run": "not run"}
+_RANGES = {"util": (0.0, 100.0)}  # fixed y ranges where the metric has one
+_REFERENCE_COLOR = "gray"
 
 
 def _fmt_left(seconds: float | None) -> str:
@@ -108,7 +110,7 @@ class BurnInScreen(Screen):
         t = Text(f"Burn-in {self.run_id}\n", style="bold")
         t.append(
             f"{'node':<12}{'phase':<11}{'state':<9}{'load left':>10}{'samples':>9}"
-            "  verdict so far\n",
+            "  verdict\n",
             style="dim",
         )
         for name, n in lives.items():
@@ -117,7 +119,9 @@ class BurnInScreen(Screen):
                 f"{mark}{name:<10}{n.phase:<11}{n.state:<9}"
                 f"{_fmt_left(n.time_left_s):>10}{n.samples:>9}  "
             )
-            t.append(_WORD[n.status], style=_STYLE[n.status])
+            # "so far" while it runs; the node's verdict once its run has ended
+            word = _WORD[n.status] if n.state == "running" else n.status.upper()
+            t.append(word, style=_STYLE[n.status])
             if n.reason and n.state == "running":
                 t.append(f"  ({n.reason})", style="yellow")
             t.append("\n")
@@ -132,30 +136,38 @@ class BurnInScreen(Screen):
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:
+        """The dashboard's own chart renderer (wall-clock axis, fixed ranges, dense series as
+        dots): one line per GPU over the whole run, the reference (limit, max) in grey."""
         indexes = live.gpu_indexes(view)
         width = max(30, (self.size.width - 6) // 2)
-        for key, title, field_name, ref in live.SERIES:
-            plt.clf()
-            plt.plotsize(width, 14)
-            plt.theme("clear")
-            plt.title(title)
-            drawn = False
+        for key, title, unit, field_name, ref in live.SERIES:
+            lines = []
             for i in indexes:
-                xs, ys = live.gpu_series(view, i, field_name)
-                if xs:
-                    plt.plot(xs, ys, label=f"GPU{i}", marker="braille")
-                    drawn = True
-            if ref and indexes:
-                xs, ys = live.gpu_series(view, indexes[0], ref)
-                if xs:
-                    plt.plot(xs, ys, label=ref.split("_")[-2], marker="dot")
-            plt.xlabel("minutes")
+                times, values = live.gpu_series(view, i, field_name)
+                if times:
+                    lines.append(charts.Series(f"GPU{i}", times, values))
+            series = charts.overlay(lines)
+            if ref and lines:
+                times, values = live.gpu_series(view, indexes[0], ref)
+                if times:
+                    series.append(
+                        charts.Series(ref.split("_")[-2], times, values, _REFERENCE_COLOR)
+                    )
             widget = self.query_one(f"#bi-{key}", Static)
-            widget.update(
-                Text.from_ansi(plt.build())
-                if drawn
-                else Text(f"{title}: not reported", style="dim")
+            if not lines:
+                widget.update(Text(f"{title} ({unit}): not reported", style="dim"))
+                continue
+            low, high = _RANGES.get(key, (None, None))
+            chart = charts.Chart(
+                title,
+                unit,
+                min(s.times[0] for s in series),
+                max(s.times[-1] for s in series),
+                series,
+                low=low,
+                high=high,
             )
+            widget.update(Text.from_ansi(charts.render(chart, width, 14)))
 
     def action_back(self) -> None:
         self.app.pop_screen()
