@@ -139,7 +139,7 @@ def _render(chart: Chart, width: int, height: int) -> str:
     row = (high - low) / (rows - 2)
     top = high + 1.5 * row
     plt.ylim(low, high + 2 * row)
-    plt.xlim(chart.start, chart.end)
+    plt.xlim(chart.start, max(chart.end, chart.start + 1.0))  # one sample: no zero-wide axis
     for s in chart.series:
         if s.times:
             # Dense series as dots (a dot a braille column: plotext's line joining is its

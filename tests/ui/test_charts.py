@@ -118,3 +118,12 @@ def test_the_starved_loaders_sub_second_stalls_are_charted():
     assert lowest.label == "lowest sub-second" and mean.times == lowest.times
     part_stalled = [low for m, low in zip(mean.values, lowest.values, strict=True) if 0 < m < 100]
     assert part_stalled and set(part_stalled) == {0.0}
+
+
+def test_a_chart_of_a_single_sample_draws_instead_of_dividing_by_zero():
+    """A burn-in's first second: start == end made plotext divide by a zero-wide axis and
+    took the whole dashboard down."""
+    t = 1_796_303_362.175
+    for series in ([charts.Series("GPU0", [t], [59.0])], []):
+        text = charts.render(charts.Chart("Temperature", "°C", t, t, series), 60, 14)
+        assert "Temperature · °C" in text
