@@ -129,5 +129,6 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
             session.run_id,
             session.views,
             on_stop=lambda: app.run_worker(stop(), exit_on_error=False),
+            failed=session.failed,
         )
     )

@@ -109,3 +109,16 @@ async def test_burnin_command_needs_ssh_nodes():
         app.execute("burnin 30s")
         await pilot.pause()
     assert notes and "SSH nodes" in notes[0]
+
+
+async def test_a_node_where_the_run_did_not_start_says_why_and_an_ended_run_its_verdict():
+    views = {"gpu01": _view("gpu01", None), "gpu02": _view("gpu02", 2)}
+    views["gpu01"].status = {**views["gpu01"].status, "state": "done", "phase": "post"}
+    failed = {"gpu02": "a burn-in is already running on this node (run r0); stop it first"}
+    app = _App(BurnInScreen("r1", views, live_refresh=False, failed=failed))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        nodes = str(app.screen.query_one("#bi-nodes").render())
+        assert "gpu02     not started: a burn-in is already running on this node (run r0)" in nodes
+        gpu01 = next(line for line in nodes.splitlines() if "gpu01" in line)
+        assert gpu01.rstrip().endswith("PASS") and "so far" not in gpu01

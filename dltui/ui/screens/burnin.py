@@ -9,7 +9,7 @@ background and fills the views; this screen redraws from them once a second.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -25,6 +25,7 @@ from dltui.ui import charts
 JUDGE_EVERY_S = 5.0
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not run": "dim"}
 _WORD = {"pass": "PASS so far", "warn": "WARN", "fail": "FAIL", "not run": "not run"}
+_ENDED = ("done", "failed", "stopped")  # the driver's last states (status.json)
 _RANGES = {"util": (0.0, 100.0)}  # fixed y ranges where the metric has one
 _REFERENCE_COLOR = "gray"
 
@@ -56,10 +57,13 @@ class BurnInScreen(Screen):
         views: dict[str, NodeRunView],
         on_stop: Callable[[], None] | None = None,
         live_refresh: bool = True,
+        failed: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
         self.run_id = run_id
         self.views = views
+        # nodes where the run could not start, with why (the session fills it as it starts)
+        self.failed: Mapping[str, str] = failed if failed is not None else {}
         self.node = next(iter(views), "")
         self.on_stop = on_stop
         self.live_refresh = live_refresh
@@ -115,13 +119,21 @@ class BurnInScreen(Screen):
         )
         for name, n in lives.items():
             mark = "▶ " if name == self.node else "  "
+            if name in self.failed:
+                t.append(f"{mark}{name:<10}")
+                t.append(f"not started: {self.failed[name]}\n", style="bold red")
+                continue
             t.append(
                 f"{mark}{name:<10}{n.phase:<11}{n.state:<9}"
                 f"{_fmt_left(n.time_left_s):>10}{n.samples:>9}  "
             )
             # "so far" while it runs; the node's verdict once its run has ended
-            word = _WORD[n.status] if n.state == "running" else n.status.upper()
-            t.append(word, style=_STYLE[n.status])
+            if n.state in _ENDED:
+                t.append(n.status.upper(), style=_STYLE[n.status])
+            elif n.state == "running":
+                t.append(_WORD[n.status], style=_STYLE[n.status])
+            else:  # no status from the node yet
+                t.append("—", style="dim")
             if n.reason and n.state == "running":
                 t.append(f"  ({n.reason})", style="yellow")
             t.append("\n")
