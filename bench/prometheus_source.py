@@ -67,7 +67,7 @@ def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dic
             name = f"node{i:04d}"
             for s in data["result"]:
                 m = s["metric"]
-                copies = range(gpus) if key == "gpu" else (None,)
+                copies = range(gpus) if key in ("gpu", "gpu_facts") else (None,)
                 for gpu in copies:
                     c = copy.deepcopy(s)
                     c["metric"]["instance"] = m["instance"].replace("127.0.0.1", name)
@@ -129,13 +129,13 @@ async def measure(url: str, nodes: int, refreshes: int) -> dict[str, float]:
     transport = PrometheusTransport(url, interval_s=1.0)
     fleet = FleetState([], engine=build_engine())
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    await transport.deliver_in_batches(await transport.refresh(), fleet)
+    await transport.update(fleet)
     first_s = time.perf_counter() - wall0
     first_cpu = time.process_time() - cpu0
     full = sum(1 for n in fleet if n.sample is not None)
     cpu0 = time.process_time()
     for _ in range(refreshes):
-        await transport.deliver_in_batches(await transport.refresh(), fleet)
+        await transport.update(fleet)
     per_refresh = (time.process_time() - cpu0) / refreshes
     return {
         "first_s": first_s,

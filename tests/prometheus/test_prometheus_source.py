@@ -11,6 +11,7 @@ from dltui.core.models import NodeFacts, Sample
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState
 from dltui.transport.prometheus import PrometheusTransport, SelectorError, build, matchers, queries
+from dltui.transport.prometheus.queries import REFRESH_QUERIES
 from tests.unit.rules_support import busy_gpu
 
 from .promtext import capture, vector
@@ -19,10 +20,12 @@ from .promtext import capture, vector
 def _answers(
     gpu: list[dict], host: list[dict] | None = None, rates: list[dict] | None = None
 ) -> dict:
+    # The facts query groups the same series by their fact labels: the same label sets here.
     return {
         "gpu": {"result": gpu},
         "host": {"result": host or []},
         "rates": {"result": rates or []},
+        "gpu_facts": {"result": gpu},
     }
 
 
@@ -205,8 +208,11 @@ def test_a_node_whose_targets_are_all_down_is_unreachable():
 
 def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside_each():
     q = queries('{job=~"gpu.*"}')
-    assert list(q) == ["gpu", "host", "rates"]
+    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts"]
     assert all('job=~"gpu.*"' in text for text in q.values())
+    # Every refresh reads only the labels that tell readings apart; the facts come apart.
+    assert "UUID" not in q["gpu"] and "modelName" not in q["gpu"]
+    assert "UUID" in q["gpu_facts"] and "DCGM_FI_DRIVER_VERSION" in q["gpu_facts"]
     assert matchers('job="a", cluster!="b"') == 'job="a", cluster!="b"'
     for bad in ("{job=", 'job="a"}', "up"):
         with pytest.raises(SelectorError):
@@ -235,7 +241,8 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     fleet = FleetState([], engine=build_engine())
     for _ in range(2):
         transport.deliver(await transport.refresh(), fleet)
-    assert client.queries == 6 and transport.names == ["ub20-a100-k8s"]
+    # 3 + the facts query on the first refresh, 3 on the second (the facts are a minute old)
+    assert client.queries == 7 and transport.names == ["ub20-a100-k8s"]
     node = fleet.nodes["ub20-a100-k8s"]
     assert node.status == st.OK and node.interval_s == 5
     assert node.sample.gpus[0].temperature_c == 61

@@ -41,6 +41,20 @@ def gc_paused():
                 gc.enable()
 
 
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the cyclic collector's passes (``gc.freeze``, O(1)),
+    at the end of a refresh, while the collector is still paused.
+
+    What a refresh leaves behind (a sample for every node and GPU) lives on in the fleet state;
+    left to the collector, the first 2,000-node fleet cost a 0.45 s collection just before the
+    first full screen, and every later refresh one of 0.1-0.3 s. The dashboard freezes the
+    heap for the same reason every few seconds (dltui/ui/heap.py) and thaws it every few
+    minutes for one full collection, which reclaims any reference cycle frozen here that
+    died since; a frozen object is otherwise freed as usual when its last reference goes."""
+    with _gc_lock:
+        gc.freeze()
+
+
 class PrometheusError(Exception):
     """Prometheus could not answer: said in plain words."""
 
