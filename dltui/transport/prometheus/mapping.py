@@ -24,7 +24,7 @@ from dltui.core.models import (
 )
 from dltui.probe.schema import decode_clock_event_reasons
 
-from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, PSEUDO_FS, REASON_FIELDS
+from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
 
 # Counters and flags become ints and bools, as the probe's records have them.
 _INT_FIELDS = {f.name for f in fields(GpuSample) if f.type == "int | None"}
@@ -48,9 +48,14 @@ def _host_of(instance: str) -> str:
     return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
 
 
-def _num(value: str) -> float | None:
-    v = float(value)
-    return None if v != v else v  # NaN: Prometheus's "no value"
+# What build does with each host gauge (any other: a plain gauge by its name).
+_HOST_KIND = {
+    "up": "up",
+    "node_uname_info": "uname",
+    "node_os_info": "os",
+    **{m: "fs" for m in HOST_GAUGES if m.startswith("node_filesystem_")},
+    **{m: "nic" for m in HOST_GAUGES if m.startswith("node_network_")},
+}
 
 
 # DCGM's "blank" values (no data, not found, not supported, no permission) as dcgm-exporter
@@ -360,47 +365,62 @@ def build(
                 g["reasons"] = v
         else:
             g[kind[0]] = v if v is None or kind[1] is None else kind[1](v)
+    by_inst: dict[str, _Node] = {}  # each instance's node, found once
+
+    def node_of(inst: str) -> _Node:
+        n = by_inst[inst] = nodes[inst_node.get(inst) or _host_of(inst)]
+        return n
+
     for s in host:
-        m, metric = s["metric"], s["metric"].get("__name__", "")
-        inst = m.get("instance", "")
-        name = inst_node.get(inst) or _host_of(inst)
-        stamp = stamp or float(s["value"][0])
-        v = _num(s["value"][1])
-        n = nodes[name]
-        if metric == "up":
-            n.targets_up[inst] = v == 1
-        elif metric == "node_uname_info":
-            n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
-        elif metric == "node_os_info":
-            n.os = m.get("pretty_name") or m.get("name")
-        elif metric.startswith("node_filesystem_"):
+        m = s["metric"]
+        metric, inst = m.get("__name__", ""), m.get("instance", "")
+        n = by_inst.get(inst) or node_of(inst)
+        value = s["value"]
+        stamp = stamp or float(value[0])
+        x = float(value[1])
+        v = None if x != x else x  # NaN: Prometheus's "no value"
+        kind = _HOST_KIND.get(metric)
+        if kind is None:
+            if v is not None:
+                n.gauges[metric] = v
+        elif kind == "fs":
             if m.get("fstype") in PSEUDO_FS or "mountpoint" not in m:
                 continue
-            f = n.filesystems.setdefault(
-                m["mountpoint"], {"device": m.get("device"), "fstype": m.get("fstype")}
-            )
-            f[metric[len("node_filesystem_") : -len("_bytes")]] = v
-        elif metric.startswith("node_network_") and "device" in m and v is not None:
-            n.nics[m["device"]][metric] = v
-        elif v is not None:
-            n.gauges[metric] = v
+            f = n.filesystems.get(m["mountpoint"])
+            if f is None:
+                f = n.filesystems[m["mountpoint"]] = {
+                    "device": m.get("device"),
+                    "fstype": m.get("fstype"),
+                }
+            f[metric[16:-6]] = v  # node_filesystem_(size)_bytes
+        elif kind == "nic":
+            if "device" in m and v is not None:
+                n.nics[m["device"]][metric] = v
+        elif kind == "up":
+            n.targets_up[inst] = v == 1
+        elif kind == "uname":
+            n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
+        else:  # os
+            n.os = m.get("pretty_name") or m.get("name")
     for s in answers["rates"]["result"]:
         m = s["metric"]
-        inst = m.get("instance", "")
-        n = nodes[inst_node.get(inst) or _host_of(inst)]
-        tag, v = m.get("dltui"), _num(s["value"][1])
-        if v is None:
+        x = float(s["value"][1])
+        if x != x:
             continue
+        inst = m.get("instance", "")
+        n = by_inst.get(inst) or node_of(inst)
+        tag = m.get("dltui") or ""
+        group = tag[:4]
         if tag == "cpu":
-            n.cpu_modes[m.get("mode", "?")] = v
+            n.cpu_modes[m.get("mode", "?")] = x
         elif tag == "cpus":
-            n.cpus = int(v)
-        elif tag and tag.startswith("disk_") and "device" in m:
-            n.disks[m["device"]][tag] = v
-        elif tag and tag.startswith("net_") and "device" in m:
-            n.nics[m["device"]][tag] = v
-        elif tag and tag.startswith("psi_"):
-            n.psi[tag] = v
+            n.cpus = int(x)
+        elif group == "disk" and "device" in m:
+            n.disks[m["device"]][tag] = x
+        elif group == "net_" and "device" in m:
+            n.nics[m["device"]][tag] = x
+        elif group == "psi_":
+            n.psi[tag] = x
     gpus = {}
     for key, g in by_key.items():
         if g is None:

@@ -53,7 +53,7 @@ FACTS_EVERY_S = 60.0
 _HOST_LABELS = (
     "__name__, instance, nodename, release, pretty_name, name, mountpoint, fstype, device"
 )
-_HOST_GAUGES = (
+HOST_GAUGES = (
     "up",
     "node_uname_info",
     "node_os_info",
@@ -129,7 +129,7 @@ def queries(selector: str | None = None) -> dict[str, str]:
     pseudo = "|".join(sorted(PSEUDO_FS))  # "." in fuse.lxcfs matches itself too
     host = (
         f"max by ({_HOST_LABELS}) "
-        f'({{__name__=~"{"|".join(_HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}})'
+        f'({{__name__=~"{"|".join(HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}})'
     )
     parts = [
         "label_replace(sum by (instance, mode) "
