@@ -379,11 +379,11 @@ def build(
         stamp = stamp or float(value[0])
         x = float(value[1])
         v = None if x != x else x  # NaN: Prometheus's "no value"
-        kind = _HOST_KIND.get(metric)
-        if kind is None:
+        what = _HOST_KIND.get(metric)
+        if what is None:
             if v is not None:
                 n.gauges[metric] = v
-        elif kind == "fs":
+        elif what == "fs":
             if m.get("fstype") in PSEUDO_FS or "mountpoint" not in m:
                 continue
             f = n.filesystems.get(m["mountpoint"])
@@ -393,12 +393,12 @@ def build(
                     "fstype": m.get("fstype"),
                 }
             f[metric[16:-6]] = v  # node_filesystem_(size)_bytes
-        elif kind == "nic":
+        elif what == "nic":
             if "device" in m and v is not None:
                 n.nics[m["device"]][metric] = v
-        elif kind == "up":
+        elif what == "up":
             n.targets_up[inst] = v == 1
-        elif kind == "uname":
+        elif what == "uname":
             n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
         else:  # os
             n.os = m.get("pretty_name") or m.get("name")
