@@ -89,8 +89,9 @@ def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dic
                         c["metric"]["gpu"] = str(gpu)
                         c["metric"]["UUID"] = f"GPU-{i:08d}-{gpu:04d}"
                     series.append(c)
-        out[key] = json.dumps(
-            {"status": "success", "data": {"resultType": data["resultType"], "result": series}}
+        out[key] = json.dumps(  # compact, as Prometheus writes it
+            {"status": "success", "data": {"resultType": data["resultType"], "result": series}},
+            separators=(",", ":"),
         ).encode()
     return out
 
@@ -140,10 +141,13 @@ async def measure(url: str, refreshes: int) -> dict[str, float]:
     """In this process, into the FleetState the screens draw from (rules on), no UI."""
     transport = PrometheusTransport(url, interval_s=1.0)
     fleet = FleetState([], engine=build_engine())
+    stalls = [0.0]
+    watch = asyncio.create_task(loop_stalls(stalls))
     wall0, cpu0 = time.perf_counter(), time.process_time()
     await transport.update(fleet)
     first_s = time.perf_counter() - wall0
     first_cpu = time.process_time() - cpu0
+    watch.cancel()
     full = sum(1 for n in fleet if n.sample is not None)
     first_queries = transport.client.queries
     cpu0 = time.process_time()
@@ -155,8 +159,18 @@ async def measure(url: str, refreshes: int) -> dict[str, float]:
         "nodes_with_sample": full,
         "cpu_per_refresh_s": (time.process_time() - cpu0) / refreshes,
         "first_queries": first_queries,
+        "longest_stall_s": stalls[0],
         "queries_per_refresh": (transport.client.queries - first_queries) / refreshes,
     }
+
+
+async def loop_stalls(longest: list[float], every_s: float = 0.005) -> None:
+    """The longest the event loop went without running this task (a key press waits that
+    long): each wake-up's lateness past its ``every_s`` sleep."""
+    while True:
+        t = time.perf_counter()
+        await asyncio.sleep(every_s)
+        longest[0] = max(longest[0], time.perf_counter() - t - every_s)
 
 
 def full_screen(text: str, nodes: int, gpus: int) -> bool:
@@ -264,7 +278,8 @@ def main() -> None:
     print(
         f"first full fleet in the state (no UI): {span([r['first_s'] for r in runs])} wall, "
         f"{span([r['first_cpu_s'] for r in runs])} CPU; "
-        f"{min(r['nodes_with_sample'] for r in runs):.0f}/{args.nodes} nodes with a sample"
+        f"{min(r['nodes_with_sample'] for r in runs):.0f}/{args.nodes} nodes with a sample; "
+        f"longest event-loop stall meanwhile {span([r['longest_stall_s'] for r in runs])}"
     )
     print(
         f"first full fleet screen, dltui --prometheus in tmux, from launch: {span(screens)} "

@@ -4,6 +4,8 @@ metric names of every dcgm-exporter version, a bounded number of queries."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from dltui.core import status as st
@@ -11,6 +13,7 @@ from dltui.core.models import NodeFacts, Sample
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState
 from dltui.transport.prometheus import PrometheusTransport, SelectorError, build, matchers, queries
+from dltui.transport.prometheus import client as client_module
 from dltui.transport.prometheus.queries import REFRESH_QUERIES
 from tests.unit.rules_support import busy_gpu
 
@@ -289,3 +292,23 @@ async def test_a_node_down_from_the_start_is_listed_once_and_unreachable_with_th
     assert transport.names == ["gpu09"]
     node = fleet.nodes["gpu09"]
     assert node.status == st.UNREACHABLE and "10.0.0.9:9100" in node.reason
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_an_answer_decoded_in_pieces_is_the_answer(monkeypatch, separators):
+    """Cut where a series starts, never inside a value: here label values that spell the cut,
+    an escaped quote, a warning after the data, compact (as Prometheus writes) and spaced."""
+    monkeypatch.setattr(client_module, "PIECE_CHARS", 200)
+    series = vector(capture("a100-mig_ub20-a100-k8s.prom"), "10.0.0.7:9400", "dcgm") * 20
+    series[3]["metric"]["pod"] = '},{"metric":{"x":"y"}},{"metric": a "quoted" ]'
+    body = {
+        "status": "success",
+        "data": {"resultType": "vector", "result": series},
+        "warnings": ["a ] and a }"],
+    }
+    text = json.dumps(body, separators=separators)
+    assert len(text) > 20 * client_module.PIECE_CHARS  # many pieces
+    assert client_module.loads_in_pieces(text) == body
+    monkeypatch.setattr(client_module, "PIECE_CHARS", 10)
+    empty = {"status": "success", "data": {"resultType": "vector", "result": []}}
+    assert client_module.loads_in_pieces(json.dumps(empty, separators=separators)) == empty

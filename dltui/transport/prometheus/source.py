@@ -18,7 +18,7 @@ from .client import Client, PrometheusError, freeze_long_lived, gc_paused
 from .mapping import Fleet, GpuFactLabels, GpuKey, build, gpu_facts
 from .queries import FACTS_EVERY_S, GPU_FACTS_QUERY, REFRESH_QUERIES, SelectorError, queries
 
-DELIVER_BATCH = 100  # nodes delivered between two turns of the event loop
+DELIVER_BATCH = 50  # nodes delivered between two turns of the event loop (~15 ms)
 
 
 def natural_key(name: str) -> list[Any]:
@@ -73,8 +73,7 @@ class PrometheusTransport:
         self.refreshes += 1
         if due:
             self._learn_facts(answers.pop(GPU_FACTS_QUERY))
-        fleet = await asyncio.to_thread(build, answers, None, self.gpu_facts)
-        answers.clear()  # the JSON goes now, while the collector is paused
+        fleet = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
         if fleet.unknown_gpus(self.gpu_facts):  # GPUs that appeared since: their facts now
             self._learn_facts(await self.client.query(self.queries[GPU_FACTS_QUERY]))
             for key in fleet.unknown_gpus(self.gpu_facts):
@@ -189,6 +188,20 @@ class PrometheusTransport:
         targets = self.names or [urllib.parse.urlsplit(self.client.url).netloc or self.client.url]
         for name in targets:
             sink.on_status(name, st.UNREACHABLE, reason)
+
+
+def _build_and_free(
+    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels]
+) -> Fleet:
+    """``build``, then the answers' JSON freed here, a slice at a time, while the collector is
+    paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
+    fleet = build(answers, None, facts)
+    for answer in answers.values():
+        result = answer["result"]
+        while result:
+            del result[-2000:]
+    answers.clear()
+    return fleet
 
 
 def add_arguments(parser: Any) -> None:
