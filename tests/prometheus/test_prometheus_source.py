@@ -4,6 +4,7 @@ metric names of every dcgm-exporter version, a bounded number of queries."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 import pytest
@@ -223,7 +224,8 @@ def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside
 
 
 class _Recorded:
-    """A client that answers from recorded answers and counts the queries."""
+    """A client that answers from recorded answers and counts the queries; each answer a
+    fresh copy, as a real query's (the transport frees its answers once mapped)."""
 
     def __init__(self, answers: dict):
         self.answers, self.queries, self.url = answers, 0, "http://prom:9090"
@@ -232,7 +234,7 @@ class _Recorded:
         self.queries += 1
         for key, text in queries().items():
             if promql == text:
-                return self.answers[key]
+                return copy.deepcopy(self.answers[key])
         raise AssertionError(promql)
 
 
