@@ -130,8 +130,8 @@ def loads_in_pieces(text: str) -> Any:
     json.loads holds the interpreter lock for the whole text: 0.2 s for a 2,000-node GPU
     answer, during which the event loop (keys, frames) cannot run. Decoded a piece at a
     time, this thread lets it in between pieces. The pieces are cut where a new series
-    starts: ``,{"metric":`` (spaces allowed) outside a string is structure, and inside one its quote would
-    have been escaped, so the cut never falls inside a value."""
+    starts: ``,{"metric":`` (spaces allowed) outside a string is structure, and inside one
+    its quotes would have been escaped, so a cut never falls inside a value."""
     found = _RESULT.search(text) if len(text) >= 2 * PIECE_CHARS else None
     if found is None:
         return json.loads(text)

@@ -71,9 +71,9 @@ class PrometheusTransport:
         answers = dict(zip(keys, got, strict=True))
         del got
         self.refreshes += 1
+        fleet, facts = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
         if due:
-            self._learn_facts(answers.pop(GPU_FACTS_QUERY))
-        fleet = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
+            self.gpu_facts, self._facts_at = facts, self.clock()
         if fleet.unknown_gpus(self.gpu_facts):  # GPUs that appeared since: their facts now
             self._learn_facts(await self.client.query(self.queries[GPU_FACTS_QUERY]))
             for key in fleet.unknown_gpus(self.gpu_facts):
@@ -192,16 +192,19 @@ class PrometheusTransport:
 
 def _build_and_free(
     answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels]
-) -> Fleet:
-    """``build``, then the answers' JSON freed here, a slice at a time, while the collector is
-    paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
+) -> tuple[Fleet, dict[GpuKey, GpuFactLabels]]:
+    """``build`` (with the facts of the facts query's answer when it is among the answers,
+    else ``facts``), then the answers' JSON freed here, a slice at a time, while the collector
+    is paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
+    if GPU_FACTS_QUERY in answers:
+        facts = gpu_facts(answers.pop(GPU_FACTS_QUERY))
     fleet = build(answers, None, facts)
     for answer in answers.values():
         result = answer["result"]
         while result:
             del result[-2000:]
     answers.clear()
-    return fleet
+    return fleet, facts
 
 
 def add_arguments(parser: Any) -> None:
