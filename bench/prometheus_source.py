@@ -2,23 +2,27 @@
 
 A real Prometheus scrapes a real node_exporter (this machine) and a loopback endpoint serving
 the dcgm-exporter A100 capture (tests/fixtures/dcgm-exporter), as in the tests. The source's
-three queries are answered once by that Prometheus; the answers are then *recorded* and scaled
-to 2,000 nodes (each series copied per node with its ``instance`` / ``Hostname`` rewritten, the
-GPU series also per GPU 0-7 with their own UUIDs) and served back from a loopback HTTP server
-speaking Prometheus's /api/v1/query, so the transport does exactly what it does against a real
-server: three HTTP queries, JSON decoding, mapping, delivery into the fleet state and rules.
+queries (three a refresh, and the GPU facts query) are answered once by that Prometheus; the
+answers are then *recorded* and scaled to 2,000 nodes (each series copied per node with its
+``instance`` / ``Hostname`` rewritten, the GPU series also per GPU 0-7 with their own UUIDs)
+and served back, gzip-compressed as Prometheus sends them, from a loopback HTTP server of
+their own speaking Prometheus's /api/v1/query, so the transport does exactly what it does
+against a real server: HTTP queries, JSON decoding, mapping, delivery into the fleet state
+and rules.
 
-Measured:
-- time to the first full fleet: from the transport's start to all 2,000 nodes holding a sample
-  in the FleetState the screens draw from; and, on screen, from launching
-  ``dltui --prometheus URL`` in tmux (160x48) to its fleet screen counting every node ok and
-  every GPU (the process start, imports and first frames included);
-- CPU per refresh of this process (the answers come gzip-compressed, as Prometheus sends them,
-  from a server process of their own) over several refreshes, and queries per refresh;
-- reference in the same run: decoding the same answers' JSON alone (json.loads), the floor
-  any client of these answers pays.
+Measured, ``--runs`` times (ranges printed):
+- on screen, as a user sees it: from launching ``dltui --prometheus URL`` in tmux (160x48)
+  to the first frame showing the full fleet: the header counting all 2,000 nodes ok and
+  16,000 GPUs, and every visible row filled (process start, imports, first frames included);
+  reference in the same run, the same dashboard on 10 nodes (its start-up floor);
+- the same without a UI: from the transport's start to all 2,000 nodes holding a sample in
+  the FleetState the screens draw from (rules on);
+- CPU per refresh at steady state: of this process over ``--refreshes`` (no UI), and of the
+  dashboard process over ``--window`` seconds (its 5 s refresh, UI included); reference in
+  the same run: decoding the same answers' JSON alone (json.loads);
+- queries per refresh.
 
-    python bench/prometheus_source.py [--nodes 2000] [--gpus 8] [--refreshes 5]
+    python bench/prometheus_source.py [--nodes 2000] [--gpus 8] [--refreshes 5] [--runs 3]
 
 Prints figures only; nothing is asserted.
 """
@@ -42,6 +46,12 @@ sys.path.insert(0, str(ROOT))
 from dltui.core.rules import build_engine  # noqa: E402
 from dltui.core.state import FleetState  # noqa: E402
 from dltui.transport.prometheus import Client, PrometheusTransport, queries  # noqa: E402
+from dltui.transport.prometheus.queries import (  # noqa: E402
+    FACTS_EVERY_S,
+    GPU_FACTS_QUERY,
+    REFRESH_QUERIES,
+)
+from dltui.transport.prometheus.source import DEFAULT_REFRESH_S  # noqa: E402
 from tests.prometheus.promtext import capture  # noqa: E402
 from tests.prometheus.tools import gpu_node_lab  # noqa: E402
 
@@ -67,7 +77,7 @@ def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dic
             name = f"node{i:04d}"
             for s in data["result"]:
                 m = s["metric"]
-                copies = range(gpus) if key == "gpu" else (None,)
+                copies = range(gpus) if key in ("gpu", "gpu_facts") else (None,)
                 for gpu in copies:
                     c = copy.deepcopy(s)
                     c["metric"]["instance"] = m["instance"].replace("127.0.0.1", name)
@@ -79,8 +89,9 @@ def scale(answers: dict[str, dict], nodename: str, nodes: int, gpus: int) -> dic
                         c["metric"]["gpu"] = str(gpu)
                         c["metric"]["UUID"] = f"GPU-{i:08d}-{gpu:04d}"
                     series.append(c)
-        out[key] = json.dumps(
-            {"status": "success", "data": {"resultType": data["resultType"], "result": series}}
+        out[key] = json.dumps(  # compact, as Prometheus writes it
+            {"status": "success", "data": {"resultType": data["resultType"], "result": series}},
+            separators=(",", ":"),
         ).encode()
     return out
 
@@ -111,6 +122,7 @@ s.serve_forever()
 def serve(bodies: dict[str, bytes], tmp: Path) -> tuple[subprocess.Popen, str, int]:
     """The recorded answers, gzip-compressed as Prometheus sends them, from a process of their
     own (as a Prometheus server is): this process's CPU is the client's alone."""
+    tmp.mkdir(parents=True, exist_ok=True)
     index = {}
     for key, text in queries().items():
         path = tmp / f"{key}.json"
@@ -121,33 +133,65 @@ def serve(bodies: dict[str, bytes], tmp: Path) -> tuple[subprocess.Popen, str, i
         [sys.executable, "-c", _SERVER, str(tmp / "index.json")], stdout=subprocess.PIPE, text=True
     )
     port = int(proc.stdout.readline())
-    wire = sum(len(gzip.compress(b, 6)) for b in bodies.values())
+    wire = sum(len(gzip.compress(bodies[k], 6)) for k in REFRESH_QUERIES)
     return proc, f"http://127.0.0.1:{port}", wire
 
 
-async def measure(url: str, nodes: int, refreshes: int) -> dict[str, float]:
+async def measure(url: str, refreshes: int) -> dict[str, float]:
+    """In this process, into the FleetState the screens draw from (rules on), no UI."""
     transport = PrometheusTransport(url, interval_s=1.0)
     fleet = FleetState([], engine=build_engine())
+    stalls = [0.0]
+    watch = asyncio.create_task(loop_stalls(stalls))
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    await transport.deliver_in_batches(await transport.refresh(), fleet)
+    await transport.update(fleet)
     first_s = time.perf_counter() - wall0
     first_cpu = time.process_time() - cpu0
+    watch.cancel()
     full = sum(1 for n in fleet if n.sample is not None)
+    first_queries = transport.client.queries
     cpu0 = time.process_time()
     for _ in range(refreshes):
-        await transport.deliver_in_batches(await transport.refresh(), fleet)
-    per_refresh = (time.process_time() - cpu0) / refreshes
+        await transport.update(fleet)
     return {
         "first_s": first_s,
         "first_cpu_s": first_cpu,
         "nodes_with_sample": full,
-        "cpu_per_refresh_s": per_refresh,
-        "queries_per_refresh": transport.client.queries / transport.refreshes,
+        "cpu_per_refresh_s": (time.process_time() - cpu0) / refreshes,
+        "first_queries": first_queries,
+        "longest_stall_s": stalls[0],
+        "queries_per_refresh": (transport.client.queries - first_queries) / refreshes,
     }
 
 
-def first_screen(url: str, nodes: int, gpus: int, tmp: Path) -> float:
-    """Seconds from launching the dashboard to its header counting the whole fleet."""
+async def loop_stalls(longest: list[float], every_s: float = 0.005) -> None:
+    """The longest the event loop went without running this task (a key press waits that
+    long): each wake-up's lateness past its ``every_s`` sleep."""
+    while True:
+        t = time.perf_counter()
+        await asyncio.sleep(every_s)
+        longest[0] = max(longest[0], time.perf_counter() - t - every_s)
+
+
+def full_screen(text: str, nodes: int, gpus: int) -> bool:
+    """The fleet screen as a user reads it: the header counts every node ok and every GPU,
+    and each visible row is filled (a temperature for each GPU, a CPU share)."""
+    lines = text.splitlines()
+    if not lines or f"● {nodes}  · {nodes * gpus} GPUs" not in lines[0]:
+        return False
+    rows = [line for line in lines if line.startswith(" node")]
+    return len(rows) >= min(nodes, 40) and all(
+        line.count("°") == gpus and "%" in line for line in rows
+    )
+
+
+def dashboard(
+    url: str, nodes: int, gpus: int, tmp: Path, window_s: float
+) -> tuple[float, float, float]:
+    """Launch ``dltui --prometheus URL`` in tmux (160x48): seconds to the first full fleet
+    screen (process start, imports, first frames included) and the CPU the dashboard had
+    used by then (what a loaded machine stretches), then its own CPU per refresh (every 5 s,
+    its default) over ``window_s`` of steady state, its UI included."""
     from bench.ui_cpu import Terminal, clean_env
 
     started = time.monotonic()
@@ -155,10 +199,25 @@ def first_screen(url: str, nodes: int, gpus: int, tmp: Path) -> float:
         tmp / "sock", "prom", f"{sys.executable} -m dltui --prometheus {url}", clean_env(tmp)
     )
     try:
-        term.wait_for(f"● {nodes}  · {nodes * gpus} GPUs", limit_s=120)
-        return time.monotonic() - started
+        while not full_screen(term.tmux("capture-pane", "-p", "-t", "prom"), nodes, gpus):
+            if time.monotonic() - started > 120:
+                raise SystemExit("the full fleet never showed")
+            time.sleep(0.05)
+        screen_s, screen_cpu = time.monotonic() - started, term.cpu_s()
+        if window_s <= 0:
+            return screen_s, screen_cpu, float("nan")
+        time.sleep(DEFAULT_REFRESH_S)  # past the first refresh and its delivery
+        cpu0, t0 = term.cpu_s(), time.monotonic()
+        time.sleep(window_s)
+        per_refresh = (term.cpu_s() - cpu0) / (time.monotonic() - t0) * DEFAULT_REFRESH_S
+        return screen_s, screen_cpu, per_refresh
     finally:
         term.quit()
+
+
+def span(values: list[float], unit: str = " s") -> str:
+    lo, hi = min(values), max(values)
+    return f"{lo:.2f}{unit}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}{unit}"
 
 
 def main() -> None:
@@ -166,44 +225,76 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=2000)
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--refreshes", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=3, help="dashboard launches (ranges reported)")
+    ap.add_argument("--window", type=float, default=10.0, help="steady-state CPU window, s")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         answers, nodename = record(Path(tmp))
     bodies = scale(answers, nodename, args.nodes, args.gpus)
-    size_mb = sum(len(b) for b in bodies.values()) / 1e6
+    small = scale(answers, nodename, 10, args.gpus)
+    refresh_bodies = [bodies[k] for k in REFRESH_QUERIES]
+    size_mb = sum(len(b) for b in refresh_bodies) / 1e6
     series = {k: len(json.loads(b)["data"]["result"]) for k, b in bodies.items()}
-    cpu0 = time.process_time()
-    for body in bodies.values():
-        json.loads(body)
-    decode_s = time.process_time() - cpu0
+    decode = []
+    for _ in range(args.runs):
+        cpu0 = time.process_time()
+        for body in refresh_bodies:
+            json.loads(body)
+        decode.append(time.process_time() - cpu0)
+    runs, screens, screen_cpu, floors, dash_cpu = [], [], [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        server, url, wire = serve(bodies, Path(tmp))
+        server, url, wire = serve(bodies, Path(tmp) / "big")
+        floor_server, floor_url, _ = serve(small, Path(tmp) / "small")
         try:
-            r = asyncio.run(measure(url, args.nodes, args.refreshes))
-            screen_s = first_screen(url, args.nodes, args.gpus, Path(tmp))
+            for _ in range(args.runs):
+                runs.append(asyncio.run(measure(url, args.refreshes)))
+                screen_s, cpu_s, cpu = dashboard(
+                    url, args.nodes, args.gpus, Path(tmp), args.window
+                )
+                screens.append(screen_s)
+                screen_cpu.append(cpu_s)
+                dash_cpu.append(cpu)
+                floors.append(dashboard(floor_url, 10, args.gpus, Path(tmp), 0)[0])
         finally:
-            server.terminate()
-            server.wait()
+            for proc in (server, floor_server):
+                proc.terminate()
+                proc.wait()
+    steady_q = runs[0]["queries_per_refresh"]
     print(
-        f"fleet: {args.nodes} nodes x {args.gpus} GPUs from Prometheus (recorded answers, scaled)"
+        f"fleet: {args.nodes} nodes x {args.gpus} GPUs from Prometheus (recorded answers, scaled); "
+        f"{args.runs} runs, ranges min-max"
     )
     print(
-        f"answers: {size_mb:.1f} MB JSON ({wire / 1e6:.1f} MB gzip on the wire) per refresh; "
-        f"series gpu {series['gpu']}, host {series['host']}, rates {series['rates']}"
-    )
-    print(f"queries per refresh: {r['queries_per_refresh']:.0f} (independent of the fleet size)")
-    print(
-        f"first full fleet: {r['first_s']:.2f} s wall ({r['first_cpu_s']:.2f} s CPU), "
-        f"{r['nodes_with_sample']}/{args.nodes} nodes with a sample"
+        f"answers per refresh: {size_mb:.1f} MB JSON ({wire / 1e6:.1f} MB gzip on the wire); "
+        f"series gpu {series['gpu']}, host {series['host']}, rates {series['rates']}; "
+        f"facts query {series[GPU_FACTS_QUERY]} series"
     )
     print(
-        f"first full fleet screen, dltui --prometheus in tmux, from launch: {screen_s:.2f} s "
-        "(target <= 3 s)"
+        f"queries per refresh: {steady_q:.0f}, plus the facts query on the first refresh "
+        f"({runs[0]['first_queries']:.0f} then) and every {FACTS_EVERY_S:.0f} s: "
+        f"{steady_q + DEFAULT_REFRESH_S / FACTS_EVERY_S:.2f} on average at the default "
+        f"{DEFAULT_REFRESH_S:g} s refresh (independent of the fleet size)"
     )
     print(
-        f"CPU per refresh: {r['cpu_per_refresh_s']:.2f} s "
-        f"(reference, json.loads of the same answers: {decode_s:.2f} s; "
-        f"ratio {r['cpu_per_refresh_s'] / decode_s:.1f}x)"
+        f"first full fleet in the state (no UI): {span([r['first_s'] for r in runs])} wall, "
+        f"{span([r['first_cpu_s'] for r in runs])} CPU; "
+        f"{min(r['nodes_with_sample'] for r in runs):.0f}/{args.nodes} nodes with a sample; "
+        f"longest event-loop stall meanwhile {span([r['longest_stall_s'] for r in runs])}"
+    )
+    print(
+        f"first full fleet screen, dltui --prometheus in tmux, from launch: {span(screens)} "
+        f"(target <= 3 s), the dashboard's CPU by then {span(screen_cpu)}; reference, the "
+        f"same dashboard on 10 nodes: {span(floors)}"
+    )
+    per = [r["cpu_per_refresh_s"] for r in runs]
+    print(
+        f"CPU per refresh, steady state, no UI: {span(per)} "
+        f"(reference, json.loads of the same answers: {span(decode)}; "
+        f"ratio {span([p / d for p, d in zip(per, decode, strict=True)], 'x')})"
+    )
+    print(
+        f"CPU per refresh, steady state, the dashboard process (UI included, {args.window:g} s "
+        f"window): {span(dash_cpu)}"
     )
 
 

@@ -4,6 +4,9 @@ metric names of every dcgm-exporter version, a bounded number of queries."""
 
 from __future__ import annotations
 
+import copy
+import json
+
 import pytest
 
 from dltui.core import status as st
@@ -11,6 +14,8 @@ from dltui.core.models import NodeFacts, Sample
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState
 from dltui.transport.prometheus import PrometheusTransport, SelectorError, build, matchers, queries
+from dltui.transport.prometheus import client as client_module
+from dltui.transport.prometheus.queries import REFRESH_QUERIES
 from tests.unit.rules_support import busy_gpu
 
 from .promtext import capture, vector
@@ -19,10 +24,12 @@ from .promtext import capture, vector
 def _answers(
     gpu: list[dict], host: list[dict] | None = None, rates: list[dict] | None = None
 ) -> dict:
+    # The facts query groups the same series by their fact labels: the same label sets here.
     return {
         "gpu": {"result": gpu},
         "host": {"result": host or []},
         "rates": {"result": rates or []},
+        "gpu_facts": {"result": gpu},
     }
 
 
@@ -205,8 +212,11 @@ def test_a_node_whose_targets_are_all_down_is_unreachable():
 
 def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside_each():
     q = queries('{job=~"gpu.*"}')
-    assert list(q) == ["gpu", "host", "rates"]
+    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts"]
     assert all('job=~"gpu.*"' in text for text in q.values())
+    # Every refresh reads only the labels that tell readings apart; the facts come apart.
+    assert "UUID" not in q["gpu"] and "modelName" not in q["gpu"]
+    assert "UUID" in q["gpu_facts"] and "DCGM_FI_DRIVER_VERSION" in q["gpu_facts"]
     assert matchers('job="a", cluster!="b"') == 'job="a", cluster!="b"'
     for bad in ("{job=", 'job="a"}', "up"):
         with pytest.raises(SelectorError):
@@ -214,7 +224,8 @@ def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside
 
 
 class _Recorded:
-    """A client that answers from recorded answers and counts the queries."""
+    """A client that answers from recorded answers and counts the queries; each answer a
+    fresh copy, as a real query's (the transport frees its answers once mapped)."""
 
     def __init__(self, answers: dict):
         self.answers, self.queries, self.url = answers, 0, "http://prom:9090"
@@ -223,7 +234,7 @@ class _Recorded:
         self.queries += 1
         for key, text in queries().items():
             if promql == text:
-                return self.answers[key]
+                return copy.deepcopy(self.answers[key])
         raise AssertionError(promql)
 
 
@@ -235,7 +246,8 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     fleet = FleetState([], engine=build_engine())
     for _ in range(2):
         transport.deliver(await transport.refresh(), fleet)
-    assert client.queries == 6 and transport.names == ["ub20-a100-k8s"]
+    # 3 + the facts query on the first refresh, 3 on the second (the facts are a minute old)
+    assert client.queries == 7 and transport.names == ["ub20-a100-k8s"]
     node = fleet.nodes["ub20-a100-k8s"]
     assert node.status == st.OK and node.interval_s == 5
     assert node.sample.gpus[0].temperature_c == 61
@@ -282,3 +294,23 @@ async def test_a_node_down_from_the_start_is_listed_once_and_unreachable_with_th
     assert transport.names == ["gpu09"]
     node = fleet.nodes["gpu09"]
     assert node.status == st.UNREACHABLE and "10.0.0.9:9100" in node.reason
+
+
+@pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])
+def test_an_answer_decoded_in_pieces_is_the_answer(monkeypatch, separators):
+    """Cut where a series starts, never inside a value: here label values that spell the cut,
+    an escaped quote, a warning after the data, compact (as Prometheus writes) and spaced."""
+    monkeypatch.setattr(client_module, "PIECE_CHARS", 200)
+    series = vector(capture("a100-mig_ub20-a100-k8s.prom"), "10.0.0.7:9400", "dcgm") * 20
+    series[3]["metric"]["pod"] = '},{"metric":{"x":"y"}},{"metric": a "quoted" ]'
+    body = {
+        "status": "success",
+        "data": {"resultType": "vector", "result": series},
+        "warnings": ["a ] and a }"],
+    }
+    text = json.dumps(body, separators=separators)
+    assert len(text) > 20 * client_module.PIECE_CHARS  # many pieces
+    assert client_module.loads_in_pieces(text) == body
+    monkeypatch.setattr(client_module, "PIECE_CHARS", 10)
+    empty = {"status": "success", "data": {"resultType": "vector", "result": []}}
+    assert client_module.loads_in_pieces(json.dumps(empty, separators=separators)) == empty

@@ -151,13 +151,16 @@ def wait_query(url: str, promql: str, ok, timeout_s: float = 30.0) -> list[dict]
 
 
 class Endpoint:
-    """Serves one fixed exposition page at /metrics on loopback (a scrape target)."""
+    """Serves one exposition page at /metrics on loopback (a scrape target); ``body`` may be
+    replaced while it runs (a node whose series change)."""
 
     def __init__(self, body: str):
-        data = body.encode()
+        self.body = body
+        endpoint = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):  # noqa: N802 - the stdlib's name
+                data = endpoint.body.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(data)))

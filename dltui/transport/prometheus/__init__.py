@@ -2,10 +2,14 @@
 
 Every refresh runs the same three instant queries, whatever the fleet's size:
 
-1. ``DCGM_FI_DEV_*`` gauges (one selector, a ``__name__`` regex): the GPUs;
+1. ``DCGM_FI_DEV_*`` gauges (one selector, a ``__name__`` regex) of whole GPUs, grouped by
+   only the labels that tell readings apart: the GPUs' readings;
 2. node_exporter gauges and ``up``: memory, load, file systems, facts, target health;
 3. node_exporter counters as rates (``irate``), each tagged with a ``dltui`` label and joined
-   with ``or``: CPU by mode (summed per instance), disks, NICs, pressure.
+   with ``or``: CPU by mode (summed per instance), disks, NICs, pressure;
+
+and a fourth, the GPUs' facts (UUID, model, bus id, driver: one series per GPU), on the first
+refresh, every ``FACTS_EVERY_S`` and in the refresh that sees a GPU they do not cover.
 
 Nodes are joined on the host name: dcgm-exporter's ``Hostname`` (``hostname`` since 2026),
 node_exporter's ``nodename`` from ``node_uname_info``, else the host part of ``instance``.

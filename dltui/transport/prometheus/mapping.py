@@ -24,12 +24,21 @@ from dltui.core.models import (
 )
 from dltui.probe.schema import decode_clock_event_reasons
 
-from .client import gc_paused
-from .queries import DCGM_FIELDS, PSEUDO_FS, REASON_FIELDS
+from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
 
 # Counters and flags become ints and bools, as the probe's records have them.
 _INT_FIELDS = {f.name for f in fields(GpuSample) if f.type == "int | None"}
 _BOOL_FIELDS = {f.name for f in fields(GpuSample) if f.type == "bool | None"}
+_SAMPLE_KEYS = frozenset(DCGM_FIELDS.values())
+_REASONS: Any = object()
+# DCGM field (after DCGM_FI_DEV_) -> (GpuSample field, conversion): looked up once a reading.
+_GPU_FIELD: dict[str, tuple[str, Any]] = {
+    **{
+        dcgm: (name, bool if name in _BOOL_FIELDS else int if name in _INT_FIELDS else None)
+        for dcgm, name in DCGM_FIELDS.items()
+    },
+    **{dcgm: ("reasons", _REASONS) for dcgm in REASON_FIELDS},
+}
 
 
 def _host_of(instance: str) -> str:
@@ -39,22 +48,21 @@ def _host_of(instance: str) -> str:
     return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
 
 
-def _num(value: str) -> float | None:
-    v = float(value)
-    return None if v != v else v  # NaN: Prometheus's "no value"
+# What build does with each host gauge (any other: a plain gauge by its name).
+_HOST_KIND = {
+    "up": "up",
+    "node_uname_info": "uname",
+    "node_os_info": "os",
+    **{m: "fs" for m in HOST_GAUGES if m.startswith("node_filesystem_")},
+    **{m: "nic" for m in HOST_GAUGES if m.startswith("node_network_")},
+}
 
 
 # DCGM's "blank" values (no data, not found, not supported, no permission) as dcgm-exporter
-# prints them: the int64 ones from 0x7ffffffffffffff0 up, the float64 ones from 2**47 up.
+# prints them: the int64 ones from 0x7ffffffffffffff0 up, the float64 ones from 2**47 up
+# (checked inline in build: a function call per reading is a tenth of its cost).
 _INT64_BLANK = float(0x7FFFFFFFFFFFFFF0)
 _FP64_BLANK = float(2**47)
-
-
-def _dcgm(value: str) -> float | None:
-    v = _num(value)
-    if v is None or v >= _INT64_BLANK or _FP64_BLANK <= v <= _FP64_BLANK + 3:
-        return None
-    return v
 
 
 @dataclass
@@ -72,14 +80,63 @@ class _Node:
     targets_up: dict[str, bool] = field(default_factory=dict)  # instance -> up
 
 
+# A GPU as the answers name it: (Hostname or hostname, instance, gpu label).
+GpuKey = tuple[str | None, str, str | None]
+# What the facts query tells of a GPU: uuid, model, bus_id, driver (those it has).
+GpuFactLabels = dict[str, str]
+_FACT_LABELS = (
+    ("UUID", "uuid"),
+    ("modelName", "model"),
+    ("pci_bus_id", "bus_id"),
+    ("DCGM_FI_DRIVER_VERSION", "driver"),
+)
+
+
+def gpu_facts(answer: dict[str, Any]) -> dict[GpuKey, GpuFactLabels]:
+    """The facts query's answer (one series per GPU) by GPU."""
+    out: dict[GpuKey, GpuFactLabels] = {}
+    for s in answer["result"]:
+        m = s["metric"]
+        if "GPU_I_ID" in m:
+            continue
+        key = (m.get("Hostname") or m.get("hostname"), m.get("instance", ""), m.get("gpu"))
+        out[key] = {k: m[label] for label, k in _FACT_LABELS if m.get(label)}
+    return out
+
+
 @dataclass
 class Fleet:
     """One refresh's answers, mapped: per node its facts, sample and target health."""
 
     time: float
     nodes: dict[str, _Node]
+    # Each GPU's readings by its key in the answers (the same dicts as in ``nodes``).
+    gpu_keys: dict[GpuKey, dict[str, Any]] = field(default_factory=dict)
+    _prepared: dict[str, tuple[NodeFacts, Sample]] = field(default_factory=dict)
+
+    def unknown_gpus(self, known: dict[GpuKey, GpuFactLabels]) -> list[GpuKey]:
+        """GPUs of this refresh that the facts in ``known`` do not cover (new ones)."""
+        return [k for k in self.gpu_keys if k not in known]
+
+    def apply_facts(self, known: dict[GpuKey, GpuFactLabels]) -> None:
+        for key, g in self.gpu_keys.items():
+            g.update(known.get(key, ()))
+
+    def prepare(self) -> None:
+        """Build every node's facts and sample now (in the mapping's worker thread), so that
+        delivering them on the event loop is only handing them over."""
+        for name in self.nodes:
+            self._prepared[name] = (self._facts(name), self._sample(name))
 
     def facts(self, name: str) -> NodeFacts:
+        ready = self._prepared.get(name)
+        return ready[0] if ready is not None else self._facts(name)
+
+    def sample(self, name: str) -> Sample:
+        ready = self._prepared.get(name)
+        return ready[1] if ready is not None else self._sample(name)
+
+    def _facts(self, name: str) -> NodeFacts:
         n = self.nodes[name]
         gpus = [
             GpuFacts(
@@ -106,7 +163,7 @@ class Fleet:
             gpus=gpus,
         )
 
-    def sample(self, name: str) -> Sample:
+    def _sample(self, name: str) -> Sample:
         n = self.nodes[name]
         return Sample(
             time=self.time,
@@ -250,11 +307,8 @@ def _network(nic: str, v: dict[str, float]) -> NetworkSample:
 
 
 def _gpu(index: int, g: dict[str, Any]) -> GpuSample:
-    values: dict[str, Any] = {}
-    for name in DCGM_FIELDS.values():
-        v = g.get(name)
-        if v is not None:
-            values[name] = bool(v) if name in _BOOL_FIELDS else int(v) if name in _INT_FIELDS else v
+    # g holds the readings already under GpuSample's names, converted (see build)
+    values = {k: g[k] for k in _SAMPLE_KEYS.intersection(g)}
     mask = g.get("reasons")
     mask = int(mask) if mask is not None else None
     return GpuSample(
@@ -268,8 +322,14 @@ def _gpu(index: int, g: dict[str, Any]) -> GpuSample:
     )
 
 
-def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet:
-    """Map the three answers (``Client.query`` results by query name) into nodes."""
+def build(
+    answers: dict[str, dict[str, Any]],
+    now: float | None = None,
+    facts: dict[GpuKey, GpuFactLabels] | None = None,
+) -> Fleet:
+    """Map the answers (``Client.query`` results by query name) into nodes. The GPUs' facts
+    come from the facts query's answer when it is among them, else from ``facts`` (an earlier
+    one's, see ``gpu_facts``)."""
     nodes: dict[str, _Node] = defaultdict(_Node)
     inst_node: dict[str, str] = {}
     host = answers["host"]["result"]
@@ -278,87 +338,118 @@ def build(answers: dict[str, dict[str, Any]], now: float | None = None) -> Fleet
         if m.get("__name__") == "node_uname_info" and m.get("nodename"):
             inst_node[m.get("instance", "")] = m["nodename"]
     stamp = now
+    by_key: dict[GpuKey, dict[str, Any] | None] = {}  # None: not a GPU (no index)
+    known = gpu_facts(answers[GPU_FACTS_QUERY]) if GPU_FACTS_QUERY in answers else facts or {}
     for s in answers["gpu"]["result"]:
         m = s["metric"]
         if "GPU_I_ID" in m:  # a MIG instance: the whole GPU's series carry the GPU's values
             continue
-        try:
-            index = int(m.get("gpu", ""))
-        except ValueError:
+        inst = m.get("instance", "")
+        key = (m.get("Hostname") or m.get("hostname"), inst, m.get("gpu"))
+        g = by_key.get(key, _NEW)
+        if g is _NEW:  # the first series of this GPU: find its node once
+            g = by_key[key] = _new_gpu(key, nodes, inst_node, known)
+        if g is None:
             continue
-        name = m.get("Hostname") or m.get("hostname") or inst_node.get(m.get("instance", ""))
-        name = name or _host_of(m.get("instance", "unknown"))
-        inst_node.setdefault(m.get("instance", ""), name)
-        g = nodes[name].gpus.setdefault(index, {})
-        for label, key in (
-            ("UUID", "uuid"),
-            ("modelName", "model"),
-            ("pci_bus_id", "bus_id"),
-            ("DCGM_FI_DRIVER_VERSION", "driver"),
-        ):
-            if m.get(label):
-                g[key] = m[label]
-        field_name = m["__name__"][len("DCGM_FI_DEV_") :]
-        stamp = stamp or float(s["value"][0])
-        v = _dcgm(s["value"][1])
-        if field_name in REASON_FIELDS:
+        value = s["value"]
+        stamp = stamp or float(value[0])
+        x = float(value[1])
+        # NaN or DCGM's "blank": n/a
+        v = None if x != x or x >= _INT64_BLANK or _FP64_BLANK <= x <= _FP64_BLANK + 3 else x
+        field_name = m["__name__"][12:]  # after "DCGM_FI_DEV_"
+        kind = _GPU_FIELD.get(field_name)
+        if kind is None:
+            g[field_name] = v  # FB_FREE, XID_ERRORS...: read by build and the transport
+        elif kind[1] is _REASONS:
             if v is not None and (field_name == "CLOCKS_EVENT_REASONS" or "reasons" not in g):
                 g["reasons"] = v
-        elif field_name in DCGM_FIELDS:
-            g[DCGM_FIELDS[field_name]] = v
         else:
-            g[field_name] = v
+            g[kind[0]] = v if v is None or kind[1] is None else kind[1](v)
+    by_inst: dict[str, _Node] = {}  # each instance's node, found once
+
+    def node_of(inst: str) -> _Node:
+        n = by_inst[inst] = nodes[inst_node.get(inst) or _host_of(inst)]
+        return n
+
     for s in host:
-        m, metric = s["metric"], s["metric"].get("__name__", "")
-        inst = m.get("instance", "")
-        name = inst_node.get(inst) or _host_of(inst)
-        stamp = stamp or float(s["value"][0])
-        v = _num(s["value"][1])
-        n = nodes[name]
-        if metric == "up":
-            n.targets_up[inst] = v == 1
-        elif metric == "node_uname_info":
-            n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
-        elif metric == "node_os_info":
-            n.os = m.get("pretty_name") or m.get("name")
-        elif metric.startswith("node_filesystem_"):
+        m = s["metric"]
+        metric, inst = m.get("__name__", ""), m.get("instance", "")
+        n = by_inst.get(inst) or node_of(inst)
+        value = s["value"]
+        stamp = stamp or float(value[0])
+        x = float(value[1])
+        v = None if x != x else x  # NaN: Prometheus's "no value"
+        what = _HOST_KIND.get(metric)
+        if what is None:
+            if v is not None:
+                n.gauges[metric] = v
+        elif what == "fs":
             if m.get("fstype") in PSEUDO_FS or "mountpoint" not in m:
                 continue
-            f = n.filesystems.setdefault(
-                m["mountpoint"], {"device": m.get("device"), "fstype": m.get("fstype")}
-            )
-            f[metric[len("node_filesystem_") : -len("_bytes")]] = v
-        elif metric.startswith("node_network_") and "device" in m and v is not None:
-            n.nics[m["device"]][metric] = v
-        elif v is not None:
-            n.gauges[metric] = v
+            f = n.filesystems.get(m["mountpoint"])
+            if f is None:
+                f = n.filesystems[m["mountpoint"]] = {
+                    "device": m.get("device"),
+                    "fstype": m.get("fstype"),
+                }
+            f[metric[16:-6]] = v  # node_filesystem_(size)_bytes
+        elif what == "nic":
+            if "device" in m and v is not None:
+                n.nics[m["device"]][metric] = v
+        elif what == "up":
+            n.targets_up[inst] = v == 1
+        elif what == "uname":
+            n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
+        else:  # os
+            n.os = m.get("pretty_name") or m.get("name")
     for s in answers["rates"]["result"]:
         m = s["metric"]
-        inst = m.get("instance", "")
-        n = nodes[inst_node.get(inst) or _host_of(inst)]
-        tag, v = m.get("dltui"), _num(s["value"][1])
-        if v is None:
+        x = float(s["value"][1])
+        if x != x:
             continue
+        inst = m.get("instance", "")
+        n = by_inst.get(inst) or node_of(inst)
+        tag = m.get("dltui") or ""
+        group = tag[:4]
         if tag == "cpu":
-            n.cpu_modes[m.get("mode", "?")] = v
+            n.cpu_modes[m.get("mode", "?")] = x
         elif tag == "cpus":
-            n.cpus = int(v)
-        elif tag and tag.startswith("disk_") and "device" in m:
-            n.disks[m["device"]][tag] = v
-        elif tag and tag.startswith("net_") and "device" in m:
-            n.nics[m["device"]][tag] = v
-        elif tag and tag.startswith("psi_"):
-            n.psi[tag] = v
-    for n in nodes.values():
-        for g in n.gpus.values():
-            used, free = g.get("memory_used_mib"), g.get("FB_FREE")
-            total = g.get("FB_TOTAL")
-            if total is None and used is not None and free is not None:
-                total = used + free + (g.get("FB_RESERVED") or 0.0)
-            g["memory_total_mib"] = total
-    return Fleet(stamp or time.time(), dict(nodes))
+            n.cpus = int(x)
+        elif group == "disk" and "device" in m:
+            n.disks[m["device"]][tag] = x
+        elif group == "net_" and "device" in m:
+            n.nics[m["device"]][tag] = x
+        elif group == "psi_":
+            n.psi[tag] = x
+    gpus = {}
+    for key, g in by_key.items():
+        if g is None:
+            continue
+        gpus[key] = g
+        used, free = g.get("memory_used_mib"), g.get("FB_FREE")
+        total = g.get("FB_TOTAL")
+        if total is None and used is not None and free is not None:
+            total = used + free + (g.get("FB_RESERVED") or 0.0)
+        g["memory_total_mib"] = total
+    return Fleet(stamp or time.time(), dict(nodes), gpus)
 
 
-def build_paused(answers: dict[str, dict[str, Any]]) -> Fleet:
-    with gc_paused():
-        return build(answers)
+_NEW: Any = object()
+
+
+def _new_gpu(
+    key: GpuKey,
+    nodes: dict[str, _Node],
+    inst_node: dict[str, str],
+    known: dict[GpuKey, GpuFactLabels],
+) -> dict[str, Any] | None:
+    host, inst, label = key
+    try:
+        index = int(label or "")
+    except ValueError:
+        return None
+    name = host or inst_node.get(inst) or _host_of(inst or "unknown")
+    inst_node.setdefault(inst, name)
+    g = nodes[name].gpus.setdefault(index, {})
+    g.update(known.get(key, ()))
+    return g

@@ -1,5 +1,6 @@
-"""What the Prometheus source asks: the series it reads and the three PromQL queries of a
-refresh, with ``--match`` added inside every selector."""
+"""What the Prometheus source asks: the series it reads and its PromQL queries (three every
+refresh, a fourth for the GPUs' facts now and then), with ``--match`` added inside every
+selector."""
 
 from __future__ import annotations
 
@@ -37,14 +38,22 @@ DCGM_FIELDS = {
 REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
 _OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS")
 
-_GPU_LABELS = (
-    "__name__, instance, Hostname, hostname, gpu, UUID, modelName, pci_bus_id, "
-    "DCGM_FI_DRIVER_VERSION, GPU_I_ID"
+# Every refresh: only what tells one GPU's readings apart. The facts (UUID, model, bus id,
+# driver) ride on every series too, but change only when a GPU does: asked by GPU_FACTS_QUERY,
+# once per GPU rather than once per reading, on the first refresh, every FACTS_EVERY_S and
+# whenever a GPU shows up that they do not cover.
+_GPU_LABELS = "__name__, instance, Hostname, hostname, gpu"
+_GPU_FACT_LABELS = (
+    "instance, Hostname, hostname, gpu, UUID, modelName, pci_bus_id, DCGM_FI_DRIVER_VERSION"
 )
+# The GPU queries: every refresh, and the facts query when due (see source.py).
+REFRESH_QUERIES = ("gpu", "host", "rates")
+GPU_FACTS_QUERY = "gpu_facts"
+FACTS_EVERY_S = 60.0
 _HOST_LABELS = (
     "__name__, instance, nodename, release, pretty_name, name, mountpoint, fstype, device"
 )
-_HOST_GAUGES = (
+HOST_GAUGES = (
     "up",
     "node_uname_info",
     "node_os_info",
@@ -103,19 +112,24 @@ def matchers(selector: str | None) -> str:
 
 
 def queries(selector: str | None = None) -> dict[str, str]:
-    """The three PromQL queries of one refresh (see the module docstring)."""
+    """The PromQL queries of the source by name (see the package docstring): the
+    ``REFRESH_QUERIES`` every refresh, ``GPU_FACTS_QUERY`` when the facts are due."""
     m = matchers(selector)
     extra = f",{m}" if m else ""
     fields = sorted({*DCGM_FIELDS, *REASON_FIELDS, *_OTHER_DCGM})
-    # "max by (the labels read here)": Prometheus drops the rest (job, device, a site's own
-    # relabels), a quarter or more of the answer's bytes, before they cross the network.
-    gpu = f'max by ({_GPU_LABELS}) ({{__name__=~"DCGM_FI_DEV_({"|".join(fields)})"{extra}}})'
+    # GPU_I_ID="": whole GPUs only (a MIG instance's series carry its GPU's values again).
+    dcgm = f'{{__name__=~"DCGM_FI_DEV_({"|".join(fields)})",GPU_I_ID=""{extra}}}'
+    # "max by (the labels read here)": Prometheus drops the rest (job, device, pod, a site's
+    # own relabels) before they cross the network; the name stays (an aggregation keeps the
+    # labels it is grouped by, __name__ included).
+    gpu = f"max by ({_GPU_LABELS}) ({dcgm})"
+    gpu_facts = f"count by ({_GPU_FACT_LABELS}) ({dcgm})"
     # Pseudo file systems are dropped by Prometheus itself: a series without fstype matches
     # fstype!~"..." (its value is ""), so the other gauges are kept.
     pseudo = "|".join(sorted(PSEUDO_FS))  # "." in fuse.lxcfs matches itself too
     host = (
         f"max by ({_HOST_LABELS}) "
-        f'({{__name__=~"{"|".join(_HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}})'
+        f'({{__name__=~"{"|".join(HOST_GAUGES)}",fstype!~"{pseudo}"{extra}}})'
     )
     parts = [
         "label_replace(sum by (instance, mode) "
@@ -129,4 +143,4 @@ def queries(selector: str | None = None) -> dict[str, str]:
             f"label_replace(max by (instance, device) (irate({counter}{{{m}}}[{RATE_WINDOW}])),"
             f' "dltui", "{tag}", "", "")'
         )
-    return {"gpu": gpu, "host": host, "rates": " or ".join(parts)}
+    return {"gpu": gpu, "host": host, "rates": " or ".join(parts), GPU_FACTS_QUERY: gpu_facts}

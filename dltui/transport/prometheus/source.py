@@ -1,5 +1,6 @@
-"""The transport: three queries per refresh, nodes delivered into the sink as their series
-appear, and the command-line options that choose it."""
+"""The transport: three queries per refresh (a fourth for the GPUs' facts on the first one,
+every minute and when new GPUs appear), nodes delivered into the sink as their series appear,
+and the command-line options that choose it."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts
 
 from ..base import Sink
-from .client import Client, PrometheusError, gc_paused
-from .mapping import Fleet, build_paused
-from .queries import SelectorError, queries
+from .client import Client, PrometheusError, freeze_long_lived, gc_paused
+from .mapping import Fleet, GpuFactLabels, GpuKey, build, gpu_facts
+from .queries import FACTS_EVERY_S, GPU_FACTS_QUERY, REFRESH_QUERIES, SelectorError, queries
 
-DELIVER_BATCH = 100  # nodes delivered between two turns of the event loop
+DELIVER_BATCH = 50  # nodes delivered between two turns of the event loop (~15 ms)
 
 
 def natural_key(name: str) -> list[Any]:
@@ -50,24 +51,63 @@ class PrometheusTransport:
         self._down: dict[str, list[str]] = {}
         self._xid: dict[tuple[str, int], float | None] = {}
         self.refreshes = 0
+        self.gpu_facts: dict[GpuKey, GpuFactLabels] = {}
+        self._facts_at: float | None = None  # monotonic time of the last facts answer
+        self.clock = time.monotonic
 
     async def refresh(self) -> Fleet:
-        """The three queries at once, mapped in a worker thread (0.5 s at 2,000 nodes)."""
-        keys = list(self.queries)
-        answers = await asyncio.gather(*(self.client.query(self.queries[k]) for k in keys))
+        """The queries at once, mapped and made into samples in a worker thread.
+
+        The collector stays paused from the queries to the mapped fleet: the answers' JSON
+        (millions of objects at 2,000 nodes) is freed before it ever runs, instead of being
+        scanned by it while alive (that scan cost as much as decoding)."""
+        with gc_paused():
+            return await self._refresh()
+
+    async def _refresh(self) -> Fleet:
+        due = self._facts_at is None or self.clock() - self._facts_at >= FACTS_EVERY_S
+        keys = [*REFRESH_QUERIES, *([GPU_FACTS_QUERY] if due else [])]
+        got = await asyncio.gather(*(self.client.query(self.queries[k]) for k in keys))
+        answers = dict(zip(keys, got, strict=True))
+        del got
         self.refreshes += 1
-        return await asyncio.to_thread(build_paused, dict(zip(keys, answers, strict=True)))
+        fleet, facts = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
+        if due:
+            self.gpu_facts, self._facts_at = facts, self.clock()
+        if fleet.unknown_gpus(self.gpu_facts):  # GPUs that appeared since: their facts now
+            self._learn_facts(await self.client.query(self.queries[GPU_FACTS_QUERY]))
+            for key in fleet.unknown_gpus(self.gpu_facts):
+                self.gpu_facts[key] = {}  # not in the answer: asked again with the others
+            fleet.apply_facts(self.gpu_facts)
+        await asyncio.to_thread(fleet.prepare)
+        return fleet
+
+    def _learn_facts(self, answer: dict[str, Any]) -> None:
+        self.gpu_facts = gpu_facts(answer)
+        self._facts_at = self.clock()
 
     async def run(self, sink: Sink) -> None:
         while True:
             started = time.monotonic()
+            await self.update(sink)
+            await asyncio.sleep(max(0.0, self.interval_s - (time.monotonic() - started)))
+
+    async def update(self, sink: Sink) -> None:
+        """One refresh into the sink. The collector stays paused from the queries to the last
+        node delivered, so what the refresh only passes through (the answers, the mapping) is
+        gone before it runs, and what it leaves in the state is frozen out of its passes
+        (``freeze_long_lived``) instead of being scanned."""
+        with gc_paused():
             try:
                 fleet = await self.refresh()
             except PrometheusError as exc:
                 self._unreachable(sink, str(exc))
-            else:
-                await self.deliver_in_batches(fleet, sink)
-            await asyncio.sleep(max(0.0, self.interval_s - (time.monotonic() - started)))
+                return
+            await self.deliver_in_batches(fleet, sink)
+            delivered = bool(fleet.nodes)
+            del fleet
+            if delivered:
+                freeze_long_lived()
 
     async def deliver_in_batches(self, fleet: Fleet, sink: Sink) -> None:
         """Into the sink on the loop (the state is not thread-safe), a batch of nodes at a
@@ -75,10 +115,12 @@ class PrometheusTransport:
         names = sorted(fleet.nodes, key=natural_key)
         if not names:
             self.deliver(fleet, sink)
-        for i in range(0, len(names), DELIVER_BATCH):
-            with gc_paused():
+        # One collector pause over the whole delivery rather than one per batch: each
+        # re-enabling made it scan the young objects of every batch again.
+        with gc_paused():
+            for i in range(0, len(names), DELIVER_BATCH):
                 self.deliver(fleet, sink, names[i : i + DELIVER_BATCH])
-            await asyncio.sleep(0)
+                await asyncio.sleep(0)
 
     def deliver(self, fleet: Fleet, sink: Sink, names: list[str] | None = None) -> None:
         if not fleet.nodes:
@@ -146,6 +188,23 @@ class PrometheusTransport:
         targets = self.names or [urllib.parse.urlsplit(self.client.url).netloc or self.client.url]
         for name in targets:
             sink.on_status(name, st.UNREACHABLE, reason)
+
+
+def _build_and_free(
+    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels]
+) -> tuple[Fleet, dict[GpuKey, GpuFactLabels]]:
+    """``build`` (with the facts of the facts query's answer when it is among the answers,
+    else ``facts``), then the answers' JSON freed here, a slice at a time, while the collector
+    is paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
+    if GPU_FACTS_QUERY in answers:
+        facts = gpu_facts(answers.pop(GPU_FACTS_QUERY))
+    fleet = build(answers, None, facts)
+    for answer in answers.values():
+        result = answer["result"]
+        while result:
+            del result[-2000:]
+    answers.clear()
+    return fleet, facts
 
 
 def add_arguments(parser: Any) -> None:
