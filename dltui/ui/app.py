@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -68,9 +69,10 @@ class DltuiApp(App[int]):
     def on_mount(self) -> None:
         for problem in self.problems:
             self.notify(problem, title="Theme", severity="warning", timeout=20)
+        sink = self.heap.watching(self.sink)
         for transport in self.transports:
             self.run_worker(
-                transport.run(self.sink), name=type(transport).__name__, group="transports", exit_on_error=False
+                transport.run(sink), name=type(transport).__name__, group="transports", exit_on_error=False
             )
         if len(self.fleet) == 1:
             name = next(iter(self.fleet)).name
@@ -95,6 +97,12 @@ class DltuiApp(App[int]):
             self._ring_for_new_critical()
         if self.frame_stats is not None:
             self.call_after_refresh(self.frame_stats.frame_done, started)
+
+    async def on_event(self, event: events.Event) -> None:
+        await super().on_event(event)  # a key is handed to the screen's queue
+        if self.frame_stats is not None and isinstance(event, events.Key):
+            # queued behind the key on the screen: runs once the screen after it is painted
+            self.screen.call_after_refresh(self.frame_stats.key_done, event.time)
 
     @property
     def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:
