@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style
 from textual.visual import Visual
 
 from dltui.core import format as fmt
@@ -226,7 +227,7 @@ class FleetTable(ScrollView, can_focus=True):
             strips.append(self._to_strip(Content(), width - used))
         return Strip.join(strips).crop(0, width)
 
-    def _highlight(self) -> str:
+    def _highlight(self) -> Style | str:
         return self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
 
     def _content(self, y: int) -> Content:
