@@ -16,7 +16,6 @@ import plotext as plt
 
 from dltui.core.state import HOTTEST_GPU_C, NodeState
 
-
 WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
 _TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
