@@ -11,7 +11,7 @@ import math
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -73,7 +73,7 @@ class Ring:
             raw = self._data[start:] + self._data[: (start + n) % self._capacity]
         return [None if v != v else v for v in raw]  # NaN is the gap; v != v is its cheapest test
 
-    def squeezed(self, n: int, per: int, pick: Callable[[list[float]], float]) -> list[float | None]:
+    def squeezed(self, n: int, per: int, pick: Callable[[Sequence[float]], float]) -> list[float | None]:
         """``spark.downsample(self.values(n), per, pick)`` from the stored floats in one pass:
         groups of ``per`` values, newest group last, each reduced by ``pick`` over its values
         (a group of gaps only is a gap). A 2-hour chart reads 7200 points a series this way."""
