@@ -93,7 +93,7 @@ class FleetTable(ScrollView, can_focus=True):
         """Called on every tick with the nodes to list: repaints only the lines that changed."""
         self.now = now
         selected = self.selected
-        if [n.name for n in nodes] != [n.name for n in self.nodes]:
+        if nodes is not self.nodes and [n.name for n in nodes] != [n.name for n in self.nodes]:
             self.nodes = nodes
             self._name_w = max((len(n.name) for n in nodes), default=4)
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
