@@ -11,7 +11,7 @@ import math
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -53,12 +53,14 @@ class Ring:
         return self._size
 
     def append(self, value: float | None) -> None:
-        data = self._data
-        if self._next == len(data) and len(data) < self._capacity:  # full but not yet at capacity
-            data.extend(array(data.typecode, [_NAN]) * min(len(data), self._capacity - len(data)))
-        data[self._next] = _NAN if value is None else value
-        self._next = (self._next + 1) % self._capacity
-        if self._size < self._capacity:
+        # The hot path of every sample (some hundred series a node): attribute reads kept few.
+        data, at, capacity = self._data, self._next, self._capacity
+        if at == len(data) and at < capacity:  # full but not yet at capacity
+            data.extend(array(data.typecode, [_NAN]) * min(at, capacity - at))
+        data[at] = _NAN if value is None else value
+        at += 1
+        self._next = 0 if at == capacity else at
+        if self._size < capacity:
             self._size += 1
 
     def values(self, n: int | None = None) -> list[float | None]:
@@ -71,6 +73,33 @@ class Ring:
             raw = self._data[start:] + self._data[: (start + n) % self._capacity]
         return [None if v != v else v for v in raw]  # NaN is the gap; v != v is its cheapest test
 
+    def squeezed(self, n: int, per: int, pick: Callable[[Sequence[float]], float]) -> list[float | None]:
+        """``spark.downsample(self.values(n), per, pick)`` from the stored floats in one pass:
+        groups of ``per`` values, newest group last, each reduced by ``pick`` over its values
+        (a group of gaps only is a gap). A 2-hour chart reads 7200 points a series this way."""
+        n = min(n, self._size)
+        start = (self._next - n) % self._capacity
+        if start + n <= self._capacity:
+            raw = self._data[start : start + n]
+        else:
+            raw = self._data[start:] + self._data[: (start + n) % self._capacity]
+        if per <= 1:
+            return [None if v != v else v for v in raw]
+        out: list[float | None] = []
+        end = len(raw)
+        total = sum(raw)
+        if total == total:  # no gap (NaN) anywhere: each group reduced straight from the array
+            while end > 0:
+                out.append(pick(raw[max(0, end - per) : end]))
+                end -= per
+        else:
+            while end > 0:
+                group = [v for v in raw[max(0, end - per) : end] if v == v]  # NaN is the gap
+                out.append(pick(group) if group else None)
+                end -= per
+        out.reverse()
+        return out
+
     def last(self) -> float | None:
         if not self._size:
             return None
@@ -80,46 +109,115 @@ class Ring:
 
 def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
     """The series kept as history, named ``area.[device.]field``."""
+    return zip(_keys_of(_shape_of(sample)), _values_of(sample), strict=True)
+
+
+_GPU_SERIES = (
+    "memory_used_percent",
+    "temperature_c",
+    "memory_temperature_c",
+    "temperature_margin_c",
+    "power_w",
+    "sm_clock_mhz",
+)
+_KEYS: dict[tuple, tuple[str, ...]] = {}  # a sample's shape -> its series' names, in order
+
+
+def _shape_of(sample: Sample) -> tuple:
+    """What decides which series a sample has (not their values): samples of one node almost
+    always share it, so the series' names are built once, not some hundred strings a sample."""
+    gpus = sample.gpus
+    return (
+        sample.cpu is not None,
+        sample.memory is not None,
+        sample.pressure is not None,
+        sample.tasks is not None,
+        tuple([d.name for d in sample.disks]),
+        tuple([n.name for n in sample.networks]),
+        any(g.temperature_c is not None for g in gpus),
+        tuple([(g.index, bool(g.utilization_samples_percent)) for g in gpus]),
+    )
+
+
+def _keys_of(shape: tuple) -> tuple[str, ...]:
+    keys = _KEYS.get(shape)
+    if keys is not None:
+        return keys
+    cpu, memory, pressure, tasks, disks, networks, hottest, gpus = shape
+    out: list[str] = []
+    if cpu:
+        out += ["cpu.total_percent", "cpu.iowait_percent"]
+    if memory:
+        out += ["memory.used_percent", "memory.swap_used_bytes"]
+    if pressure:
+        out += [
+            "pressure.cpu_some_avg10_percent",
+            "pressure.io_some_avg10_percent",
+            "pressure.io_full_avg10_percent",
+            "pressure.memory_some_avg10_percent",
+        ]
+    if tasks:
+        out.append("tasks.d_state_processes")
+    for d in disks:
+        out += [f"disk.{d}.read_bytes_per_s", f"disk.{d}.write_bytes_per_s", f"disk.{d}.busy_percent"]
+    for n in networks:
+        out += [f"network.{n}.rx_bytes_per_s", f"network.{n}.tx_bytes_per_s"]
+    if hottest:  # one series a node for the fleet's trends and chart, whatever its GPU count
+        out.append(HOTTEST_GPU_C)
+    for index, subs in gpus:
+        p = f"gpu.{index}."
+        out.append(p + "utilization_percent")
+        if subs:  # the lowest sub-second reading: a data loader's stalls, which the mean hides
+            out.append(p + "utilization_min_percent")
+        out += [p + name for name in _GPU_SERIES]
+    if len(_KEYS) > 1024:  # bounded: shapes are few unless devices come and go all day
+        _KEYS.clear()
+    keys = _KEYS[shape] = tuple(out)
+    return keys
+
+
+def _values_of(sample: Sample) -> list[float | None]:
+    """The values of ``_keys_of(_shape_of(sample))``, in the same order."""
+    out: list[float | None] = []
     cpu, mem = sample.cpu, sample.memory
     if cpu is not None:
-        yield "cpu.total_percent", cpu.total_percent
-        yield "cpu.iowait_percent", cpu.iowait_percent
+        out += (cpu.total_percent, cpu.iowait_percent)
     if mem is not None:
         used = None
         if mem.used_bytes is not None and mem.total_bytes:
             used = 100.0 * mem.used_bytes / mem.total_bytes
-        yield "memory.used_percent", used
-        yield "memory.swap_used_bytes", mem.swap_used_bytes
-    if sample.pressure is not None:
-        pr = sample.pressure
-        yield "pressure.cpu_some_avg10_percent", pr.cpu_some_avg10_percent
-        yield "pressure.io_some_avg10_percent", pr.io_some_avg10_percent
-        yield "pressure.io_full_avg10_percent", pr.io_full_avg10_percent
-        yield "pressure.memory_some_avg10_percent", pr.memory_some_avg10_percent
+        out += (used, mem.swap_used_bytes)
+    pr = sample.pressure
+    if pr is not None:
+        out += (
+            pr.cpu_some_avg10_percent,
+            pr.io_some_avg10_percent,
+            pr.io_full_avg10_percent,
+            pr.memory_some_avg10_percent,
+        )
     if sample.tasks is not None:
-        yield "tasks.d_state_processes", sample.tasks.d_state_processes
+        out.append(sample.tasks.d_state_processes)
     for d in sample.disks:
-        yield f"disk.{d.name}.read_bytes_per_s", d.read_bytes_per_s
-        yield f"disk.{d.name}.write_bytes_per_s", d.write_bytes_per_s
-        yield f"disk.{d.name}.busy_percent", d.busy_percent
+        out += (d.read_bytes_per_s, d.write_bytes_per_s, d.busy_percent)
     for n in sample.networks:
-        yield f"network.{n.name}.rx_bytes_per_s", n.rx_bytes_per_s
-        yield f"network.{n.name}.tx_bytes_per_s", n.tx_bytes_per_s
+        out += (n.rx_bytes_per_s, n.tx_bytes_per_s)
     temps = [g.temperature_c for g in sample.gpus if g.temperature_c is not None]
-    if temps:  # one series a node for the fleet's trends and chart, whatever its GPU count
-        yield HOTTEST_GPU_C, max(temps)
+    if temps:
+        out.append(max(temps))
     for g in sample.gpus:
-        p = f"gpu.{g.index}."
-        yield p + "utilization_percent", g.utilization_percent
+        out.append(g.utilization_percent)
         subs = g.utilization_samples_percent
-        if subs:  # the lowest sub-second reading: a data loader's stalls, which the mean hides
-            yield p + "utilization_min_percent", min(subs)
-        yield p + "memory_used_percent", g.memory_used_percent
-        yield p + "temperature_c", g.temperature_c
-        yield p + "memory_temperature_c", g.memory_temperature_c
-        yield p + "temperature_margin_c", g.temperature_margin_c
-        yield p + "power_w", g.power_w
-        yield p + "sm_clock_mhz", g.sm_clock_mhz
+        if subs:
+            out.append(min(subs))
+        out += (
+            g.memory_used_percent,
+            g.temperature_c,
+            g.memory_temperature_c,
+            g.temperature_margin_c,
+            g.power_w,
+            g.sm_clock_mhz,
+        )
+    return out
 
 
 class NodeHistory:
@@ -130,30 +228,59 @@ class NodeHistory:
         self.time = Ring(capacity, "d")
         self.series: dict[str, Ring] = {}
         self.samples = 0
-        self.last_seen: dict[str, int] = {}  # series -> the sample count when it last appeared
+        # series -> the sample count when it last appeared; for the series of the shape bound
+        # now, the count when that shape was bound (they appear in every sample since)
+        self.last_seen: dict[str, int] = {}
+        self._shape: tuple | None = None
+        self._keys: tuple[str, ...] = ()
+        self._rings: list[Ring] = []  # the series of ``_keys``, in their order
+        self._absent: list[Ring] = []  # every other series: a gap this sample
+        self._dedupe = False  # the bound shape names a series twice (two devices of one name)
 
     def record(self, sample: Sample) -> None:
         self.time.append(sample.time)
         self.samples += 1
-        seen = dict(sample_metrics(sample))
-        last_seen = self.last_seen
-        for key in seen:
-            last_seen[key] = self.samples
-        for key, ring in self.series.items():
-            ring.append(seen.pop(key, None))
-        for key, value in seen.items():  # series new in this sample
-            ring = Ring(self.capacity, size=len(self.time) - 1)
+        shape = _shape_of(sample)
+        if shape != self._shape:
+            self._bind(shape)
+        values = _values_of(sample)
+        if self._dedupe:  # as a dict of the pairs would: the last value of a name wins
+            named = dict(zip(_keys_of(shape), values, strict=True))
+            values = [named[k] for k in self._keys]
+        for ring, value in zip(self._rings, values, strict=True):
             ring.append(value)
-            self.series[key] = ring
+        for ring in self._absent:
+            ring.append(None)
         if self.samples % PRUNE_EVERY == 0:
             self._prune()
+
+    def _bind(self, shape: tuple) -> None:
+        """A sample of a new shape (a device came or went): which series it feeds."""
+        last_seen = self.last_seen
+        for key in self._keys:  # seen in every sample up to the previous one
+            last_seen[key] = self.samples - 1
+        keys = _keys_of(shape)
+        self._dedupe = len(set(keys)) != len(keys)
+        if self._dedupe:
+            keys = tuple(dict.fromkeys(keys))
+        for key in keys:
+            last_seen[key] = self.samples
+            if key not in self.series:  # new in this sample: gaps before it, aligned in time
+                self.series[key] = Ring(self.capacity, size=len(self.time) - 1)
+        wanted = set(keys)
+        self._shape, self._keys = shape, keys
+        self._rings = [self.series[k] for k in keys]
+        self._absent = [ring for k, ring in self.series.items() if k not in wanted]
 
     def _prune(self) -> None:
         """Forget series whose device has been gone for the whole history (a removed disk, a
         container's interface): they hold nothing but gaps, and cost memory and time."""
-        gone = [k for k in self.series if self.samples - self.last_seen[k] >= self.capacity]
+        bound = set(self._keys)
+        gone = [k for k in self.series if k not in bound and self.samples - self.last_seen[k] >= self.capacity]
         for key in gone:
             del self.series[key], self.last_seen[key]
+        if gone:
+            self._absent = [ring for k, ring in self.series.items() if k not in bound]
 
     def get(self, key: str, n: int | None = None) -> list[float | None]:
         ring = self.series.get(key)

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -50,6 +51,8 @@ class DltuiApp(App[int]):
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
+        self._keys_arrived: list[float] = []
+        self._keys_acted: list[float] = []
         self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
@@ -68,9 +71,10 @@ class DltuiApp(App[int]):
     def on_mount(self) -> None:
         for problem in self.problems:
             self.notify(problem, title="Theme", severity="warning", timeout=20)
+        sink = self.heap.watching(self.sink)
         for transport in self.transports:
             self.run_worker(
-                transport.run(self.sink), name=type(transport).__name__, group="transports", exit_on_error=False
+                transport.run(sink), name=type(transport).__name__, group="transports", exit_on_error=False
             )
         if len(self.fleet) == 1:
             name = next(iter(self.fleet)).name
@@ -95,6 +99,29 @@ class DltuiApp(App[int]):
             self._ring_for_new_critical()
         if self.frame_stats is not None:
             self.call_after_refresh(self.frame_stats.frame_done, started)
+
+    # -- key latency, for the benchmark (DLTUI_FRAME_STATS): a key's arrival until the screen
+    # painted after its binding's action ---------------------------------------------------
+
+    async def on_event(self, event: events.Event) -> None:
+        # A key arrives here first (and bubbles back up, forwarded, if nothing takes it).
+        if self.frame_stats is not None and isinstance(event, events.Key) and not event.is_forwarded:
+            self._keys_arrived.append(event.time)
+        await super().on_event(event)
+
+    async def run_action(self, action, default_namespace=None, namespaces=None) -> bool:
+        done = await super().run_action(action, default_namespace, namespaces)
+        if self._keys_arrived:  # a binding's action has run: its answer is in the next paint
+            self._keys_acted += self._keys_arrived
+            self._keys_arrived.clear()
+        return done
+
+    def _display(self, screen: Screen, renderable) -> None:
+        super()._display(screen, renderable)
+        if self._keys_acted and renderable is not None and self.frame_stats is not None:
+            for pressed in self._keys_acted:
+                self.frame_stats.key_done(pressed)
+            self._keys_acted.clear()
 
     @property
     def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:

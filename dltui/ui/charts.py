@@ -16,8 +16,6 @@ import plotext as plt
 
 from dltui.core.state import HOTTEST_GPU_C, NodeState
 
-from .spark import downsample
-
 WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
 _TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
@@ -66,18 +64,17 @@ class HistoryWindow:
     def __init__(self, node: NodeState, start: float, end: float, points: int) -> None:
         self.node = node
         newest = int(max(0.0, end - start) / max(0.05, node.interval_s)) + 2
-        times = node.history.time.values(newest)  # only the tail the window can hold is read
-        first = _first_at(times, start)
-        self.count = len(times) - first
+        clock = node.history.time
+        times = clock.values(newest)  # only the tail the window can hold is read
+        self.count = len(times) - _first_at(times, start)
         self.per = max(1, -(-self.count // max(1, points)))
-        self.times = downsample(times[first:], self.per, max)
+        self.times = clock.squeezed(self.count, self.per, max)
 
     def series(self, key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
         """``pick`` reduces each group (the worst case: ``max`` for heat, ``min`` for clocks and
         utilisation); gaps (node away, value not reported) are left out, never drawn as zeros."""
-        values = (
-            downsample(self.node.history.get(key, self.count), self.per, pick) if self.count else []
-        )
+        ring = self.node.history.series.get(key)
+        values = ring.squeezed(self.count, self.per, pick) if ring is not None and self.count else []
         both = zip(self.times, values, strict=False)
         pairs = [(x, y) for x, y in both if x is not None and y is not None]
         return Series(label, [x for x, _ in pairs], [y for _, y in pairs], color)

@@ -1,6 +1,8 @@
 """Frame timings for the UI benchmark: set ``DLTUI_FRAME_STATS=path`` and the app writes a
 small JSON summary there when it exits (ticks, mean, p50, p95 and max milliseconds), and each
-frame as [wall-clock end, milliseconds] so a benchmark can keep only its own window."""
+frame as [wall-clock end, milliseconds] so a benchmark can keep only its own window. Key
+presses likewise: from the key event's creation (its arrival from the terminal) until the
+screen under it has been repainted, in ``keys`` and ``each_key``."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ class FrameStats:
         self.path = path
         self.frames_ms: list[float] = []
         self.ended: list[float] = []
+        self.keys_ms: list[float] = []
+        self.keys_ended: list[float] = []
 
     @classmethod
     def from_env(cls) -> FrameStats | None:
@@ -29,10 +33,18 @@ class FrameStats:
         self.frames_ms.append((time.perf_counter() - started) * 1000.0)
         self.ended.append(time.time())
 
+    def key_done(self, pressed: float) -> None:
+        """``pressed``: the key event's ``time`` (``time.monotonic``, as Textual stamps it)."""
+        self.keys_ms.append((time.monotonic() - pressed) * 1000.0)
+        self.keys_ended.append(time.time())
+
     def write(self) -> None:
         summary: dict = {**summarise(self.frames_ms)}
         frames = zip(self.ended, self.frames_ms, strict=True)
         summary["each"] = [[round(t, 3), round(ms, 3)] for t, ms in frames]
+        summary["keys"] = summarise(self.keys_ms)
+        keys = zip(self.keys_ended, self.keys_ms, strict=True)
+        summary["each_key"] = [[round(t, 3), round(ms, 3)] for t, ms in keys]
         self.path.write_text(json.dumps(summary) + "\n", encoding="utf-8")
 
 

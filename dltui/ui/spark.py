@@ -29,8 +29,13 @@ def sparkline(values: Sequence[float | None], width: int, low: float, high: floa
 
 
 def bar(value: float | None, high: float = 100.0) -> str:
-    """One character for one value (a GPU in the compact fleet view)."""
-    return sparkline([value], 1, 0.0, high)
+    """One character for one value (a GPU in the compact fleet view): ``sparkline([value], 1,
+    0, high)`` without its lists, as thousands of tiles draw one each."""
+    if value is None:
+        return GAP
+    top = len(BARS) - 1
+    level = int(value / (high if high > 0 else 1.0) * top + 0.5)
+    return BARS[0 if level < 0 else top if level > top else level]
 
 
 def downsample(values: Sequence[float | None], per_char: int, pick=max) -> list[float | None]:

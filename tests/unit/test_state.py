@@ -91,3 +91,46 @@ def test_series_of_a_device_gone_for_the_whole_history_are_forgotten(monkeypatch
         h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0)]))
     assert "network.cali1.rx_bytes_per_s" not in h.series
     assert h.get("network.eth0.rx_bytes_per_s") == [1.0] * 10
+
+
+def test_history_follows_a_change_of_shape_and_a_name_given_twice():
+    """Series names are built once per sample shape; a new disk, a disk gone and two disks
+    of one name (the last one's value wins) still land each value in its own series."""
+    from dltui.core.models import DiskSample
+
+    h = NodeHistory(capacity=10)
+    h.record(Sample(time=1.0, disks=[DiskSample("sda", 1.0)]))
+    h.record(Sample(time=2.0, disks=[DiskSample("sda", 2.0), DiskSample("sdb", 20.0)]))
+    h.record(Sample(time=3.0, disks=[DiskSample("sdb", 30.0)]))
+    h.record(Sample(time=4.0, disks=[DiskSample("sdb", 40.0), DiskSample("sdb", 41.0)]))
+    h.record(Sample(time=5.0, disks=[DiskSample("sda", 5.0)]))
+    assert h.get("disk.sda.read_bytes_per_s") == [1.0, 2.0, None, None, 5.0]
+    assert h.get("disk.sdb.read_bytes_per_s") == [None, 20.0, 30.0, 41.0, None]
+    assert list(h.series) == [
+        "disk.sda.read_bytes_per_s",
+        "disk.sda.write_bytes_per_s",
+        "disk.sda.busy_percent",
+        "disk.sdb.read_bytes_per_s",
+        "disk.sdb.write_bytes_per_s",
+        "disk.sdb.busy_percent",
+    ]
+
+
+def test_sample_metrics_names_every_series_with_its_value():
+    from dltui.core.models import CpuSample, NetworkSample
+    from dltui.core.state import HOTTEST_GPU_C, sample_metrics
+
+    sample = Sample(
+        time=1.0,
+        cpu=CpuSample(total_percent=12.0, iowait_percent=1.0),
+        networks=[NetworkSample("eth0", 5.0, 6.0)],
+        gpus=[
+            GpuSample(0, utilization_percent=50.0, temperature_c=60.0, utilization_samples_percent=[40.0, 60.0]),
+            GpuSample(1, utilization_percent=90.0, temperature_c=70.0),
+        ],
+    )
+    got = dict(sample_metrics(sample))
+    assert got["cpu.total_percent"] == 12.0 and got["network.eth0.tx_bytes_per_s"] == 6.0
+    assert got[HOTTEST_GPU_C] == 70.0
+    assert got["gpu.0.utilization_min_percent"] == 40.0 and "gpu.1.utilization_min_percent" not in got
+    assert got["gpu.1.temperature_c"] == 70.0 and got["gpu.1.power_w"] is None

@@ -55,6 +55,7 @@ class FleetScreen(Screen):
         self._mode_chosen = False
         self._ready = False
         self._chart_key: tuple | None = None
+        self._by_name: tuple[int, list] | None = None  # (fleet version, its nodes by name)
 
     def compose(self) -> ComposeResult:
         yield FleetSummary()
@@ -81,11 +82,19 @@ class FleetScreen(Screen):
         nodes = list(self.fleet)
         shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes
         table = self.query_one(FleetTable)
-        table.show(sort_nodes(shown, self.sort_key), now)
+        table.show(self._sorted(shown), now)
         self.query_one(FleetSummary).show(
             nodes, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
         self._show_chart(shown, table)
+
+    def _sorted(self, shown: list) -> list:
+        """By name, the order changes only with the fleet's nodes: kept, not sorted each tick."""
+        if self.sort_key != "name" or self.filter is not None:
+            return sort_nodes(shown, self.sort_key)
+        if self._by_name is None or self._by_name[0] != self.fleet.version:
+            self._by_name = (self.fleet.version, sort_nodes(shown, "name"))
+        return self._by_name[1]
 
     def _show_chart(self, shown: list, table: FleetTable) -> None:
         """The fleet chart in the room the rows leave (a few nodes, not the compact view)."""

@@ -86,10 +86,12 @@ def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, i
     severities = [levels.severity(a.severity) for a in n.alerts.values()]
     gpus = n.sample.gpus if n.sample is not None else []
     th = thresholds.of(n.name)
-    hot = sum(
-        levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT for g in gpus
-    )
-    idle = sum(levels.utilization(g.utilization_percent, th) == levels.IDLE for g in gpus)
+    hot = idle = 0
+    for g in gpus:  # one loop, not two generators: every node of the fleet, every second
+        if levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT:
+            hot += 1
+        if levels.utilization(g.utilization_percent, th) == levels.IDLE:
+            idle += 1
     return (
         levels.status(n.status),
         severities.count(levels.HOT),

@@ -15,6 +15,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.style import Style
 from textual.visual import Visual
 
 from dltui.core import format as fmt
@@ -78,9 +79,10 @@ class FleetTable(ScrollView, can_focus=True):
         self._layout: fleet_row.Layout | None = None
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
-        self._cells: dict[str, tuple[tuple, Content]] = {}
+        self._cells: dict[str, tuple[tuple, tuple, Content]] = {}
         self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
         self._tiles: dict[tuple, Content] = {}  # what a tile draws -> its Content
+        self._tile_strips: dict[tuple, Strip] = {}  # (what a tile draws, cursor on it) -> its Strip
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
@@ -91,7 +93,7 @@ class FleetTable(ScrollView, can_focus=True):
         """Called on every tick with the nodes to list: repaints only the lines that changed."""
         self.now = now
         selected = self.selected
-        if [n.name for n in nodes] != [n.name for n in self.nodes]:
+        if nodes is not self.nodes and [n.name for n in nodes] != [n.name for n in self.nodes]:
             self.nodes = nodes
             self._name_w = max((len(n.name) for n in nodes), default=4)
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
@@ -145,6 +147,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._strips.clear()
         self._cells.clear()
         self._tiles.clear()
+        self._tile_strips.clear()
         self._keys.clear()
         self.refresh()
 
@@ -155,12 +158,15 @@ class FleetTable(ScrollView, can_focus=True):
         return self.nodes[first : first + self.per_line] if first >= 0 else []
 
     def _line_key(self, y: int) -> tuple:
+        """Everything line ``y`` shows, exactly (``Content`` compares its text only, so a colour
+        change or the cursor moving along a line of tiles is not in a Content comparison)."""
         nodes = self._line_nodes(y)
         cursor = self.selected
+        focus = 1 if self.has_focus else 2
         if self.compact:  # a tile shows no age: it is repainted only when its picture changed
-            return tuple((self._cell(n), n is cursor and self.has_focus) for n in nodes)
+            return tuple((self._cell(n)[0], focus if n is cursor else 0) for n in nodes)
         return tuple(
-            (n.name, n.version, fmt.age(n.age(self.now)), n is cursor and self.has_focus, n.name in self.marked)
+            (n.name, n.version, fmt.age(n.age(self.now)), focus if n is cursor else 0, n.name in self.marked)
             for n in nodes
         )
 
@@ -173,79 +179,126 @@ class FleetTable(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         if y == 0:
-            self._keys[y] = ("header", self.compact, width)
-            content = (
-                Content.styled(COMPACT_LEGEND, fleet_row.HEADER_STYLE)
-                if self.compact
-                else fleet_row.header(self._current_layout())
-            )
+            key: tuple = ("header", self.compact, width)
         else:
-            self._keys[y] = self._line_key(y)
-            content = self._content(y)
-        # Keyed by what is drawn, not by node version: a new sample that changes no character
-        # (a GPU busy at 100 % stays █) costs no rendering.
-        strip = self._strips.get((content, width))
+            key = self._line_key(y)
+        self._keys[y] = key
+        strip = self._strips.get((key, width))
         if strip is None:
-            strip = Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
+            if y == 0:
+                content = (
+                    Content.styled(COMPACT_LEGEND, fleet_row.HEADER_STYLE)
+                    if self.compact
+                    else fleet_row.header(self._current_layout())
+                )
+                strip = self._to_strip(content, width)
+            elif self.compact:
+                strip = self._tile_line(y, width)
+            else:
+                strip = self._to_strip(self._content(y), width)
             if len(self._strips) > 4096:  # bounded: old frames are never drawn again
                 self._strips.clear()
-            self._strips[(content, width)] = strip
+            self._strips[(key, width)] = strip
         return strip
+
+    def _to_strip(self, content: Content, width: int) -> Strip:
+        return Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
+
+    def _tile_line(self, y: int, width: int) -> Strip:
+        """A line of tiles, joined from each tile's own strip: a tile is rendered once per
+        picture, not once per line it appears in (a new sample changes a few of a line's tiles)."""
+        cursor = self.selected
+        strips = []
+        used = 0
+        for n in self._line_nodes(y):
+            picture, cell = self._cell(n)
+            state = (1 if self.has_focus else 2) if n is cursor else 0
+            strip = self._tile_strips.get((picture, state))
+            if strip is None:
+                if state:
+                    cell = cell.stylize_before(self._highlight())
+                strip = self._to_strip(cell, cell.cell_length)
+                if len(self._tile_strips) > 8192:  # bounded: pictures no node shows any more
+                    self._tile_strips.clear()
+                self._tile_strips[(picture, state)] = strip
+            strips.append(strip)
+            used += strip.cell_length
+        if used < width:
+            strips.append(self._to_strip(Content(), width - used))
+        return Strip.join(strips).crop(0, width)
+
+    def _highlight(self) -> Style | str:
+        return self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
 
     def _content(self, y: int) -> Content:
         nodes = self._line_nodes(y)
         cursor = self.selected
         parts = []
         for n in nodes:
-            cell = self._cell(n)
+            _, cell = self._cell(n)
             if n is cursor:
-                highlight = self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
                 if not self.compact:
                     cell = cell.pad_right(max(0, self.scrollable_content_region.width - cell.cell_length))
-                cell = cell.stylize_before(highlight)
+                cell = cell.stylize_before(self._highlight())
             parts.append(cell)
         return Content.assemble(*parts).simplify()
 
-    def _cell(self, node: NodeState) -> Content:
-        """A node's row or tile, rebuilt only when the node or its shown age changed."""
+    def _cell(self, node: NodeState) -> tuple[tuple, Content]:
+        """A node's row or tile, rebuilt only when the node or its shown age changed, with what
+        it shows as an exact key (a tile's (text, style) parts; a row's node version and age)."""
         marked = node.name in self.marked
         age = "" if self.compact else fmt.age(node.age(self.now))  # tiles show no age
         key = (node.version, age, self.compact, self._layout, self._name_w, self._gpus, marked)
         cached = self._cells.get(node.name)
         if cached is not None and cached[0] == key:
-            return cached[1]
+            return cached[1], cached[2]
         if self.compact:
             parts = fleet_row.tile_parts(node, self._name_w, self._gpus, self.thresholds.of(node.name))
+            picture: tuple = (parts, marked)
             cell = self._tiles.get(parts)
             if cell is None:
                 if len(self._tiles) > 8192:  # bounded: pictures no node shows any more
                     self._tiles.clear()
                 cell = self._tiles[parts] = Content.assemble(*parts).pad_right(2)
         else:
+            picture = (node.name, key)
             cell = fleet_row.row(
                 node, self.now, self._current_layout(), self.thresholds.of(node.name)
             )
         if marked:  # picked for a fleet action: the row's first column says so
             cell = Content.assemble(("▶", "bold $text-accent"), cell[1:])
-        self._cells[node.name] = (key, cell)
-        return cell
+        self._cells[node.name] = (key, picture, cell)
+        return picture, cell
 
     # -- moving -------------------------------------------------------------------------------
 
     def _move_to(self, index: int) -> None:
         if not self.nodes:
             return
+        before = self.cursor
         self.cursor = max(0, min(len(self.nodes) - 1, index))
-        self._scroll_cursor_into_view()
-        self.refresh()
+        if self._scroll_cursor_into_view():
+            self.refresh()  # the rows move: all of them
+        else:  # a key answers within a frame: only the lines the cursor left and entered
+            self._refresh_node_line(before)
+            self._refresh_node_line(self.cursor)
 
-    def _scroll_cursor_into_view(self) -> None:
+    def _refresh_node_line(self, index: int) -> None:
+        y = index // self.per_line - int(self.scroll_y) + 1
+        if 1 <= y < self.scrollable_content_region.height:
+            self.refresh(Region(0, y, self.scrollable_content_region.width, 1))
+
+    def _scroll_cursor_into_view(self) -> bool:
+        """Whether it had to scroll."""
         line = self.cursor // self.per_line
         rows = max(1, self.scrollable_content_region.height - 1)
         if line < self.scroll_y:
             self.scroll_to(y=line, animate=False)
         elif line >= self.scroll_y + rows:
             self.scroll_to(y=line - rows + 1, animate=False)
+        else:
+            return False
+        return True
 
     def action_mark(self) -> None:
         """Pick or unpick the node under the cursor for a fleet action, then move on."""
