@@ -7,6 +7,7 @@ hundred dots wide. Times on the x axis are the samples' own (the recorded clock 
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Sequence
@@ -129,8 +130,7 @@ def _render(chart: Chart, width: int, height: int) -> str:
     values = [v for s in chart.series for v in s.values]
     low = chart.low if chart.low is not None else (min(values) if values else 0.0)
     high = chart.high if chart.high is not None else (max(values) if values else 1.0)
-    if high - low < 1.0:
-        low, high = low - 1.0, high + 1.0
+    low, high = value_span(low, high)
     # The alert band gets the top row to itself: a full-cell mark would hide the dots under it.
     rows = max(3, height - _FRAME_ROWS)
     row = (high - low) / (rows - 2)
@@ -152,10 +152,34 @@ def _render(chart: Chart, width: int, height: int) -> str:
             marker="━",
             label="alert open" if i == 0 else None,
         )
+    values_at = value_ticks(low, high, max(2, (rows - 1) // 2))
+    plt.yticks(values_at, [f"{v:g}" for v in values_at])
     ticks = time_ticks(chart.start, chart.end, max(2, width // 12))
     shape = "%H:%M:%S" if len(ticks) > 1 and ticks[1] - ticks[0] < 60 else "%H:%M"
     plt.xticks(ticks, [time.strftime(shape, time.localtime(t)) for t in ticks])
     return plt.build()
+
+
+def value_span(low: float, high: float) -> tuple[float, float]:
+    """The y range: at least 5 % of the top value (and 2 units), so a steady reading (a clock
+    at its max, a GPU at 59 °C) is a line, not noise magnified to fill the chart."""
+    least = max(2.0, 0.05 * abs(high))
+    if high - low < least:
+        middle = (high + low) / 2
+        low, high = middle - least / 2, middle + least / 2
+    return low, high
+
+
+def value_ticks(low: float, high: float, most: int) -> list[float]:
+    """Round values for the y axis (steps of 1, 2 or 5 times a power of ten), at most ``most``."""
+    span = max(high - low, 1e-9)
+    step = 10.0 ** math.floor(math.log10(span / max(1, most)))
+    for factor in (1, 2, 5, 10):
+        if span / (step * factor) <= most:
+            step *= factor
+            break
+    first = math.ceil(low / step) * step
+    return [round(first + k * step, 9) for k in range(int((high - first) / step) + 1)]
 
 
 def time_ticks(start: float, end: float, most: int) -> list[float]:

@@ -13,10 +13,14 @@ frame's allocations) scans all of them: 35 ms at 512 nodes, in the middle of a f
 ``gc.freeze()`` moves everything alive into a generation the collector never scans; it costs
 O(1) (three list splices). So it runs on every redraw tick and every ``FREEZE_EVERY_SAMPLES``
 samples in between: the young generation holds only what is newer than that. Objects frozen
-are still freed by reference counting when dropped (old samples, closed alerts); a reference
-cycle that was alive when frozen and dies later (a popped screen, a dropped connection) is
-reclaimed only after a thaw, so every THAW_EVERY_S the frozen objects go back to the collector
-for one full collection: one pause every few minutes instead of one every frame.
+are still freed by reference counting when dropped (old samples, closed alerts), and leave the
+frozen generation then; so in a steady state its size stays put. A reference cycle that was
+alive when frozen and dies later (a popped screen, a dropped connection) is reclaimed only
+after a thaw. The thaw follows CPython's own rule for full collections: when the frozen
+generation has grown by a quarter since the last one (checked every ``CHECK_EVERY_S``:
+counting it walks the list, ~13 ms a million objects), everything goes back to the collector
+for one full collection. A steady fleet thaws rarely, if ever; a growing heap, or one that
+collects dead cycles, is bounded to 1.25 times what it holds, as without the freezing.
 """
 
 from __future__ import annotations
@@ -27,24 +31,35 @@ import time
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.transport.base import Sink
 
-THAW_EVERY_S = 300.0
+CHECK_EVERY_S = 30.0
+GROWTH_TO_THAW = 1.25  # CPython's: a full collection when the long-lived grew by a quarter
 FREEZE_EVERY_SAMPLES = 64  # some 6 000 objects: a young collection of them is under a millisecond
 
 
 class HeapFreezer:
     def __init__(self) -> None:
-        self._next_thaw = time.monotonic() + THAW_EVERY_S
+        self._next_check = time.monotonic() + CHECK_EVERY_S
+        self._baseline: int | None = None  # frozen objects after the last thaw (or first check)
         self._samples = 0
+        self.thaws = 0
 
     def tick(self) -> None:
         """On every redraw tick, before drawing: the frame's collections find a small heap."""
-        now = time.monotonic()
-        if now >= self._next_thaw:
-            self._next_thaw = now + THAW_EVERY_S
-            gc.unfreeze()
-            gc.collect()
         self._samples = 0
         gc.freeze()
+        now = time.monotonic()
+        if now < self._next_check:
+            return
+        self._next_check = now + CHECK_EVERY_S
+        frozen = gc.get_freeze_count()
+        if self._baseline is None:
+            self._baseline = frozen
+        elif frozen >= GROWTH_TO_THAW * self._baseline:
+            gc.unfreeze()
+            gc.collect()
+            self.thaws += 1
+            gc.freeze()
+            self._baseline = gc.get_freeze_count()
 
     def sampled(self) -> None:
         self._samples += 1

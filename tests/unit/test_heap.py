@@ -1,11 +1,10 @@
 """The UI's garbage-collector policy: freeze the heap on every tick and every few samples,
-pass every sink call on unchanged and in order, thaw and collect now and then."""
+pass every sink call on unchanged and in order, thaw and collect once the frozen heap grew by a quarter."""
 
 import gc
 import weakref
 
 from dltui.core.models import Sample
-from dltui.ui import heap
 from dltui.ui.heap import FREEZE_EVERY_SAMPLES, HeapFreezer
 
 
@@ -63,18 +62,49 @@ class Knot:
         self.me = self
 
 
-def test_a_frozen_cycle_is_freed_at_the_next_thaw(monkeypatch):
+def _checked(freezer):
+    """A tick that runs the periodic check (the others, as in life, only freeze)."""
+    freezer._next_check = 0.0
+    freezer.tick()
+
+
+def test_a_frozen_cycle_is_freed_once_the_frozen_heap_grew_by_a_quarter():
     gc.unfreeze()
     freezer = HeapFreezer()
     try:
+        kept = [[] for _ in range(1000)]
+        _checked(freezer)  # the first check sets the baseline
+        base = freezer._baseline
         knot = Knot()
         alive = weakref.ref(knot)
         freezer.tick()
         del knot
         gc.collect()
         assert alive() is not None  # frozen: the collector does not look at it
-        monkeypatch.setattr(heap.time, "monotonic", lambda: freezer._next_thaw + 1)
+        _checked(freezer)
+        assert alive() is not None and freezer.thaws == 0  # the heap has not grown: no thaw
+        knots = [Knot() for _ in range(base // 3)]  # a third more frozen objects...
+        last = weakref.ref(knots[-1])
         freezer.tick()
-        assert alive() is None
+        del knots  # ...that die as cycles: only a thaw can free them
+        _checked(freezer)
+        assert alive() is None and last() is None and freezer.thaws == 1
+        assert kept
+    finally:
+        gc.unfreeze()
+
+
+def test_a_steady_heap_is_never_thawed():
+    """Samples replace samples: what dies is freed by reference counting, frozen or not."""
+    gc.unfreeze()
+    freezer = HeapFreezer()
+    try:
+        latest = [Sample(time=0.0)]
+        for t in range(200):
+            latest[0] = Sample(time=float(t))  # the previous one goes by its reference count
+            freezer.tick()
+            if t % 20 == 0:
+                _checked(freezer)
+        assert freezer.thaws == 0
     finally:
         gc.unfreeze()
