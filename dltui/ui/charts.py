@@ -22,6 +22,7 @@ _TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
 ALERT_COLOR = "red"
 _FRAME_ROWS = 4  # title, the frame's top and bottom, the time labels
+LEGEND_IN_CHART = 3  # more entries than this go on a key line under the title
 _PLOTEXT = threading.Lock()
 
 
@@ -119,9 +120,15 @@ def render(chart: Chart, width: int, height: int) -> str:
 
 
 def _render(chart: Chart, width: int, height: int) -> str:
+    # More than a few entries: plotext's legend, drawn inside the canvas, would hide the start
+    # of every line under it, so they go on a key line under the title instead.
+    entries = [(s.label, s.color) for s in chart.series if s.label and s.times]
+    if chart.spans:
+        entries.append(("alert open", ALERT_COLOR))
+    keyed = len(entries) > LEGEND_IN_CHART
     plt.clear_figure()
     plt.limit_size(False, False)  # plotext would cap the chart at the terminal it thinks it has
-    plt.plotsize(max(20, width), max(6, height))
+    plt.plotsize(max(20, width), max(6, height - (1 if keyed else 0)))
     plt.theme("dark")
     plt.canvas_color("default")
     plt.axes_color("default")
@@ -142,7 +149,8 @@ def _render(chart: Chart, width: int, height: int) -> str:
             # Dense series as dots (a dot a braille column: plotext's line joining is its
             # costliest step); sparse ones joined, or a short history would be a few specks.
             draw = plt.scatter if len(s.times) >= width else plt.plot
-            draw(s.times, s.values, label=s.label, color=s.color, marker="braille")
+            label = None if keyed else s.label
+            draw(s.times, s.values, label=label, color=s.color, marker="braille")
     for i, span in enumerate(chart.spans):
         end = chart.end if span.end is None else span.end
         plt.plot(
@@ -150,14 +158,31 @@ def _render(chart: Chart, width: int, height: int) -> str:
             [top, top],
             color=ALERT_COLOR,
             marker="━",
-            label="alert open" if i == 0 else None,
+            label="alert open" if i == 0 and not keyed else None,
         )
     values_at = value_ticks(low, high, max(2, (rows - 1) // 2))
     plt.yticks(values_at, [f"{v:g}" for v in values_at])
     ticks = time_ticks(chart.start, chart.end, max(2, width // 12))
     shape = "%H:%M:%S" if len(ticks) > 1 and ticks[1] - ticks[0] < 60 else "%H:%M"
     plt.xticks(ticks, [time.strftime(shape, time.localtime(t)) for t in ticks])
-    return plt.build()
+    drawn = plt.build()
+    if not keyed:
+        return drawn
+    title, _, rest = drawn.partition("\n")
+    return f"{title}\n{legend_line(entries, width)}\n{rest}"
+
+
+def legend_line(entries: Sequence[tuple[str, str]], width: int) -> str:
+    """``⣿ GPU0  ⣿ GPU1 …`` in each line's colour, cut to ``width`` columns."""
+    parts, used = [], 1
+    for label, color in entries:
+        piece = f"⣿ {label}"
+        if used + len(piece) + 2 > width:
+            parts.append("…")
+            break
+        parts.append(plt.colorize(piece, color))
+        used += len(piece) + 2
+    return " " + "  ".join(parts)
 
 
 def value_span(low: float, high: float) -> tuple[float, float]:

@@ -161,10 +161,9 @@ class BurnInScreen(Screen):
             series = charts.overlay(lines)
             if ref and lines:
                 times, values = live.gpu_series(view, indexes[0], ref)
-                if times:
-                    series.append(
-                        charts.Series(ref.split("_")[-2], times, values, _REFERENCE_COLOR)
-                    )
+                if times:  # drawn first: a GPU at its limit or max stays visible on top of it
+                    reference = charts.Series(ref.split("_")[-2], times, values, _REFERENCE_COLOR)
+                    series.insert(0, reference)
             widget = self.query_one(f"#bi-{key}", Static)
             if not lines:
                 widget.update(Text(f"{title} ({unit}): not reported", style="dim"))
