@@ -51,20 +51,44 @@ class ActionFlows:
             return any(self.runner.can_run(n) for n in self.runner.by_node)
         return self.runner.can_run(node)
 
-    def unit_of(self, node: str) -> str | None:
+    def units_of(self, node: str) -> list[str]:
+        """The node's units, those it has first (a group's ``units`` may name several)."""
         state = self.app.fleet.nodes.get(node)
         units = state.sample.units if state is not None and state.sample is not None else []
-        pick = known_units(units) or units
-        return pick[0].name if pick else None
+        return [u.name for u in (known_units(units) or units)]
+
+    def unit_of(self, node: str) -> str | None:
+        names = self.units_of(node)
+        return names[0] if names else None
 
     # -- unit ---------------------------------------------------------------------------------
 
     def unit(self, nodes: list[str], verb: str, unit: str | None = None) -> None:
-        unit = unit or self.unit_of(nodes[0])
         if unit is None:
-            self.app.notify("no training unit reported by this node", severity="warning")
-            return
+            names = self.units_of(nodes[0])
+            if not names:
+                self.app.notify("no training unit reported by this node", severity="warning")
+                return
+            if len(names) > 1:  # which one: asked, never guessed
+                self._ask_unit(nodes, verb, names)
+                return
+            unit = names[0]
         self.app.run_worker(self._unit(nodes, verb, unit), group="actions", exit_on_error=False)
+
+    def _ask_unit(self, nodes: list[str], verb: str, names: list[str]) -> None:
+        def check(text: str) -> str | None:
+            if text.strip() in names:
+                return None
+            return f"{nodes[0]} runs {', '.join(names)}: name one of them"
+
+        def chosen(text: str | None) -> None:
+            if text:
+                self.unit(nodes, verb, text.strip())
+
+        prompt = PromptScreen(
+            f"{verb} which unit? ", names[0], placeholder=" · ".join(names), check=check
+        )
+        self.app.push_screen(prompt, chosen)
 
     async def _unit(self, nodes: list[str], verb: str, unit: str) -> None:
         lines = await asyncio.gather(*(self.service.preview_unit(n, verb, unit) for n in nodes))

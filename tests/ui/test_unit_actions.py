@@ -1,10 +1,14 @@
 """The unit pane, the confirm dialog and the actions on the demo fleet (simulated actions),
 and their absence under --read-only."""
 
+from dataclasses import replace
+
+from textual.widgets import Input, Label
+
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.ui.action_flows import ActionFlows
-from dltui.ui.screens import ConfirmScreen, NodeScreen
+from dltui.ui.screens import ConfirmScreen, NodeScreen, PromptScreen
 from dltui.ui.widgets import UnitPane
 
 from .demo_fleet import demo_app, feed
@@ -72,6 +76,35 @@ async def test_restart_from_the_node_screen_is_confirmed_then_verified():
         assert result.ok and "restarted" in result.message
         assert demo._nodes[0].unit.invocation != before
         assert app.actions.service.audit.entries()[-1]["simulated"] is True
+
+
+async def test_a_node_with_two_units_is_asked_which_one_never_guessed():
+    app, demo = demo_app()
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        _with_actions(app, demo)
+        sample = app.fleet.nodes["gpu01"].sample
+        train = sample.units[0]
+        sample.units = [train, replace(train, name="dl_eval.service")]
+        app.open_node("gpu01")
+        await pilot.pause()
+        await pilot.press("R")
+        await _until(pilot, lambda: isinstance(app.screen, PromptScreen))
+        field = app.screen.query_one(Input)
+        assert field.value == "dl_train.service"  # the first offered, not taken
+        assert "dl_train.service · dl_eval.service" in field.placeholder
+        field.value = "sshd.service"  # not one of this node's units: refused in place
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, PromptScreen)
+        assert "gpu01 runs dl_train.service, dl_eval.service" in str(
+            app.screen.query_one("#problem", Label).render()
+        )
+        field.value = "dl_eval.service"
+        await pilot.press("enter")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert app.screen.lines == [("gpu01", "timeout -k 2 90 systemctl restart dl_eval.service")]
+        await pilot.press("n")
 
 
 async def test_read_only_hides_every_action():
