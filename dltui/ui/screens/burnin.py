@@ -21,8 +21,10 @@ from textual.widgets import Footer, Static
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
 from dltui.ui import charts
+from dltui.ui.widgets.chart import PlotextChart
 
 JUDGE_EVERY_S = 5.0
+CHART_EVERY_S = 5.0
 _STYLE = {"pass": "green", "warn": "yellow", "fail": "bold red", "not run": "dim"}
 _WORD = {"pass": "PASS so far", "warn": "WARN", "fail": "FAIL", "not run": "not run"}
 _ENDED = ("done", "failed", "stopped")  # the driver's last states (status.json)
@@ -36,6 +38,11 @@ def _fmt_left(seconds: float | None) -> str:
     m, s = divmod(int(seconds), 60)
     h, m = divmod(m, 60)
     return f"{h}:{m:02d}:{s:02d}"
+
+
+def _as_built(chart: charts.Chart) -> Callable[[int], charts.Chart]:
+    """A chart builder that needs no squeezing: the fold already bounds every series."""
+    return lambda _points: chart
 
 
 class BurnInScreen(Screen):
@@ -69,6 +76,7 @@ class BurnInScreen(Screen):
         self.live_refresh = live_refresh
         self._lives: dict[str, live.NodeLive] = {}
         self._judged_at: dict[str, tuple[float, tuple]] = {}
+        self._charted: tuple[tuple, float] = ((), 0.0)  # (node and size drawn, when)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -76,7 +84,10 @@ class BurnInScreen(Screen):
             yield Static(id="bi-gpus")
             with Grid(id="bi-charts"):
                 for key, *_ in live.SERIES:
-                    yield Static(classes="bi-chart", id=f"bi-{key}")
+                    # drawn off the event loop while live: six charts are ~130 ms of plotext
+                    yield PlotextChart(
+                        classes="bi-chart", id=f"bi-{key}", in_thread=self.live_refresh
+                    )
         yield Footer()
 
     def on_mount(self) -> None:
@@ -92,7 +103,13 @@ class BurnInScreen(Screen):
         self.query_one("#bi-nodes", Static).update(self._nodes_text(lives))
         if self.node in lives:
             self.query_one("#bi-gpus", Static).update(self._gpus_text(lives[self.node]))
-            self._draw_charts(self.views[self.node])
+            # a chart of the whole run moves little in a second: redrawn every CHART_EVERY_S,
+            # and at once for another node or size
+            now = time.monotonic()
+            key = (self.node, self.size)
+            if key != self._charted[0] or now - self._charted[1] >= CHART_EVERY_S:
+                self._charted = (key, now)
+                self._draw_charts(self.views[self.node])
 
     def _judged(self) -> dict[str, live.NodeLive]:
         """The verdict so far reads the whole run: at most every JUDGE_EVERY_S per node (a
@@ -148,10 +165,10 @@ class BurnInScreen(Screen):
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:
-        """The dashboard's own chart renderer (wall-clock axis, fixed ranges, dense series as
-        dots): one line per GPU over the whole run, the reference (limit, max) in grey."""
+        """The dashboard's own chart widget (wall-clock axis, fixed ranges, dense series as
+        dots): one line per GPU over the whole run, the reference (limit, max) in grey. The
+        series are read here, on the event loop, where the follow updates them."""
         indexes = live.gpu_indexes(view)
-        width = max(30, (self.size.width - 6) // 2)
         for key, title, unit, field_name, ref in live.SERIES:
             lines = []
             for i in indexes:
@@ -164,9 +181,9 @@ class BurnInScreen(Screen):
                 if times:  # drawn first: a GPU at its limit or max stays visible on top of it
                     reference = charts.Series(ref.split("_")[-2], times, values, _REFERENCE_COLOR)
                     series.insert(0, reference)
-            widget = self.query_one(f"#bi-{key}", Static)
+            widget = self.query_one(f"#bi-{key}", PlotextChart)
             if not lines:
-                widget.update(Text(f"{title} ({unit}): not reported", style="dim"))
+                widget.say(Text(f"{title} ({unit}): not reported", style="dim"))
                 continue
             low, high = _RANGES.get(key, (None, None))
             chart = charts.Chart(
@@ -178,7 +195,7 @@ class BurnInScreen(Screen):
                 low=low,
                 high=high,
             )
-            widget.update(Text.from_ansi(charts.render(chart, width, 14)))
+            widget.plot(_as_built(chart))
 
     def action_back(self) -> None:
         self.app.pop_screen()

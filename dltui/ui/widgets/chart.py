@@ -22,10 +22,12 @@ class PlotextChart(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None, in_thread: bool = False) -> None:
+    def __init__(
+        self, *, id: str | None = None, classes: str | None = None, in_thread: bool = False
+    ) -> None:
         """``in_thread``: build and render off the event loop (a chart that shares its screen
         with live data: a redraw of tens of milliseconds must not hold a frame or a key)."""
-        super().__init__(id=id)
+        super().__init__(id=id, classes=classes)
         self.chart: Chart | None = None
         self.in_thread = in_thread
         self._builder: Builder | None = None
@@ -39,6 +41,12 @@ class PlotextChart(Static):
         """Draw ``builder(points)``; called again with the new width when the widget resizes."""
         self._builder = builder
         self._draw()
+
+    def say(self, text: Text) -> None:
+        """Words instead of a chart (nothing to draw yet); a resize keeps them."""
+        self._builder = None
+        self.chart = None
+        self.update(text)
 
     def on_resize(self, event: events.Resize) -> None:
         self._draw()
