@@ -12,6 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dltui.core.format import value_span
+
 from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, exit_code
 
 MAX_POINTS = 600  # per chart line: more than a 700-px chart can show
@@ -251,15 +253,6 @@ def svg_chart(
     return _svg(title, unit, data, load, width, height)
 
 
-def _value_span(lo: float, hi: float) -> tuple[float, float]:
-    """The y range: at least 5 % of the top value, so a steady clock does not look like noise."""
-    least = max(abs(hi) * 0.05, 2.0)
-    if hi - lo < least:
-        mid = (hi + lo) / 2
-        lo, hi = mid - least / 2, mid + least / 2
-    return lo, hi
-
-
 def _minute_step(minutes: float) -> float:
     """A round tick step giving 3 to 6 ticks over ``minutes``."""
     for step in (0.25, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 240, 480, 720):
@@ -287,7 +280,7 @@ def _svg(
         )
     t0 = min(p[0] for _, _, pts in data for p in pts)
     t1 = max(p[0] for _, _, pts in data for p in pts)
-    lo, hi = _value_span(
+    lo, hi = value_span(
         min(p[1] for _, _, pts in data for p in pts), max(p[1] for _, _, pts in data for p in pts)
     )
     span_t = (t1 - t0) or 1.0

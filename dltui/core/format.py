@@ -62,3 +62,13 @@ def age(seconds: float | None) -> str:
     if seconds < 60:
         return f"{int(seconds)}s"
     return duration(seconds)
+
+
+def value_span(low: float, high: float) -> tuple[float, float]:
+    """A chart's y range: at least 5 % of the top value (and 2 units), so a steady reading (a
+    clock at its max, a GPU at 59 °C) is a line, not noise magnified to fill the chart."""
+    least = max(2.0, 0.05 * abs(high))
+    if high - low < least:
+        middle = (high + low) / 2
+        low, high = middle - least / 2, middle + least / 2
+    return low, high

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import plotext as plt
 
+from dltui.core.format import value_span
 from dltui.core.state import HOTTEST_GPU_C, NodeState
 
 WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
@@ -183,16 +184,6 @@ def legend_line(entries: Sequence[tuple[str, str]], width: int) -> str:
         parts.append(plt.colorize(piece, color))
         used += len(piece) + 2
     return " " + "  ".join(parts)
-
-
-def value_span(low: float, high: float) -> tuple[float, float]:
-    """The y range: at least 5 % of the top value (and 2 units), so a steady reading (a clock
-    at its max, a GPU at 59 °C) is a line, not noise magnified to fill the chart."""
-    least = max(2.0, 0.05 * abs(high))
-    if high - low < least:
-        middle = (high + low) / 2
-        low, high = middle - least / 2, middle + least / 2
-    return low, high
 
 
 def value_ticks(low: float, high: float, most: int) -> list[float]:
