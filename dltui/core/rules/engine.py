@@ -165,12 +165,19 @@ class Engine:
         return True
 
     def tick(self, fleet: FleetState, now: float) -> None:
+        # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
+        # almost always, so that case is decided here without _judge's calls (as _judge would).
+        memories, window = self.nodes, self.window_s is not None
         for node in fleet:
-            nm = self._memory(node)
+            nm = memories.get(node.name) or self._memory(node)
             if node.facts is not nm.facts:
                 self._facts_arrived(node, nm, now)
-            for check, _, p, timing, rule in nm.rules[STATUS]:
-                self._judge(node, nm, rule, timing, None, check(node, nm, now, p), now)
+            conditions = nm.conditions
+            for check, rule_id, p, timing, rule in nm.rules[STATUS]:
+                answer = check(node, nm, now, p)
+                if (answer is CLEAR or answer is None) and not window and rule_id not in conditions:
+                    continue
+                self._judge(node, nm, rule, timing, None, answer, now)
         if self._fleet_dirty:
             self._fleet_dirty = False
             self._judge_fleet(fleet, now)
