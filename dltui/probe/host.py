@@ -6,6 +6,7 @@ so its rates are None rather than invented zeros.
 """
 
 import errno
+import operator
 import os
 import select
 import shlex
@@ -62,6 +63,17 @@ MEMINFO_NAMES = frozenset(
     )
 )
 
+PRESSURE_RESOURCES = ("cpu", "io", "memory")
+# resource -> (line, window, record key) for every value a sample keeps (built once)
+PRESSURE_KEYS = {
+    resource: [
+        (kind, window, "%s_%s_%s_percent" % (resource, kind, window))
+        for kind in ("some", "full")
+        for window in ("avg10", "avg60")
+    ]
+    for resource in PRESSURE_RESOURCES
+}
+
 # Counting D-state processes reads /proc/<pid>/stat of every process, ~10 µs each: 0.7 ms with
 # 75 processes, 27 ms with 2000, more than the whole rest of a sample. So the scan runs every
 # D_STATE_EVERY_TICKS ticks and the ticks between report the last count.
@@ -81,6 +93,13 @@ class HostCollector:
         self._networks = None  # (monotonic time, {name: NetCounters})
         self._block_listing = None
         self._watched_disks = frozenset()
+        self._diskstats_rows = -1  # rows of /proc/diskstats when /sys/block was last listed
+        # the files read every tick, kept open and read again from their start
+        self._files = {
+            name: KeptOpen(proc + "/" + name, one_record=name not in ("diskstats", "net/dev"))
+            for name in ("stat", "loadavg", "meminfo", "diskstats", "net/dev")
+            + tuple("pressure/" + r for r in PRESSURE_RESOURCES)
+        }
         self._mount_table = MountTable(proc + "/self/mounts")
         self._watched_mounts = []
         self._statvfs = BoundedStatvfs(STATVFS_TIMEOUT_S)
@@ -149,8 +168,10 @@ class HostCollector:
         }
 
     def close(self):
-        """Release the descriptor kept open on the mount table."""
+        """Release the descriptors kept open (the mount table, the files read every tick)."""
         self._mount_table.close()
+        for kept in self._files.values():
+            kept.close()
 
     # ---- sample --------------------------------------------------------------------------
 
@@ -165,9 +186,10 @@ class HostCollector:
             "networks": [],
         }
         stat = {}
+        files = self._files
         with self.problems.guard("cpu"):
-            stat = parse_stat(_read(self.proc + "/stat"))
-            sample["cpu"] = self._cpu(stat, parse_loadavg(_read(self.proc + "/loadavg")))
+            stat = parse_stat(files["stat"].read())
+            sample["cpu"] = self._cpu(stat, parse_loadavg(files["loadavg"].read()))
         with self.problems.guard("tasks"):
             sample["tasks"] = {
                 "running": stat.get("procs_running"),
@@ -175,7 +197,7 @@ class HostCollector:
                 "d_state_processes": self._d_state_processes(),
             }
         with self.problems.guard("memory"):
-            meminfo = parse_meminfo(_read(self.proc + "/meminfo"), MEMINFO_NAMES)
+            meminfo = parse_meminfo(files["meminfo"].read(), MEMINFO_NAMES)
             sample["memory"] = memory_record(meminfo)
         with self.problems.guard("pressure"):
             sample["pressure"] = self._pressure()
@@ -192,11 +214,10 @@ class HostCollector:
         prev_total, prev_cores = previous if previous is not None else (None, {})
         record = cpu_percents(prev_total, stat["cpu"])
         record["load_1"], record["load_5"], record["load_15"] = loads
-        record["cores"] = []
-        for index, times in sorted(stat["cores"].items()):
-            core = {"index": index}
-            core.update(cpu_percents(prev_cores.get(index), times))
-            record["cores"].append(core)
+        record["cores"] = [
+            cpu_percents(prev_cores.get(index), times, index)
+            for index, times in sorted(stat["cores"].items())
+        ]
         return record
 
     def _d_state_processes(self):
@@ -208,27 +229,29 @@ class HostCollector:
 
     def _pressure(self):
         record = {}
-        for resource in ("cpu", "io", "memory"):
+        for resource in PRESSURE_RESOURCES:
             try:
-                text = _read("%s/pressure/%s" % (self.proc, resource))
+                text = self._files["pressure/" + resource].read()
             except OSError as exc:
                 # No PSI on this kernel (< 4.20, or booted with psi=0): unknown, not zero.
                 if exc.errno in (errno.ENOENT, errno.EOPNOTSUPP):
                     return None
                 raise
             psi = parse_pressure(text)
-            for kind in ("some", "full"):
-                values = psi.get(kind, {})
-                for window in ("avg10", "avg60"):
-                    value = values.get(window)
-                    key = "%s_%s_%s_percent" % (resource, kind, window)
-                    record[key] = round(value, 1) if value is not None else None
+            for kind, window, key in PRESSURE_KEYS[resource]:
+                value = psi.get(kind, {}).get(window)
+                record[key] = round(value, 1) if value is not None else None
         return {name: record[name] for name in PRESSURE_FIELDS}
 
     def _disk_records(self):
+        text = self._files["diskstats"].read()
+        rows = text.count("\n")
+        if rows != self._diskstats_rows:  # a device came or went: /sys/block is listed again
+            self._diskstats_rows = rows
+            self._block_listing = None
         watched = self._disk_names()
         now = time.monotonic()
-        current = parse_diskstats(_read(self.proc + "/diskstats"), watched)
+        current = parse_diskstats(text, watched)
         previous, self._disks = self._disks, (now, current)
         prev_time, prev = previous if previous is not None else (now, {})
         return [
@@ -242,12 +265,14 @@ class HostCollector:
         md*) are kept only at the top of their stack, i.e. with no holders: that is the
         device a file system sits on, and the layers under it would count the same I/O again.
         Empty devices (size 0: card readers, unassembled arrays) are skipped. The decision is
-        cached until the listing of /sys/block changes.
+        cached until /proc/diskstats, read every tick anyway, gains or loses rows (a device
+        came or went): listing /sys/block every second cost as much as parsing diskstats.
         """
+        if self._block_listing is not None:  # listed again when /proc/diskstats changes rows
+            return self._watched_disks
         listing = os.listdir(self.sys + "/block")
-        if listing != self._block_listing:
-            self._block_listing = listing
-            self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
+        self._block_listing = listing
+        self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
         return self._watched_disks
 
     def _is_watched_disk(self, name):
@@ -288,9 +313,7 @@ class HostCollector:
 
     def _network_records(self):
         now = time.monotonic()
-        current = parse_net_dev(_read(self.proc + "/net/dev"))
-        for name in [n for n in current if not shown_nic(n)]:
-            del current[name]
+        current = parse_net_dev(self._files["net/dev"].read(), shown_nic)
         previous, self._networks = self._networks, (now, current)
         prev_time, prev = previous if previous is not None else (now, {})
         return [
@@ -311,30 +334,34 @@ def shown_nic(name):
 # ---- records from counters (pure) ---------------------------------------------------------
 
 
-def cpu_percents(previous, current):
-    """Shares of the CPU time between two /proc/stat readings, in percent.
+def cpu_percents(previous, current, index=None):
+    """Shares of the CPU time between two /proc/stat readings, in percent (with ``index``
+    first when given: a core's record).
 
     ``system`` includes irq and softirq time, so user + system + steal = total. A counter that
     went backwards (iowait may, per proc(5)) counts as 0.
     """
-    record = dict.fromkeys(
-        ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
-    )
-    if previous is None:
-        return record
-    user, nice, system, idle, iowait, irq, softirq, steal = [
-        c - p if c > p else 0 for c, p in zip(current, previous)
-    ]
-    elapsed = user + nice + system + idle + iowait + irq + softirq + steal
-    if elapsed == 0:
-        return record
-    scale = 100.0 / elapsed
-    record["total_percent"] = round((elapsed - idle - iowait) * scale, 1)
-    record["user_percent"] = round((user + nice) * scale, 1)
-    record["system_percent"] = round((system + irq + softirq) * scale, 1)
-    record["iowait_percent"] = round(iowait * scale, 1)
-    record["steal_percent"] = round(steal * scale, 1)
+    record = {} if index is None else {"index": index}
+    if previous is not None:
+        user, nice, system, idle, iowait, irq, softirq, steal = [
+            c - p if c > p else 0 for c, p in zip(current, previous)
+        ]
+        elapsed = user + nice + system + idle + iowait + irq + softirq + steal
+        if elapsed:
+            scale = 100.0 / elapsed
+            record["total_percent"] = round((elapsed - idle - iowait) * scale, 1)
+            record["user_percent"] = round((user + nice) * scale, 1)
+            record["system_percent"] = round((system + irq + softirq) * scale, 1)
+            record["iowait_percent"] = round(iowait * scale, 1)
+            record["steal_percent"] = round(steal * scale, 1)
+            return record
+    record.update(_NO_CPU_PERCENTS)
     return record
+
+
+_NO_CPU_PERCENTS = dict.fromkeys(
+    ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
+)
 
 
 def memory_record(info):
@@ -379,7 +406,7 @@ def disk_record(name, current, previous, elapsed_s):
         "await_ms": None,
     }
     # No previous reading, or a counter went backwards (device replaced, 32-bit wrap).
-    if previous is None or elapsed_s <= 0 or any(c < p for c, p in zip(current, previous)):
+    if previous is None or elapsed_s <= 0 or any(map(operator.lt, current, previous)):
         return record
     d = current._make(c - p for c, p in zip(current, previous))
     elapsed_ms = elapsed_s * 1000.0
@@ -407,7 +434,7 @@ def network_record(name, current, previous, elapsed_s):
         "rx_drops_total": current.rx_drops,
         "tx_drops_total": current.tx_drops,
     }
-    if previous is None or elapsed_s <= 0 or any(c < p for c, p in zip(current, previous)):
+    if previous is None or elapsed_s <= 0 or any(map(operator.lt, current, previous)):
         return record
     record["rx_bytes_per_s"] = round((current.rx_bytes - previous.rx_bytes) / elapsed_s)
     record["tx_bytes_per_s"] = round((current.tx_bytes - previous.tx_bytes) / elapsed_s)
@@ -492,6 +519,42 @@ def _is_local_storage(mount):
 
 def _names_its_storage(device):
     return device.startswith("/") or ":" in device
+
+
+class KeptOpen:
+    """A /proc file kept open and read again from its start each time: a host sample reads
+    eight of them every second, and opening one (a path walk through /proc) cost about as much
+    as reading it. A failed read closes it; the next one opens it again.
+
+    ``one_record``: the kernel writes the whole file as one seq_file record (single_open:
+    stat, loadavg, meminfo, pressure), and a read copies all of it that fits, so a read shorter
+    than its buffer was the end and the empty read that would confirm it is skipped. Files
+    written record by record (diskstats, net/dev) come at most a page per read: read to the end.
+    """
+
+    def __init__(self, path, one_record=False):
+        self.path = path
+        self.one_record = one_record
+        self._fd = None
+
+    def read(self):
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY)
+        else:
+            os.lseek(self._fd, 0, os.SEEK_SET)  # a seq_file starts over at offset 0
+        try:
+            data = os.read(self._fd, READ_CHUNK) if self.one_record else b""
+            if len(data) == READ_CHUNK or not self.one_record:
+                data += _read_bytes(self._fd)
+            return data.decode("utf-8", "surrogateescape")
+        except OSError:
+            self.close()
+            raise
+
+    def close(self):
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 class MountTable:
@@ -630,16 +693,24 @@ def _read(path):
         os.close(fd)
 
 
+READ_CHUNK = 65536
+
+
 def _read_fd(fd):
+    # surrogateescape: mount points and interface names are bytes, not always UTF-8; this
+    # keeps them usable as paths again (os.statvfs) instead of failing to decode.
+    return _read_bytes(fd).decode("utf-8", "surrogateescape")
+
+
+def _read_bytes(fd):
+    """From where ``fd`` stands to the end of the file."""
     chunks = []
     while True:
-        chunk = os.read(fd, 65536)
+        chunk = os.read(fd, READ_CHUNK)
         if not chunk:
             break
         chunks.append(chunk)
-    # surrogateescape: mount points and interface names are bytes, not always UTF-8; this
-    # keeps them usable as paths again (os.statvfs) instead of failing to decode.
-    return b"".join(chunks).decode("utf-8", "surrogateescape")
+    return b"".join(chunks)
 
 
 def _read_sys(path):

@@ -1,7 +1,5 @@
 """Failures of one data source, reported once in plain words while the probe keeps going."""
 
-import contextlib
-
 
 class Problems:
     """Remembers which sources are failing so each failure is reported once, not every tick.
@@ -25,15 +23,33 @@ class Problems:
         pending, self.pending = self.pending, []
         return pending
 
-    @contextlib.contextmanager
     def guard(self, source):
         """Run a block for ``source``; an exception becomes a report instead of a crash."""
-        try:
-            yield
-        except Exception as exc:  # noqa: BLE001 - one broken source must not stop the probe
-            self.report(source, describe(exc))
-        else:
-            self.clear(source)
+        return _Guard(self, source)
+
+
+class _Guard:
+    """``with problems.guard(source):`` -- a plain object, not a generator context manager:
+    a host sample enters seven of these every second, and a generator's setup was most of it."""
+
+    __slots__ = ("problems", "source")
+
+    def __init__(self, problems, source):
+        self.problems = problems
+        self.source = source
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, kind, exc, tb):
+        if kind is None:
+            if self.source in self.problems.active:
+                self.problems.clear(self.source)
+            return False
+        if not issubclass(kind, Exception):  # KeyboardInterrupt, SystemExit: not a source's fault
+            return False
+        self.problems.report(self.source, describe(exc))  # one broken source must not stop the probe
+        return True
 
 
 def describe(exc):
