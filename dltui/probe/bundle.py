@@ -26,8 +26,8 @@ _HERE = Path(__file__).resolve().parent
 # GPU never pays for ``pynvml`` (330 KB of source). ``-I -S`` keeps the node's site-packages
 # and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
 # Only cheap imports here: ``importlib.abc``/``util`` alone cost a cold probe ~20 ms of CPU.
-def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main") -> str:
-    """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
+def importer(packages: tuple[str, ...] = (PACKAGE,)) -> str:
+    """Source that makes ``packages`` and their modules importable from a blob ``D``."""
     return (
         "import sys,zlib,marshal\n"
         "from importlib.machinery import ModuleSpec\n"
@@ -38,9 +38,12 @@ def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main
         " def create_module(s,spec):return None\n"
         " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
         "sys.meta_path.insert(0,L())\n"
-        "from %(entry)s import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    ) % {"pkgs": packages, "entry": entry}
+    ) % {"pkgs": packages}
+
+
+def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main") -> str:
+    """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
+    return importer(packages) + "from %s import main\nsys.exit(main(sys.argv[1:]))\n" % entry
 
 
 _LOADER = loader()
