@@ -86,7 +86,7 @@ class DltuiApp(App[int]):
 
     def tick(self) -> None:
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         self.heap.tick()
         inventory = getattr(self.fleet.engine, "inventory", None)  # real nodes only
         if inventory is not None:
@@ -98,7 +98,7 @@ class DltuiApp(App[int]):
         if self.cfg.bell:
             self._ring_for_new_critical()
         if self.frame_stats is not None:
-            self.call_after_refresh(self.frame_stats.frame_done, started)
+            self.call_after_refresh(self.frame_stats.frame_done, started, cpu_started)
 
     # -- key latency, for the benchmark (DLTUI_FRAME_STATS): a key's arrival until the screen
     # painted after its binding's action ---------------------------------------------------
