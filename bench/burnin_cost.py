@@ -38,9 +38,9 @@ import pynvml  # noqa: E402
 
 from dltui.burnin import driver, fold, report, spool, verdict  # noqa: E402
 from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample  # noqa: E402
-from dltui.probe import collect  # noqa: E402
-from dltui.probe.problems import Problems  # noqa: E402
-from dltui.probe.wire import Encoder  # noqa: E402
+from dltui.node.probe import collect  # noqa: E402
+from dltui.node.probe.problems import Problems  # noqa: E402
+from dltui.node.wire import Encoder  # noqa: E402
 from tests.fakes.fake_nvml import install_fake_nvml  # noqa: E402
 
 CAPTURE = (

@@ -33,20 +33,12 @@ import subprocess
 import sys
 import time
 
-try:  # shipped: the bundle's package names
-    from dltui_burnin import parse  # type: ignore[import-not-found]
-    from dltui_probe.collect import Collector  # type: ignore[import-not-found]
-    from dltui_probe.main import until_next_tick  # type: ignore[import-not-found]
-    from dltui_probe.problems import Problems  # type: ignore[import-not-found]
-    from dltui_probe.schema import PROTOCOL  # type: ignore[import-not-found]
-    from dltui_probe.wire import Encoder  # type: ignore[import-not-found]
-except ImportError:  # from the source tree (tests, local runs)
-    from dltui.burnin import parse
-    from dltui.probe.collect import Collector
-    from dltui.probe.main import until_next_tick
-    from dltui.probe.problems import Problems
-    from dltui.probe.schema import PROTOCOL
-    from dltui.probe.wire import Encoder
+from dltui.node.burnin import parse
+from dltui.node.probe.collect import Collector
+from dltui.node.probe.main import until_next_tick
+from dltui.node.probe.problems import Problems
+from dltui.node.schema import PROTOCOL
+from dltui.node.wire import Encoder
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 GPU_TOOLS = ("auto", "dcgm", "gpu-burn", "torch", "none")
