@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dltui.core.models import UnitSample
-from dltui.node.probe.units import parse_show, unit_record
+from dltui.node.schema import parse_show, unit_record
 from dltui.transport.command import CommandResult, Runner
 
 from . import commands as cmd

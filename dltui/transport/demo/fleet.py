@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent
-from dltui.node.probe.kernel_log import oom_event
+from dltui.node.schema import oom_event
 
 from ..base import Sink
 from ..command import CommandResult, unreachable
