@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.text import clean
 from dltui.node.burnin import parse
 
 from .fold import GpuFold, RunFold
@@ -88,6 +89,12 @@ class Item:
     evidence: str
     next_step: str = ""
     gpu: int | None = None
+
+    def __post_init__(self) -> None:
+        # Evidence quotes the node's tools (a stressor's error line, dcgmi's words): cleaned
+        # here, so the screen, the CLI, the Markdown and the HTML report all show the safe form.
+        self.evidence = clean(self.evidence)
+        self.next_step = clean(self.next_step)
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from dltui.core.text import clean
+
 # The node's trouble, as one word, beside the command's own exit status.
 UNREACHABLE = "unreachable"  # no live connection to the node
 TIMED_OUT = "timeout"  # cut off after the timeout; the node may still be running it
@@ -42,10 +44,11 @@ class CommandResult:
         return self.problem is None and self.exit_status == 0
 
     def first_error_line(self) -> str:
+        """The node's first words of complaint, cleaned (``dltui.core.text``): they are shown."""
         for text in (self.stderr, self.stdout):
             for line in text.splitlines():
                 if line.strip():
-                    return line.strip()
+                    return clean(line.strip())
         if self.reason:
             return self.reason
         return f"exit status {self.exit_status}"
