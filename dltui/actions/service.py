@@ -112,6 +112,7 @@ class ActionService:
         started = time.monotonic()
         try:
             unit = names.unit_name(unit)
+            lines = names.journal_lines(lines)
         except names.InvalidName as exc:
             return self._refused(node, f"logs {unit}", str(exc), started)
         res = await self.runner.run_command(
