@@ -9,6 +9,7 @@ import time
 from collections import deque
 from typing import Any
 
+from dltui.core.text import clean
 from dltui.transport.command import Runner
 
 from .commands import journal_argv
@@ -40,7 +41,7 @@ def journal_line(entry: dict[str, Any]) -> str:
         if str(when or "").isdigit()
         else "--:--:--"
     )
-    return f"{stamp} {message}"
+    return clean(f"{stamp} {message}")
 
 
 def journal_denied(unit: str) -> str:

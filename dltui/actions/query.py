@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from dltui.core.models import UnitSample
+from dltui.core.text import clean_value
 from dltui.node.schema import parse_show, unit_record
 from dltui.transport.command import CommandResult, Runner
 
@@ -48,7 +49,8 @@ class NodeQueries:
         if not res.ok:
             return res
         blocks = parse_show(res.stdout)
-        return UnitSample(**unit_record(unit, blocks[0] if blocks else {"LoadState": "not-found"}))
+        state = clean_value(blocks[0]) if blocks else {"LoadState": "not-found"}
+        return UnitSample(**unit_record(unit, state))
 
     async def journal(self, node: str, unit: str, invocation: str | None) -> list[str]:
         """The last lines of that invocation; journald stores a dying unit's last words a

@@ -95,6 +95,7 @@ class ActionService:
         attempt = Attempt(self.audit, node, f"logs {unit}")
         try:
             unit = validate.unit(unit)
+            lines = validate.journal_lines(lines)
         except validate.Invalid as exc:
             return attempt.refuse(str(exc))
         attempt.action = f"logs {unit}"

@@ -18,6 +18,11 @@ def unit(name: str) -> str:
     return names.unit_name(name)
 
 
+def journal_lines(count: int) -> int:
+    """A count of journal lines to read (1..names.JOURNAL_LINES_MAX)."""
+    return names.journal_lines(count)
+
+
 def unit_change(verb: str, unit: str) -> tuple[str, list[str]]:
     """(the unit's full name, the bare ``systemctl VERB UNIT``)."""
     unit = names.unit_name(unit)

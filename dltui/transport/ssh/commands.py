@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..command import CommandResult
+from .errors import Failure
 from .options import SshOptions
 from .sessions import SessionRunner
 
@@ -16,6 +17,14 @@ class SshCommands:
 
     def __init__(self, options: SshOptions):
         self.sessions = SessionRunner(options)
+
+    async def connect(self, node: str) -> str | None:
+        """None once connected to ``node``, else why not, in plain words."""
+        try:
+            await self.sessions.connection(node)
+        except Failure as failure:
+            return f"{failure.status}: {failure.reason}"
+        return None
 
     async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
         return await self.sessions.run(node, argv, timeout_s)
