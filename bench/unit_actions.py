@@ -35,24 +35,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dltui.actions.commands import show_argv  # noqa: E402
-from dltui.probe import bundle  # noqa: E402
-from dltui.probe.units import UNIT_POLL_S  # noqa: E402
+from dltui.node import bundle  # noqa: E402
+from dltui.node.probe.units import UNIT_POLL_S  # noqa: E402
 from dltui.transport.command import shell_line  # noqa: E402
-from dltui.transport.ssh import SshCommands  # noqa: E402
-from dltui.transport.ssh_options import SshOptions  # noqa: E402
+from dltui.transport.ssh.commands import SshCommands  # noqa: E402
+from dltui.transport.ssh.options import SshOptions  # noqa: E402
 from tests.integration.sshd import SshLab  # noqa: E402
 from tests.integration.systemd_node import SystemdNode, missing  # noqa: E402
 
-# The probe goes to the node as the product ships it (probe/bundle.py), here base64 on stdin:
+# The probe goes to the node as the product ships it (node/bundle.py), here base64 on stdin:
 # the node has a /tmp of its own, so a checkout there is not a path it can import from.
 NODE_SIDE = (
     "import binascii, sys\nP = binascii.a2b_base64(sys.stdin.read())\nD = P[P.index(b'\\n') + 1 :]\n"
-    + bundle.importer()
+    + bundle.importer(bundle.packages(bundle.sources()))
     + r"""
 import json, os, resource, sys, time
-from dltui_probe.host import HostCollector
-from dltui_probe.problems import Problems
-from dltui_probe.units import UnitPoller
+from dltui.node.probe.host import HostCollector
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.units import UnitPoller
 
 def cpu():
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

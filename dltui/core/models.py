@@ -2,7 +2,7 @@
 
 Units live in field names. ``None`` means the hardware or kernel does not report the value:
 it is shown as ``n/a`` and never counts as 0. Field names match the probe's field tables
-(``dltui/probe/schema.py``) one for one; ``tests/unit/test_models.py`` holds them together.
+(``dltui/node/schema.py``) one for one; ``tests/unit/test_models.py`` holds them together.
 Treat instances as immutable: the decoder reuses unchanged records between samples.
 """
 
@@ -203,6 +203,15 @@ class CheckpointSample:
     newest_mtime: float | None = None
     matched_files: int | None = None
     error: str | None = None
+
+
+LAST_TIME = 253402300799.0  # 9999-12-31 23:59:59 UTC: the last second ``time.localtime`` shows
+
+
+def is_time(value: object) -> bool:
+    """A time a screen can show (seconds since the epoch, 1970 to 9999): a node or a recording
+    may send anything, and 1e300 or NaN would stall a replay or break a chart's axis."""
+    return type(value) in (int, float) and 0 <= value <= LAST_TIME  # type: ignore[operator]
 
 
 @dataclass(slots=True)

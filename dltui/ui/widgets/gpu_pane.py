@@ -46,7 +46,7 @@ class GpuPane(Pane):
         facts = next((f for f in node.facts.gpus if f.index == self.index), None) if node.facts else None
         name = (g.name if g else None) or (facts.name if facts else None) or ""
         title = f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}"
-        self.set_border_text(title=title)
+        self.set_border_text(title=title)  # plain text, never markup (Pane.set_border_text)
         if g is None:
             return waiting(node)
         if g.error:

@@ -19,6 +19,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
+from ..plain import plain
 from ..spark import downsample, sparkline
 
 HISTORY_SPAN_S = 60  # a sparkline covers at least this; a wider pane shows more, never less
@@ -46,7 +47,7 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
 
     def __init__(self, title: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.border_title = title
+        self.border_title = plain(title)
         self._border_text: tuple[str | None, str | None] = (title, None)
         self._shown: tuple[NodeState, float] | None = None
         self._drawn: Content | None = None
@@ -90,9 +91,9 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
         Textual repaints the whole pane on every assignment, even of the same text."""
         old_title, old_subtitle = self._border_text
         if title is not None and title != old_title:
-            self.border_title = title
+            self.border_title = plain(title)  # a GPU's model comes from the node: never markup
         if subtitle is not None and subtitle != old_subtitle:
-            self.border_subtitle = subtitle
+            self.border_subtitle = plain(subtitle)
         self._border_text = (old_title if title is None else title, old_subtitle if subtitle is None else subtitle)
 
     def draw(self, node: NodeState, now: float) -> Content:

@@ -1,0 +1,82 @@
+"""The shapes of the GPU records and facts every GPU source returns (NVML, nvidia-smi CSV,
+``-q -x`` and ``-q`` text), and whether NVML loads at all: a leaf the sources import, so
+``gpu.py`` (which picks a source) and the sources do not import each other."""
+
+import sys
+
+from ..schema import GPU_FIELDS
+
+GPU_LOST = "GPU is lost (fell off the bus?)"
+GPU_NEEDS_RESET = "GPU needs a reset (NVML: GPU requires restart)"
+
+# Keys of one GPU in the facts dict; the same names as dltui.core.models.GpuFacts.
+GPU_FACT_FIELDS = (
+    "index",
+    "name",
+    "uuid",
+    "bus_id",
+    "serial",
+    "vbios_version",
+    "memory_total_mib",
+    "pcie_max_gen",
+    "pcie_max_width",
+    "pcie_gpu_max_gen",
+    "pcie_host_max_gen",
+    "persistence_mode",
+    "ecc_enabled",
+    "mig_enabled",
+    "power_limit_w",
+    "power_limit_default_w",
+    "power_limit_min_w",
+    "power_limit_max_w",
+    "temperature_shutdown_c",
+    "temperature_slowdown_c",
+    "temperature_max_operating_c",
+    "memory_temperature_max_c",
+    "thresholds_are_margin_offsets",
+    "compute_capability",
+)
+
+THRESHOLD_FIELDS = (
+    "temperature_shutdown_c",
+    "temperature_slowdown_c",
+    "temperature_max_operating_c",
+    "memory_temperature_max_c",
+    "thresholds_are_margin_offsets",
+)
+
+
+def new_gpu_record(index):
+    """A GPU record with every field of GPU_FIELDS, nothing known yet."""
+    record = dict.fromkeys(GPU_FIELDS)
+    record["index"] = index
+    record["utilization_samples_percent"] = []
+    record["processes"] = []
+    return record
+
+
+def new_gpu_facts(index):
+    facts = dict.fromkeys(GPU_FACT_FIELDS)
+    facts["index"] = index
+    return facts
+
+
+def error_record(index, uuid, name, error):
+    """The record of a GPU that could not be read: who it is and why, no values."""
+    record = new_gpu_record(index)
+    record.update(uuid=uuid, name=name, error=error)
+    return record
+
+
+def nvml_library_loads():
+    """Whether libnvidia-ml loads. Asked before the NVML collector (and the ``pynvml`` it
+    compiles, ~0.1 s of CPU) is even imported: a node without a driver pays for neither."""
+    if "pynvml" in sys.modules or not sys.platform.startswith("linux"):
+        return True  # already imported (or another OS, where pynvml finds the library itself)
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return False
+    return True

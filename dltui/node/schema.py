@@ -1,0 +1,361 @@
+"""Field tables shared by the probe (on the node) and the decoder (on the operator's machine).
+
+A sample is a set of flat *records*: ``cpu``, ``memory``, ``pressure``, ``tasks``, one ``core``
+per CPU, one ``disk`` / ``filesystem`` / ``network`` / ``gpu`` per device. The wire codec
+(``wire.py``) sends a record's fields by their position in these tables, and only the fields
+that changed, so both ends must use the same table: they do, because the probe shipped to a
+node is this very source. Units live in the names; a value the hardware does not report is
+``None`` (JSON ``null``), never 0.
+
+Also here, because both ends build or read them alike: the event records (an XID, an OOM
+kill), the unit record from ``systemctl show``, and the one normaliser of PCI bus ids. The
+operator's side imports from ``dltui.node`` only this, ``wire`` and ``xid`` (and what it ships).
+
+Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
+"""
+
+from .xid import describe
+
+PROTOCOL = 1
+
+CPU_FIELDS = (
+    "total_percent",
+    "user_percent",
+    "system_percent",
+    "iowait_percent",  # display only: proc(5) calls iowait unreliable
+    "steal_percent",
+    "load_1",
+    "load_5",
+    "load_15",
+)
+
+CORE_FIELDS = (
+    "index",
+    "total_percent",
+    "user_percent",
+    "system_percent",
+    "iowait_percent",
+    "steal_percent",
+)
+
+MEMORY_FIELDS = (
+    "total_bytes",
+    "used_bytes",
+    "available_bytes",
+    "cached_bytes",
+    "buffers_bytes",
+    "shmem_bytes",
+    "swap_total_bytes",
+    "swap_used_bytes",
+)
+
+# PSI from /proc/pressure/*; the whole record is absent where the kernel has no PSI.
+PRESSURE_FIELDS = (
+    "cpu_some_avg10_percent",
+    "cpu_some_avg60_percent",
+    "cpu_full_avg10_percent",
+    "cpu_full_avg60_percent",
+    "io_some_avg10_percent",
+    "io_some_avg60_percent",
+    "io_full_avg10_percent",
+    "io_full_avg60_percent",
+    "memory_some_avg10_percent",
+    "memory_some_avg60_percent",
+    "memory_full_avg10_percent",
+    "memory_full_avg60_percent",
+)
+
+# The tasks record's d_state_processes is counted every D_STATE_EVERY_TICKS samples (a scan of
+# every process) and repeated between: the rules read it knowing so.
+D_STATE_EVERY_TICKS = 10
+
+TASK_FIELDS = (
+    "running",  # procs_running from /proc/stat
+    "blocked_io",  # procs_blocked from /proc/stat: tasks waiting for I/O
+    "d_state_processes",  # processes whose state is D (uninterruptible sleep)
+)
+
+DISK_FIELDS = (
+    "name",
+    "read_bytes_per_s",
+    "write_bytes_per_s",
+    "read_iops",
+    "write_iops",
+    "busy_percent",  # Δ io_ticks / Δt: misleading on NVMe and RAID, see await and queue
+    "queue_depth",  # Δ weighted ms / Δt: average requests in flight
+    "await_ms",  # Δ (read+write ms) / Δ completed I/Os
+)
+
+FILESYSTEM_FIELDS = (
+    "mountpoint",
+    "device",
+    "fstype",
+    "total_bytes",
+    "used_bytes",
+    "available_bytes",  # available to non-root (f_bavail)
+    "used_percent",  # of what non-root can use, as df(1) computes it
+    "inodes_used_percent",
+)
+
+NETWORK_FIELDS = (
+    "name",
+    "rx_bytes_per_s",
+    "tx_bytes_per_s",
+    "rx_packets_per_s",
+    "tx_packets_per_s",
+    "rx_errors_total",
+    "tx_errors_total",
+    "rx_drops_total",
+    "tx_drops_total",
+)
+
+GPU_FIELDS = (
+    "index",
+    "uuid",
+    "name",
+    "utilization_percent",
+    "memory_utilization_percent",
+    # Sub-second utilisation readings since the previous sample (NVML nvmlDeviceGetSamples),
+    # oldest first, evenly spaced by utilization_sample_period_ms; [] where unavailable.
+    "utilization_samples_percent",
+    "utilization_sample_period_ms",
+    "memory_used_mib",
+    "memory_total_mib",
+    "temperature_c",  # core (temperature.gpu); there is no junction/hotspot sensor
+    "memory_temperature_c",  # HBM
+    "temperature_margin_c",  # T.Limit margin: degrees left before slowdown
+    "power_w",
+    "power_limit_w",  # enforced
+    "sm_clock_mhz",
+    "memory_clock_mhz",
+    "sm_clock_max_mhz",
+    "memory_clock_max_mhz",
+    "pstate",  # 0 = P0
+    "fan_percent",  # intended speed; null on passive cards
+    "clock_event_reasons_mask",
+    "clock_event_reasons",  # decoded names of the active bits (see CLOCK_EVENT_BITS)
+    "clock_event_sw_power_cap_us",  # cumulative counters: alert on deltas
+    "clock_event_sync_boost_us",
+    "clock_event_sw_thermal_us",
+    "clock_event_hw_thermal_us",
+    "clock_event_hw_power_brake_us",
+    "pcie_gen",
+    "pcie_width",
+    "pcie_max_gen",
+    "pcie_max_width",
+    "pcie_replay_count",
+    "ecc_corrected_volatile",
+    "ecc_uncorrected_volatile",
+    "ecc_corrected_aggregate",
+    "ecc_uncorrected_aggregate",
+    "remapped_rows_correctable",
+    "remapped_rows_uncorrectable",
+    "remapped_rows_pending",
+    "remapped_rows_failure",
+    "retired_pages_pending",
+    "processes",  # [{"pid", "name", "gpu_memory_mib"}]
+    "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
+)
+
+# One per configured systemd unit (``--unit``), from ``systemctl show`` (see units.py).
+UNIT_FIELDS = (
+    "name",
+    "load_state",  # loaded, not-found, masked, bad-setting, error
+    "active_state",  # active, inactive, failed, activating, deactivating, reloading
+    "sub_state",
+    "result",  # success, exit-code, signal, core-dump, timeout, start-limit-hit, oom-kill, ...
+    "restarts_total",  # NRestarts: automatic Restart= restarts only
+    "main_pid",  # 0 when no main process
+    "exec_main_status",
+    "invocation_id",  # changes with every start; "" when never started
+    "started_monotonic_us",  # ExecMainStartTimestampMonotonic (CLOCK_MONOTONIC, µs); 0 = never
+    "memory_current_bytes",  # null where the node's systemd has no memory accounting
+    "cpu_usage_us",  # CPUUsageNSec / 1000; null without CPU accounting
+    "error",  # plain words when the unit could not be read
+)
+
+# The newest file matching the node group's checkpoint glob (``--checkpoint``).
+CHECKPOINT_FIELDS = (
+    "glob",
+    "newest_path",
+    "newest_mtime",  # epoch seconds, the node's clock; null when nothing matches
+    "matched_files",  # how many were looked at (at most units.CHECKPOINT_MAX_FILES)
+    "error",
+)
+
+RECORD_FIELDS = {
+    "cpu": CPU_FIELDS,
+    "core": CORE_FIELDS,
+    "memory": MEMORY_FIELDS,
+    "pressure": PRESSURE_FIELDS,
+    "tasks": TASK_FIELDS,
+    "disk": DISK_FIELDS,
+    "filesystem": FILESYSTEM_FIELDS,
+    "network": NETWORK_FIELDS,
+    "gpu": GPU_FIELDS,
+    "unit": UNIT_FIELDS,
+    "checkpoint": CHECKPOINT_FIELDS,
+}
+
+# Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them: the one place
+# their values are written (parsers, rules and the demo import them).
+GPU_IDLE = 0x1
+APPLICATIONS_CLOCKS_SETTING = 0x2
+SW_POWER_CAP = 0x4
+HW_SLOWDOWN = 0x8
+SYNC_BOOST = 0x10
+SW_THERMAL_SLOWDOWN = 0x20
+HW_THERMAL_SLOWDOWN = 0x40
+HW_POWER_BRAKE_SLOWDOWN = 0x80
+DISPLAY_CLOCK_SETTING = 0x100
+BOARD_LIMIT = 0x200
+RELIABILITY = 0x400
+CLOCK_EVENT_BITS = (
+    (GPU_IDLE, "gpu_idle"),
+    (APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting"),
+    (SW_POWER_CAP, "sw_power_cap"),
+    (HW_SLOWDOWN, "hw_slowdown"),
+    (SYNC_BOOST, "sync_boost"),
+    (SW_THERMAL_SLOWDOWN, "sw_thermal_slowdown"),
+    (HW_THERMAL_SLOWDOWN, "hw_thermal_slowdown"),
+    (HW_POWER_BRAKE_SLOWDOWN, "hw_power_brake_slowdown"),
+    (DISPLAY_CLOCK_SETTING, "display_clock_setting"),
+    (BOARD_LIMIT, "board_limit"),
+    (RELIABILITY, "reliability"),
+)
+
+
+def decode_clock_event_reasons(mask):
+    """Names of the bits set in ``mask``; unknown bits are kept as hex so none is hidden."""
+    if mask is None:
+        return None
+    names = [name for bit, name in CLOCK_EVENT_BITS if mask & bit]
+    known = 0
+    for bit, _ in CLOCK_EVENT_BITS:
+        known |= bit
+    unknown = mask & ~known
+    if unknown:
+        names.append(hex(unknown))
+    return names
+
+
+def pci_key(text):
+    """A PCI bus id, however written, as a key to compare (the one normaliser of bus ids):
+    ``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
+
+    XID lines omit the PCI function, NVML's bus ids carry an 8-digit domain: compare keys.
+    """
+    parts = (text or "").split(".")[0].split(":")
+    if len(parts) == 2:
+        parts = ["0"] + parts
+    if len(parts) != 3:
+        return None
+    try:
+        return tuple(int(p, 16) for p in parts)
+    except ValueError:
+        return None
+
+
+# -- event records ----------------------------------------------------------------------------
+
+
+def xid_event(when, pci, xid, detail, gpu, line_id=None):
+    """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
+    (boot id + µs since boot): every new session backfills the boot, and the operator side
+    drops what it has seen by this id."""
+    info = describe(xid)
+    where = "GPU %d" % gpu if gpu is not None else "PCI %s" % pci
+    return {
+        "time": round(when, 3),
+        "kind": "xid",
+        "message": "XID %d on %s: %s — %s" % (xid, where, info.meaning, info.action),
+        "gpu": gpu,
+        "severity": info.severity,
+        "data": {"xid": xid, "pci": pci, "detail": detail, "id": line_id},
+    }
+
+
+def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
+    """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
+    where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
+    size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
+    return {
+        "time": round(when, 3),
+        "kind": "oom-kill",
+        "message": "OOM killer ended %s (pid %d)%s: %s ran out" % (name, pid, size, where),
+        "gpu": None,
+        "severity": "critical",
+        "data": {
+            "pid": pid,
+            "process": name,
+            "cgroup": in_cgroup,
+            "rss_bytes": rss_bytes,
+            "id": line_id,
+        },
+    }
+
+
+# -- the unit record, from systemctl show (the probe's poll and the actions' reads alike) --------
+
+SHOW_PROPERTIES = (
+    "Id",
+    "LoadState",
+    "ActiveState",
+    "SubState",
+    "Result",
+    "NRestarts",
+    "MainPID",
+    "ExecMainStatus",
+    "InvocationID",
+    "ExecMainStartTimestampMonotonic",
+    "MemoryCurrent",
+    "CPUUsageNSec",
+)
+_NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
+
+
+def parse_show(text):
+    """``systemctl show`` output (``Key=Value`` lines, one blank-line-separated block per
+    unit) -> list of dicts, in the order given."""
+    blocks, current = [], {}
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current = {}
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            current[key] = value
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _int(value):
+    if value is None or value in _NOT_SET:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def unit_record(name, props):
+    """One ``unit`` record (schema.UNIT_FIELDS) from a show block."""
+    cpu_ns = _int(props.get("CPUUsageNSec"))
+    return {
+        "name": name,
+        "load_state": props.get("LoadState") or None,
+        "active_state": props.get("ActiveState") or None,
+        "sub_state": props.get("SubState") or None,
+        "result": props.get("Result") or None,
+        "restarts_total": _int(props.get("NRestarts")),
+        "main_pid": _int(props.get("MainPID")),
+        "exec_main_status": _int(props.get("ExecMainStatus")),
+        "invocation_id": props.get("InvocationID", ""),
+        "started_monotonic_us": _int(props.get("ExecMainStartTimestampMonotonic")),
+        "memory_current_bytes": _int(props.get("MemoryCurrent")),
+        "cpu_usage_us": None if cpu_ns is None else cpu_ns // 1000,
+        "error": None,
+    }

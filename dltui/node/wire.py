@@ -1,0 +1,150 @@
+"""Encoding of sample lines: per record, only the fields that changed, by position.
+
+A collected sample is a nested dict (see ``collect.py``); on the wire it becomes flat records
+keyed ``kind`` or ``kind/id`` (``gpu/0``, ``disk/nvme0n1``), each sent as ``{"<field
+position>": value}`` with only the fields that differ from the previous line. Every
+``KEYFRAME_EVERY`` lines (and the first) a keyframe carries every field of every record, so a
+decoder that lost a line is whole again within that many lines. Records that disappeared are
+listed under ``"gone"``.
+
+Why: an 8-GPU sample spelled out in full is ~6 KB of JSON; most of it (names, totals, max
+clocks, counters at 0) does not change from second to second.
+"""
+
+from .schema import RECORD_FIELDS
+
+KEYFRAME_EVERY = 30
+
+# Lists of records inside a collected sample, and the field that names each record.
+LIST_RECORDS = (
+    ("cores", "core", "index"),
+    ("disks", "disk", "name"),
+    ("filesystems", "filesystem", "mountpoint"),
+    ("networks", "network", "name"),
+    ("gpus", "gpu", "index"),
+    ("units", "unit", "name"),
+)
+SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")
+
+
+def flatten(sample):
+    """Collected sample -> {record key: {field: value}} in a stable order."""
+    records = {}
+    for kind in SINGLE_RECORDS:
+        rec = sample.get(kind)
+        if rec is not None:
+            records[kind] = rec
+    cpu = sample.get("cpu") or {}
+    for list_name, kind, id_field in LIST_RECORDS:
+        items = cpu.get("cores", ()) if list_name == "cores" else sample.get(list_name, ())
+        for rec in items:
+            records["%s/%s" % (kind, rec[id_field])] = rec
+    return records
+
+
+class Encoder:
+    """Turns collected samples into compact wire dicts. One per stream (it remembers)."""
+
+    def __init__(self, keyframe_every=KEYFRAME_EVERY):
+        self.keyframe_every = keyframe_every
+        self.previous = {}
+        self.lines = 0
+
+    def encode(self, sample):
+        records = flatten(sample)
+        keyframe = self.lines % self.keyframe_every == 0
+        self.lines += 1
+        out = {}
+        for key, rec in records.items():
+            fields = RECORD_FIELDS[key.split("/", 1)[0]]
+            old = None if keyframe else self.previous.get(key)
+            delta = {}
+            for pos, name in enumerate(fields):
+                value = rec.get(name)
+                if old is None:
+                    if value is not None:  # a new record starts all-null on the decoder
+                        delta[str(pos)] = value
+                elif old.get(name) != value:
+                    delta[str(pos)] = value
+            if delta or old is None:
+                out[key] = delta
+        line = {"type": "sample", "time": sample["time"], "r": out}
+        if keyframe:
+            line["key"] = 1
+        else:
+            gone = [key for key in self.previous if key not in records]
+            if gone:
+                line["gone"] = gone
+        self.previous = records
+        return line
+
+
+class DecodeError(ValueError):
+    """A sample line that does not fit the field tables."""
+
+
+class Decoder:
+    """Rebuilds records from wire dicts; the counterpart of Encoder. One per stream.
+
+    ``apply`` returns the full current records and the set of keys that changed, so the
+    caller can rebuild only what changed. Runs once per node per sample: each record key's
+    kind and field table are looked up once and remembered. ``clean``, when given, is applied
+    to every string, list and dict value as it arrives (the operator side passes its text
+    sanitiser: only changed fields reach it, so it costs little per sample).
+    """
+
+    def __init__(self, clean=None):
+        self.records = {}
+        self._kinds = {}  # record key -> kind
+        self._clean = clean
+
+    def kind(self, key):
+        """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
+        kind = self._kinds.get(key)
+        if kind is None:
+            kind = key.split("/", 1)[0]
+            if kind not in _FIELD_BY_POSITION:
+                raise DecodeError("unknown record %r" % key)
+            self._kinds[key] = kind
+        return kind
+
+    def apply(self, line):
+        changes = line.get("r")
+        if not isinstance(changes, dict):
+            raise DecodeError("sample line without records")
+        keyframe = bool(line.get("key"))
+        records = {} if keyframe else self.records
+        changed = set()
+        clean = self._clean
+        for key, delta in changes.items():
+            kind = self.kind(key)
+            if not isinstance(delta, dict):
+                raise DecodeError("record %r is not a dict" % key)
+            by_position = _FIELD_BY_POSITION[kind]
+            rec = None if keyframe else records.get(key)
+            if rec is None:  # updated in place otherwise: callers copy what they keep
+                rec = dict.fromkeys(RECORD_FIELDS[kind])
+            for pos, value in delta.items():
+                name = by_position.get(pos)
+                if name is None:
+                    raise DecodeError("field %r out of range for %s" % (pos, kind))
+                if clean is not None and type(value) in _TEXT_TYPES:
+                    value = clean(value)
+                rec[name] = value
+            records[key] = rec
+            changed.add(key)
+        if keyframe:
+            changed |= set(self.records) - set(records)
+        for key in line.get("gone", ()):
+            if records.pop(key, None) is not None:
+                changed.add(key)
+        self.records = records
+        return records, changed
+
+
+_TEXT_TYPES = frozenset((str, list, dict))  # what ``clean`` is applied to
+
+# Field names by their position as the wire spells it ("0", "1", ...).
+_FIELD_BY_POSITION = {
+    kind: {str(pos): name for pos, name in enumerate(fields)} for kind, fields in RECORD_FIELDS.items()
+}
