@@ -1,6 +1,6 @@
 """The exact commands an action sends, built as argv lists and quoted with ``shlex.quote``.
 
-Privilege (notes on remote systemd): as root a command runs as is; otherwise under
+Privilege: as root a command runs as is; otherwise under
 ``sudo -n`` (fails at once instead of prompting) with the full path of the binary, so the
 sudoers line dltui suggests matches the command it runs exactly. ``--no-ask-password`` is
 only for the polkit path (no sudo): sudoers matches the whole command line, and under sudo

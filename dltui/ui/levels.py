@@ -53,7 +53,8 @@ class NodeThresholds:
 
 def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DEFAULT) -> str:
     """The T.Limit margin decides where reported; the core temperature alone never says ``hot``
-    on a GPU with a margin (the rules' model, notes/gpu-telemetry.md §4)."""
+    on a GPU with a margin (the rules' model:
+    core/rules/thermal.py)."""
     if core_c is None and margin_c is None:
         return NA
     level = OK

@@ -48,7 +48,9 @@ NODE_CONTRACT = ("dltui.node.schema", "dltui.node.wire", "dltui.node.xid")
 NODE_SHIPPED = {
     "dltui.transport.ssh.fleet": ("dltui.node.bundle",),  # the probe, sent over stdin
     "dltui.burnin.ship": ("dltui.node.bundle", "dltui.node.burnin.plan"),  # the driver, RUN_ID
-    "dltui.burnin.verdict": ("dltui.node.burnin.parse",),  # the stressors' readers, shipped too
+    # the stressors' output readers, shipped with the driver, read the fetched outputs too
+    "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse",),
+    "dltui.burnin.host_checks": ("dltui.node.burnin.parse",),
     "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }

@@ -1,4 +1,5 @@
-"""Anomaly rules: from a node's history to alerts and timeline entries (notes/anomalies.md).
+"""Anomaly rules: from a node's history to alerts and timeline entries (every rule, its scope
+and defaults: the rules table in the README).
 
 ``build_engine(cfg)`` gives the engine ``FleetState`` runs; ``RULES`` lists every rule with
 its defaults (configurable under ``[rules.<id>]`` and ``[groups.<g>.rules.<id>]``).

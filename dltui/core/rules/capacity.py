@@ -1,4 +1,4 @@
-"""Capacity rules (notes/anomalies.md §4): GPU memory, host memory, file systems."""
+"""Capacity rules: GPU memory, host memory, file systems."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Why a GPU starves: the host signal that lines up with the dips (notes/anomalies.md §2).
+"""Why a GPU starves: the host signal that lines up with the dips (the cause the
+loader_starvation alert names).
 
 First match wins; the evidence is shown beside the label whatever it is:
 

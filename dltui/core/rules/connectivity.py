@@ -1,4 +1,4 @@
-"""Connectivity rules (notes/anomalies.md §5), judged on every redraw tick from the node's
+"""Connectivity rules, judged on every redraw tick from the node's
 status word and the age of its newest sample. Keepalive alone needs about a minute to notice
 a silent hang; the age notices it in seconds."""
 

@@ -1,4 +1,4 @@
-"""Hardware health rules (notes/anomalies.md §3): XIDs, ECC, row remapping, PCIe, lost GPUs.
+"""Hardware health rules: XIDs, ECC, row remapping, PCIe, lost GPUs.
 
 Counters alert on their rise between readings, never on lifetime values (a GPU with three
 corrected errors from 2019 is not failing today); lifetime counts are shown as info.

@@ -1,4 +1,4 @@
-"""Data pipeline and job rules (notes/anomalies.md §2): a starving data loader, a hung job,
+"""Data pipeline and job rules: a starving data loader, a hung job,
 kernels spinning without work. A periodic 0 % with memory held is starvation; a sustained
 0 % is a hang."""
 

@@ -1,4 +1,4 @@
-"""Thermal and power rules (notes/anomalies.md §1, gpu-telemetry.md §3–4).
+"""Thermal and power rules.
 
 The temperature model: the T.Limit margin is the primary signal where the GPU reports one;
 core temperature against a configured limit is the only one where it does not; HBM against

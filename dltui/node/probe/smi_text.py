@@ -1,6 +1,6 @@
 """``nvidia-smi -q`` (text) -> GPU records (the fields of ``GPU_FIELDS``) and facts.
 
-The layout (notes/gpu-telemetry.md §5): ``Key : value`` lines with the colon at column 34 or
+The layout (as in the captures in tests/fixtures/nvidia-smi-text/): ``Key : value`` lines with the colon at column 34 or
 55 (so split on the first `` : ``), 4-space nesting, a key without a value opens a section.
 Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reasons``,
 ``GPU T.Limit Temp`` -> ``GPU Current T.Limit Temp``, ``Gpu`` -> ``GPU``), R610 appends

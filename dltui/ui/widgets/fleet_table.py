@@ -22,7 +22,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
-from . import fleet_row
+from . import fleet_cells, fleet_row
 
 COMPACT_LEGEND = (
     "one character per GPU: height = utilisation, colour = temperature, reversed = hot"
@@ -79,9 +79,8 @@ class FleetTable(ScrollView, can_focus=True):
         self._layout: fleet_row.Layout | None = None
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
-        self._cells: dict[str, tuple[tuple, tuple, Content]] = {}
+        self._node_cells = fleet_cells.NodeCells(thresholds)
         self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
-        self._tiles: dict[tuple, Content] = {}  # what a tile draws -> its Content
         self._tile_strips: dict[tuple, Strip] = {}  # (what a tile draws, cursor on it) -> its Strip
 
     def on_mount(self) -> None:
@@ -145,8 +144,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _redraw_all(self) -> None:
         self._strips.clear()
-        self._cells.clear()
-        self._tiles.clear()
+        self._node_cells.clear()
         self._tile_strips.clear()
         self._keys.clear()
         self.refresh()
@@ -244,31 +242,12 @@ class FleetTable(ScrollView, can_focus=True):
         return Content.assemble(*parts).simplify()
 
     def _cell(self, node: NodeState) -> tuple[tuple, Content]:
-        """A node's row or tile, rebuilt only when the node or its shown age changed, with what
-        it shows as an exact key (a tile's (text, style) parts; a row's node version and age)."""
+        """A node's row or tile (cached in ``NodeCells``) and what it shows, as an exact key."""
         marked = node.name in self.marked
-        age = "" if self.compact else fmt.age(node.age(self.now))  # tiles show no age
-        key = (node.version, age, self.compact, self._layout, self._name_w, self._gpus, marked)
-        cached = self._cells.get(node.name)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
         if self.compact:
-            parts = fleet_row.tile_parts(node, self._name_w, self._gpus, self.thresholds.of(node.name))
-            picture: tuple = (parts, marked)
-            cell = self._tiles.get(parts)
-            if cell is None:
-                if len(self._tiles) > 8192:  # bounded: pictures no node shows any more
-                    self._tiles.clear()
-                cell = self._tiles[parts] = Content.assemble(*parts).pad_right(2)
-        else:
-            picture = (node.name, key)
-            cell = fleet_row.row(
-                node, self.now, self._current_layout(), self.thresholds.of(node.name)
-            )
-        if marked:  # picked for a fleet action: the row's first column says so
-            cell = Content.assemble(("▶", "bold $text-accent"), cell[1:])
-        self._cells[node.name] = (key, picture, cell)
-        return picture, cell
+            return self._node_cells.tile(node, self._name_w, self._gpus, marked)
+        layout = self._current_layout()
+        return self._node_cells.row(node, self.now, layout, self._name_w, self._gpus, marked)
 
     # -- moving -------------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from .. import levels
 from ..plain import plain
 from .pane import Pane, labelled, metric_line, waiting
 
-# Clock-event ("throttle") reasons in plain words, with how much they matter (notes/gpu-telemetry.md §3).
+# Clock-event ("throttle") reasons in plain words, with how much they matter.
 EVENT_WORDS = {
     "gpu_idle": ("idle", levels.IDLE),
     "applications_clocks_setting": ("app clocks", levels.IDLE),
