@@ -74,11 +74,13 @@ system-deps:
 bench-deps:
 	$(call apt_install,$(BENCH_TOOLS),$(BENCH_APT_PACKAGES))
 
-# ruff (rules and limits in pyproject.toml) and mypy on dltui/; the probe's own checks
-# (stdlib only, Python 3.8) and the layering are tests (tests/unit/test_boundaries.py).
+# ruff (rules and limits in pyproject.toml) and mypy on dltui/, then on dltui/node/ as Python
+# 3.8; the node code's other checks (stdlib only, 3.8 syntax) and the layering are tests
+# (tests/unit/test_boundaries.py).
 lint: $(VENV)/.lint-installed
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --python-version 3.8 dltui/node
 
 # One Python after the other: side by side (make -j2) they overload 2 cores and the real-sshd
 # snapshot tests miss their windows.

@@ -230,7 +230,7 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
     return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory(args))
 
 
-def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
+def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> Sequence[Transport]:
     if args.prometheus or args.match:
         from dltui.transport.prometheus import SelectorError, from_args
 

@@ -9,18 +9,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from dltui.core import status as st
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import alert_order, severity_rank
+
+if TYPE_CHECKING:
+    from dltui.transport.base import Sink, Transport
 
 SCHEMA_VERSION = 1
 TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
-async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) -> None:
+async def watch(
+    fleet: FleetState, transports: Sequence[Transport], seconds: float, sink: Sink | None = None
+) -> None:
     """Run the transports for ``seconds``; ``sink`` wraps the fleet (e.g. a Recorder)."""
     tasks = [asyncio.create_task(t.run(sink or fleet)) for t in transports]
     try:

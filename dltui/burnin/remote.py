@@ -218,7 +218,7 @@ async def follow_once(
     hop = await shell.connection(view.node)
     command = ship.follow_command(view.run_id, view.offset, shell.options.python)
     try:
-        proc = await hop.conn.create_process(command, encoding=None)
+        proc: asyncssh.SSHClientProcess[Any] = await hop.conn.create_process(command, encoding=None)
     except (asyncssh.Error, OSError) as exc:
         raise describe(exc, hop.settings, None) from None
     proc.stdin.write_eof()  # nothing to say to it (close() would close the whole channel)

@@ -370,5 +370,5 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-def _maybe(cls, data):
+def _maybe(cls: Any, data: dict[str, Any] | None) -> Any:
     return None if data is None else cls(**data)

@@ -11,7 +11,12 @@ import argparse
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dltui.core.state import FleetState
+    from dltui.transport.base import Transport
 
 TICK_S = 1.0  # time-driven rules (stale nodes) between samples
 
@@ -65,7 +70,7 @@ def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
     return 0
 
 
-async def _serve(fleet, transports: list, host: str, port: int) -> None:
+async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int) -> None:
     from .metrics import CachedPage
     from .server import serve
 

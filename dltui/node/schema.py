@@ -14,6 +14,10 @@ operator's side imports from ``dltui.node`` only this, ``wire`` and ``xid`` (and
 Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from .xid import describe
 
 PROTOCOL = 1
@@ -225,7 +229,7 @@ CLOCK_EVENT_BITS = (
 )
 
 
-def decode_clock_event_reasons(mask):
+def decode_clock_event_reasons(mask: int | None) -> list[str] | None:
     """Names of the bits set in ``mask``; unknown bits are kept as hex so none is hidden."""
     if mask is None:
         return None
@@ -239,7 +243,7 @@ def decode_clock_event_reasons(mask):
     return names
 
 
-def pci_key(text):
+def pci_key(text: str | None) -> tuple[int, ...] | None:
     """A PCI bus id, however written, as a key to compare (the one normaliser of bus ids):
     ``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
 
@@ -259,7 +263,8 @@ def pci_key(text):
 # -- event records ----------------------------------------------------------------------------
 
 
-def xid_event(when, pci, xid, detail, gpu, line_id=None):
+def xid_event(when: float, pci: str | None, xid: int, detail: str | None, gpu: int | None,
+              line_id: str | None = None) -> dict[str, Any]:
     """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
     (boot id + µs since boot): every new session backfills the boot, and the operator side
     drops what it has seen by this id."""
@@ -275,7 +280,8 @@ def xid_event(when, pci, xid, detail, gpu, line_id=None):
     }
 
 
-def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
+def oom_event(when: float, pid: int, name: str, in_cgroup: bool, rss_bytes: int | None,
+              line_id: str | None = None) -> dict[str, Any]:
     """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
     where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
     size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
@@ -314,10 +320,11 @@ SHOW_PROPERTIES = (
 _NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
 
 
-def parse_show(text):
+def parse_show(text: str) -> list[dict[str, str]]:
     """``systemctl show`` output (``Key=Value`` lines, one blank-line-separated block per
     unit) -> list of dicts, in the order given."""
-    blocks, current = [], {}
+    blocks: list[dict[str, str]] = []
+    current: dict[str, str] = {}
     for line in text.splitlines():
         if not line.strip():
             if current:
@@ -332,7 +339,7 @@ def parse_show(text):
     return blocks
 
 
-def _int(value):
+def _int(value: str | None) -> int | None:
     if value is None or value in _NOT_SET:
         return None
     try:
@@ -341,7 +348,7 @@ def _int(value):
         return None
 
 
-def unit_record(name, props):
+def unit_record(name: str, props: dict[str, str]) -> dict[str, Any]:
     """One ``unit`` record (schema.UNIT_FIELDS) from a show block."""
     cpu_ns = _int(props.get("CPUUsageNSec"))
     return {

@@ -11,6 +11,10 @@ Why: an 8-GPU sample spelled out in full is ~6 KB of JSON; most of it (names, to
 clocks, counters at 0) does not change from second to second.
 """
 
+from __future__ import annotations
+
+from typing import Any, Callable
+
 from .schema import RECORD_FIELDS
 
 KEYFRAME_EVERY = 30
@@ -27,7 +31,7 @@ LIST_RECORDS = (
 SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")
 
 
-def flatten(sample):
+def flatten(sample: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Collected sample -> {record key: {field: value}} in a stable order."""
     records = {}
     for kind in SINGLE_RECORDS:
@@ -45,12 +49,12 @@ def flatten(sample):
 class Encoder:
     """Turns collected samples into compact wire dicts. One per stream (it remembers)."""
 
-    def __init__(self, keyframe_every=KEYFRAME_EVERY):
+    def __init__(self, keyframe_every: int = KEYFRAME_EVERY) -> None:
         self.keyframe_every = keyframe_every
-        self.previous = {}
+        self.previous: dict[str, dict[str, Any]] = {}
         self.lines = 0
 
-    def encode(self, sample):
+    def encode(self, sample: dict[str, Any]) -> dict[str, Any]:
         records = flatten(sample)
         keyframe = self.lines % self.keyframe_every == 0
         self.lines += 1
@@ -93,12 +97,12 @@ class Decoder:
     sanitiser: only changed fields reach it, so it costs little per sample).
     """
 
-    def __init__(self, clean=None):
-        self.records = {}
-        self._kinds = {}  # record key -> kind
+    def __init__(self, clean: Callable[[Any], Any] | None = None) -> None:
+        self.records: dict[str, dict[str, Any]] = {}
+        self._kinds: dict[str, str] = {}  # record key -> kind
         self._clean = clean
 
-    def kind(self, key):
+    def kind(self, key: str) -> str:
         """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
         kind = self._kinds.get(key)
         if kind is None:
@@ -108,7 +112,7 @@ class Decoder:
             self._kinds[key] = kind
         return kind
 
-    def apply(self, line):
+    def apply(self, line: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], set[str]]:
         changes = line.get("r")
         if not isinstance(changes, dict):
             raise DecodeError("sample line without records")

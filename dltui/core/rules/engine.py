@@ -87,7 +87,7 @@ class Engine:
         gm: GpuMemory,
         g: GpuSample,
         rules: list[Bound],
-        prev,
+        prev: GpuSample | None,
         now: float,
     ) -> None:
         """One GPU through a list of rules: the hot loop, kept free of anything a quiet rule

@@ -21,7 +21,9 @@ def _where(group: str | None) -> str:
     return "the fleet's" if group is None else f"group {group}'s"
 
 
-def _version_drift(label: str, read: Callable[[NodeFacts], str | None]):
+def _version_drift(
+    label: str, read: Callable[[NodeFacts], str | None]
+) -> Callable[[Groups, dict], dict]:
     def check(groups: Groups, p: dict) -> dict:
         out: dict = {}
         for group, members in groups.items():

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ..models import GpuSample
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
-from .causes import explain, track_disks
+from .causes import Cause, explain, track_disks
 from .memory import GpuMemory
 from .starvation import detect
 from .training import checkpoint_writes, outside_checkpoint_writes
@@ -127,7 +127,7 @@ def _coarse(period_s: float) -> str:
     return "1 Hz" if abs(period_s - 1.0) < 0.05 else f"one reading every {period_s:g} s"
 
 
-def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
+def _cause(mem: GpuMemory, win: _UtilWindow, p: dict) -> Cause:
     """One explanation per node and sample, shared by all its starving GPUs."""
     node = mem.node
     cached = node.rule_state.get("starvation_cause")

@@ -5,6 +5,7 @@ starvation detector must not mistake for a starving loader."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 
 from .. import format as fmt
 from ..models import Sample
@@ -118,7 +119,7 @@ def checkpoint_writes(node: NodeMemory) -> list[float]:
 
 
 def outside_checkpoint_writes(
-    values,
+    values: Iterable[float],
     period_s: float,
     newest_time: float,
     writes: list[float],

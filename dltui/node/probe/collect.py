@@ -1,12 +1,19 @@
 """One collector for a node: host and GPUs together, the same code on nodes and locally."""
 
+from __future__ import annotations
+
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
 from .problems import Problems
+
+if TYPE_CHECKING:
+    from .kernel_log import KernelLog
+    from .units import UnitPoller
 
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
 # CPU. It waits this long after the first sample, so a fleet that starts together (or nodes
@@ -18,22 +25,30 @@ KERNEL_LOG_DELAY_S = 3.0
 class Collector:
     """Reads facts once and a sample per tick. Never raises for a failing source."""
 
-    def __init__(self, interval_s=1.0, problems=None, proc="/proc", sys_dir="/sys", units=(), checkpoint=None):
+    def __init__(
+        self,
+        interval_s: float = 1.0,
+        problems: Problems | None = None,
+        proc: str = "/proc",
+        sys_dir: str = "/sys",
+        units: Iterable[str] = (),
+        checkpoint: str | None = None,
+    ) -> None:
         self.interval_s = interval_s
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
-        self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
-        self._events_since = None
-        self._gpu_facts = []
-        self.units = None
+        self.kernel_log: KernelLog | None = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
+        self._events_since: float | None = None
+        self._gpu_facts: list[dict[str, Any]] = []
+        self.units: UnitPoller | None = None
         if units or checkpoint:
             from .units import UnitPoller
 
             self.units = UnitPoller(units, checkpoint, self.problems)
 
-    def facts(self):
-        facts = {}
+    def facts(self) -> dict[str, Any]:
+        facts: dict[str, Any] = {}
         with self.problems.guard("host facts"):
             facts.update(self.host.facts())
         facts["probe_version"] = __version__
@@ -49,8 +64,8 @@ class Collector:
             self.kernel_log.set_gpus(self._gpu_facts)
         return facts
 
-    def sample(self):
-        sample = {"time": round(time.time(), 3)}
+    def sample(self) -> dict[str, Any]:
+        sample: dict[str, Any] = {"time": round(time.time(), 3)}
         sample.update(self.host.sample())
         sample["gpus"] = []
         if self.gpu is not None:
@@ -67,7 +82,7 @@ class Collector:
                     mark_unit_processes(sample["gpus"], self.units.units)
         return sample
 
-    def events(self):
+    def events(self) -> list[dict[str, Any]]:
         """Events since the last call (XIDs, OOM kills), as dicts shaped like NodeEvent."""
         if self.kernel_log is None:
             now = time.monotonic()
@@ -81,7 +96,7 @@ class Collector:
             self.kernel_log.set_gpus(self._gpu_facts)
         return self.kernel_log.events()
 
-    def close(self):
+    def close(self) -> None:
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()

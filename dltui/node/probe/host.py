@@ -5,6 +5,8 @@ previous call over the real elapsed monotonic time; the first call has no previo
 so its rates are None rather than invented zeros.
 """
 
+from __future__ import annotations
+
 import errno
 import os
 import select
@@ -12,10 +14,16 @@ import shlex
 import sys
 import threading
 import time
+from typing import Any, Dict, Sequence
 
 from ..schema import D_STATE_EVERY_TICKS, MEMORY_FIELDS, PRESSURE_FIELDS
+from .problems import Problems
 from .procfs import (
     SECTOR_BYTES,
+    CpuTimes,
+    DiskCounters,
+    Mount,
+    NetCounters,
     parse_diskstats,
     parse_loadavg,
     parse_meminfo,
@@ -25,6 +33,8 @@ from .procfs import (
     parse_pressure,
     parse_stat,
 )
+
+Record = Dict[str, Any]
 
 # Block devices that are never a disk worth watching: loop devices (snaps, images), RAM disks,
 # zram swap, optical drives, floppies.
@@ -72,30 +82,31 @@ class HostCollector:
     """Host facts once, host samples per tick. A failing source is reported to ``problems``
     once and leaves its part of the sample empty (None or []); the rest is still collected."""
 
-    def __init__(self, problems, proc="/proc", sys="/sys"):
+    def __init__(self, problems: Problems, proc: str = "/proc", sys: str = "/sys") -> None:
         self.problems = problems
         self.proc = proc
         self.sys = sys
-        self._cores = None  # (total CpuTimes, {index: CpuTimes}) of the previous call
-        self._disks = None  # (monotonic time, {name: DiskCounters})
-        self._networks = None  # (monotonic time, {name: NetCounters})
-        self._block_listing = None
-        self._watched_disks = frozenset()
+        # (total CpuTimes, {index: CpuTimes}) of the previous call
+        self._cores: tuple[CpuTimes, dict[int, CpuTimes]] | None = None
+        self._disks: tuple[float, dict[str, DiskCounters]] | None = None  # (monotonic time, ...)
+        self._networks: tuple[float, dict[str, NetCounters]] | None = None
+        self._block_listing: list[str] | None = None
+        self._watched_disks: frozenset[str] = frozenset()
         self._mount_table = MountTable(proc + "/self/mounts")
-        self._watched_mounts = []
+        self._watched_mounts: list[tuple[Mount, bool]] = []
         self._statvfs = BoundedStatvfs(STATVFS_TIMEOUT_S)
         self._ticks_to_remote_statvfs = 0
-        self._remote_records = {}  # mountpoint -> last record of a network or FUSE mount
-        self._d_state_count = None
+        self._remote_records: dict[str, Record] = {}  # mountpoint -> last record of a network or FUSE mount
+        self._d_state_count: int | None = None
         # The first scan waits for the second sample, which has rates too: the first sample
         # is partial anyway, and on a node with thousands of processes it goes out 27 ms sooner.
         self._ticks_to_d_state_scan = 1
 
     # ---- facts ---------------------------------------------------------------------------
 
-    def facts(self):
+    def facts(self) -> dict[str, Any]:
         uname = os.uname()
-        facts = {
+        facts: dict[str, Any] = {
             "hostname": uname.nodename,
             "os": os_pretty_name(),
             "kernel": uname.release,
@@ -123,7 +134,7 @@ class HostCollector:
             facts["nics"] = [self._nic(n) for n in names if shown_nic(n)]
         return facts
 
-    def _block_device(self, name):
+    def _block_device(self, name: str) -> Record:
         base = "%s/block/%s" % (self.sys, name)
         size = _read_sys(base + "/size")
         rotational = _read_sys(base + "/queue/rotational")
@@ -134,11 +145,11 @@ class HostCollector:
             "rotational": rotational == "1" if rotational is not None else None,
         }
 
-    def _nic(self, name):
+    def _nic(self, name: str) -> Record:
         base = "%s/class/net/%s" % (self.sys, name)
         # speed reads -1, or fails with EINVAL, when the link is down or the driver has no idea
-        speed = _read_sys(base + "/speed")
-        speed = int(speed) if speed is not None else -1
+        speed_text = _read_sys(base + "/speed")
+        speed = int(speed_text) if speed_text is not None else -1
         mtu = _read_sys(base + "/mtu")
         return {
             "name": name,
@@ -148,14 +159,14 @@ class HostCollector:
             "operstate": _read_sys(base + "/operstate"),
         }
 
-    def close(self):
+    def close(self) -> None:
         """Release the descriptor kept open on the mount table."""
         self._mount_table.close()
 
     # ---- sample --------------------------------------------------------------------------
 
-    def sample(self):
-        sample = {
+    def sample(self) -> dict[str, Any]:
+        sample: dict[str, Any] = {
             "cpu": None,
             "memory": None,
             "pressure": None,
@@ -164,7 +175,7 @@ class HostCollector:
             "filesystems": [],
             "networks": [],
         }
-        stat = {}
+        stat: dict[str, Any] = {}
         with self.problems.guard("cpu"):
             stat = parse_stat(_read(self.proc + "/stat"))
             sample["cpu"] = self._cpu(stat, parse_loadavg(_read(self.proc + "/loadavg")))
@@ -187,27 +198,30 @@ class HostCollector:
             sample["networks"] = self._network_records()
         return sample
 
-    def _cpu(self, stat, loads):
+    def _cpu(self, stat: dict[str, Any], loads: tuple[float, float, float]) -> Record:
         previous, self._cores = self._cores, (stat["cpu"], stat["cores"])
-        prev_total, prev_cores = previous if previous is not None else (None, {})
+        prev_total: CpuTimes | None = None
+        prev_cores: dict[int, CpuTimes] = {}
+        if previous is not None:
+            prev_total, prev_cores = previous
         record = cpu_percents(prev_total, stat["cpu"])
         record["load_1"], record["load_5"], record["load_15"] = loads
         record["cores"] = []
         for index, times in sorted(stat["cores"].items()):
-            core = {"index": index}
+            core: Record = {"index": index}
             core.update(cpu_percents(prev_cores.get(index), times))
             record["cores"].append(core)
         return record
 
-    def _d_state_processes(self):
+    def _d_state_processes(self) -> int | None:
         if self._ticks_to_d_state_scan == 0:
             self._d_state_count = count_d_state_processes(self.proc)
             self._ticks_to_d_state_scan = D_STATE_EVERY_TICKS
         self._ticks_to_d_state_scan -= 1
         return self._d_state_count
 
-    def _pressure(self):
-        record = {}
+    def _pressure(self) -> Record | None:
+        record: dict[str, float | None] = {}
         for resource in ("cpu", "io", "memory"):
             try:
                 text = _read("%s/pressure/%s" % (self.proc, resource))
@@ -225,7 +239,7 @@ class HostCollector:
                     record[key] = round(value, 1) if value is not None else None
         return {name: record[name] for name in PRESSURE_FIELDS}
 
-    def _disk_records(self):
+    def _disk_records(self) -> list[Record]:
         watched = self._disk_names()
         now = time.monotonic()
         current = parse_diskstats(_read(self.proc + "/diskstats"), watched)
@@ -235,7 +249,7 @@ class HostCollector:
             disk_record(name, c, prev.get(name), now - prev_time) for name, c in current.items()
         ]
 
-    def _disk_names(self):
+    def _disk_names(self) -> frozenset[str]:
         """Whole disks worth a row, from /sys/block (which lists no partitions).
 
         Physical devices (those with a ``device`` link) are all kept. Virtual ones (dm-*,
@@ -250,7 +264,7 @@ class HostCollector:
             self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
         return self._watched_disks
 
-    def _is_watched_disk(self, name):
+    def _is_watched_disk(self, name: str) -> bool:
         if name.startswith(SKIPPED_DISK_PREFIXES):
             return False
         base = "%s/block/%s" % (self.sys, name)
@@ -263,7 +277,7 @@ class HostCollector:
         except OSError:
             return True
 
-    def _filesystem_records(self):
+    def _filesystem_records(self) -> list[Record]:
         text = self._mount_table.read_if_changed()
         if text is not None:
             self._watched_mounts = watched_mounts(parse_mounts(text))
@@ -274,7 +288,7 @@ class HostCollector:
             if may_hang and not refresh_remote and mount.mountpoint in self._remote_records:
                 records.append(self._remote_records[mount.mountpoint])
                 continue
-            stats = None
+            stats: os.statvfs_result | None = None
             with self.problems.guard("statvfs " + mount.mountpoint):
                 if may_hang:
                     stats = self._statvfs(mount.mountpoint)
@@ -286,7 +300,7 @@ class HostCollector:
             records.append(record)
         return records
 
-    def _network_records(self):
+    def _network_records(self) -> list[Record]:
         now = time.monotonic()
         current = parse_net_dev(_read(self.proc + "/net/dev"))
         for name in [n for n in current if not shown_nic(n)]:
@@ -304,20 +318,20 @@ class HostCollector:
 PER_WORKLOAD_NIC_PREFIXES = ("veth", "cali", "lxc", "tap")
 
 
-def shown_nic(name):
+def shown_nic(name: str) -> bool:
     return name != "lo" and not name.startswith(PER_WORKLOAD_NIC_PREFIXES)
 
 
 # ---- records from counters (pure) ---------------------------------------------------------
 
 
-def cpu_percents(previous, current):
+def cpu_percents(previous: CpuTimes | None, current: CpuTimes) -> Record:
     """Shares of the CPU time between two /proc/stat readings, in percent.
 
     ``system`` includes irq and softirq time, so user + system + steal = total. A counter that
     went backwards (iowait may, per proc(5)) counts as 0.
     """
-    record = dict.fromkeys(
+    record: Record = dict.fromkeys(
         ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
     )
     if previous is None:
@@ -337,7 +351,7 @@ def cpu_percents(previous, current):
     return record
 
 
-def memory_record(info):
+def memory_record(info: dict[str, int]) -> Record:
     """Memory as free(1) of procps-ng shows it.
 
     used = total - MemAvailable. Kernels before 3.14 have no MemAvailable: available is then
@@ -362,13 +376,17 @@ def memory_record(info):
         "buffers_bytes": buffers,
         "shmem_bytes": info.get("Shmem"),
         "swap_total_bytes": swap_total,
-        "swap_used_bytes": swap_total - swap_free if swap_free is not None else None,
+        "swap_used_bytes": (
+            swap_total - swap_free if swap_total is not None and swap_free is not None else None
+        ),
     }
     return {name: record[name] for name in MEMORY_FIELDS}
 
 
-def disk_record(name, current, previous, elapsed_s):
-    record = {
+def disk_record(
+    name: str, current: DiskCounters, previous: DiskCounters | None, elapsed_s: float
+) -> Record:
+    record: Record = {
         "name": name,
         "read_bytes_per_s": None,
         "write_bytes_per_s": None,
@@ -381,7 +399,7 @@ def disk_record(name, current, previous, elapsed_s):
     # No previous reading, or a counter went backwards (device replaced, 32-bit wrap).
     if previous is None or elapsed_s <= 0 or any(c < p for c, p in zip(current, previous)):
         return record
-    d = current._make(c - p for c, p in zip(current, previous))
+    d = DiskCounters._make(c - p for c, p in zip(current, previous))
     elapsed_ms = elapsed_s * 1000.0
     ios = d.reads + d.writes
     record["read_bytes_per_s"] = round(d.read_sectors * SECTOR_BYTES / elapsed_s)
@@ -395,8 +413,10 @@ def disk_record(name, current, previous, elapsed_s):
     return record
 
 
-def network_record(name, current, previous, elapsed_s):
-    record = {
+def network_record(
+    name: str, current: NetCounters, previous: NetCounters | None, elapsed_s: float
+) -> Record:
+    record: Record = {
         "name": name,
         "rx_bytes_per_s": None,
         "tx_bytes_per_s": None,
@@ -416,10 +436,10 @@ def network_record(name, current, previous, elapsed_s):
     return record
 
 
-def filesystem_record(mount, stats):
+def filesystem_record(mount: Mount, stats: os.statvfs_result | None) -> Record:
     """One mount from its statvfs result, sizes as df(1) computes them; ``stats`` None (the
     call failed or hangs) leaves the sizes unknown."""
-    record = {
+    record: Record = {
         "mountpoint": mount.mountpoint,
         "device": mount.device,
         "fstype": mount.fstype,
@@ -449,7 +469,7 @@ def filesystem_record(mount, stats):
 # ---- which mounts ------------------------------------------------------------------------
 
 
-def watched_mounts(mounts):
+def watched_mounts(mounts: Sequence[Mount]) -> list[tuple[Mount, bool]]:
     """[(Mount, may_hang)] for the file systems worth watching, one per file system.
 
     Real storage only (local, network, FUSE), plus tmpfs on /dev/shm and /tmp, plus an
@@ -458,12 +478,12 @@ def watched_mounts(mounts):
     the shortest mount point, as df(1) does; devices are compared only when the name says
     which storage it is (a path or ``host:/export``), not for ``tmpfs`` or ``s3fs``-like names.
     """
-    by_mountpoint = {}
+    by_mountpoint: dict[str, tuple[Mount, bool]] = {}
     for mount in mounts:
         may_hang = _may_hang(mount.fstype)
         if may_hang or _is_local_storage(mount):
             by_mountpoint[mount.mountpoint] = (mount, may_hang)
-    best_for_device = {}
+    best_for_device: dict[str, Mount] = {}
     for mount, _ in by_mountpoint.values():
         if _names_its_storage(mount.device):
             best = best_for_device.get(mount.device)
@@ -476,13 +496,13 @@ def watched_mounts(mounts):
     ]
 
 
-def _may_hang(fstype):
+def _may_hang(fstype: str) -> bool:
     if fstype in NETWORK_FSTYPES:
         return True
     return (fstype == "fuse" or fstype.startswith("fuse.")) and fstype not in PSEUDO_FUSE_FSTYPES
 
 
-def _is_local_storage(mount):
+def _is_local_storage(mount: Mount) -> bool:
     if mount.fstype in LOCAL_FSTYPES:
         return True
     if mount.fstype == "tmpfs":
@@ -490,7 +510,7 @@ def _is_local_storage(mount):
     return mount.fstype == "overlay" and mount.mountpoint == "/"
 
 
-def _names_its_storage(device):
+def _names_its_storage(device: str) -> bool:
     return device.startswith("/") or ":" in device
 
 
@@ -502,12 +522,12 @@ class MountTable:
     milliseconds on a Kubernetes node with hundreds of mounts.
     """
 
-    def __init__(self, path):
+    def __init__(self, path: str) -> None:
         self.path = path
-        self._fd = None
+        self._fd: int | None = None
         self._poll = select.poll()
 
-    def read_if_changed(self):
+    def read_if_changed(self) -> str | None:
         """The table's text on the first call and after a change, else None."""
         if self._fd is None:
             self._fd = os.open(self.path, os.O_RDONLY)
@@ -521,7 +541,7 @@ class MountTable:
             self.close()
             raise
 
-    def close(self):
+    def close(self) -> None:
         if self._fd is not None:
             self._poll.unregister(self._fd)
             os.close(self._fd)
@@ -536,19 +556,19 @@ class BoundedStatvfs:
     still stuck later calls for the same path raise at once instead of piling up threads.
     """
 
-    def __init__(self, timeout_s):
+    def __init__(self, timeout_s: float) -> None:
         self.timeout_s = timeout_s
-        self._stuck = {}  # path -> thread still inside statvfs
+        self._stuck: dict[str, threading.Thread] = {}  # path -> thread still inside statvfs
 
-    def __call__(self, path):
+    def __call__(self, path: str) -> os.statvfs_result:
         thread = self._stuck.get(path)
         if thread is not None:
             if thread.is_alive():
                 raise TimeoutError("statvfs %s timed out" % path)
             del self._stuck[path]
-        box = {}
+        box: dict[str, Any] = {}
 
-        def run():
+        def run() -> None:
             try:
                 box["result"] = os.statvfs(path)
             except OSError as exc:
@@ -568,7 +588,7 @@ class BoundedStatvfs:
 # ---- small readers -----------------------------------------------------------------------
 
 
-def count_d_state_processes(proc):
+def count_d_state_processes(proc: str) -> int:
     """Processes in uninterruptible sleep (state D), from every /proc/<pid>/stat."""
     count = 0
     for name in os.listdir(proc):
@@ -590,7 +610,7 @@ def count_d_state_processes(proc):
     return count
 
 
-def cpu_model_and_count(cpuinfo):
+def cpu_model_and_count(cpuinfo: str) -> tuple[str | None, int | None]:
     """(model name, logical CPUs) from /proc/cpuinfo; the model is None where the kernel does
     not name it (arm64 lists only implementer and part numbers)."""
     model = None
@@ -605,7 +625,7 @@ def cpu_model_and_count(cpuinfo):
     return model, count or None
 
 
-def os_pretty_name():
+def os_pretty_name() -> str | None:
     """PRETTY_NAME from os-release(5), or None where the file is absent."""
     for path in ("/etc/os-release", "/usr/lib/os-release"):
         try:
@@ -620,7 +640,7 @@ def os_pretty_name():
     return None
 
 
-def _read(path):
+def _read(path: str) -> str:
     # os.open/os.read skip the buffered and text layers of open(): ~8 µs less per file, and
     # a sample reads a dozen files.
     fd = os.open(path, os.O_RDONLY)
@@ -630,7 +650,7 @@ def _read(path):
         os.close(fd)
 
 
-def _read_fd(fd):
+def _read_fd(fd: int) -> str:
     chunks = []
     while True:
         chunk = os.read(fd, 65536)
@@ -642,7 +662,7 @@ def _read_fd(fd):
     return b"".join(chunks).decode("utf-8", "surrogateescape")
 
 
-def _read_sys(path):
+def _read_sys(path: str) -> str | None:
     """A one-value sysfs attribute, stripped; None where absent or unreadable."""
     try:
         with open(path) as f:

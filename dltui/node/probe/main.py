@@ -4,11 +4,14 @@ and ``error`` lines as things happen. One JSON object per line on stdout.
 Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.node.probe.main``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
 import threading
 import time
+from typing import IO, TYPE_CHECKING, Any
 
 from ..schema import PROTOCOL
 from ..wire import Encoder
@@ -16,15 +19,25 @@ from . import __version__
 from .collect import Collector
 from .problems import Problems
 
+if TYPE_CHECKING:
+    import argparse  # imported when needed: argparse and gettext cost every start ~3 ms
+
 
 class Args:
     """The parsed options: what argparse's Namespace would hold."""
 
-    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0, unit=None, checkpoint=None):
+    def __init__(
+        self,
+        interval: float = 1.0,
+        count: int = 0,
+        stdin_watchdog: float = 0.0,
+        unit: list[str] | None = None,
+        checkpoint: str | None = None,
+    ) -> None:
         self.interval = interval
         self.count = count
         self.stdin_watchdog = stdin_watchdog
-        self.unit = unit if unit is not None else []
+        self.unit: list[str] = unit if unit is not None else []
         self.checkpoint = checkpoint
 
 
@@ -36,14 +49,14 @@ _PLAIN_OPTIONS = {
 }
 
 
-def parse_args(argv):
+def parse_args(argv: list[str]) -> Args | argparse.Namespace:
     """The forms dltui itself passes (``--option value`` pairs with good values) are read
     directly: argparse, with gettext under it, costs every probe start ~3 ms of CPU. Anything
     else (``--help``, a typo, a bad value) goes to argparse for its usual message."""
     return _parse_plain(argv) or _parse_with_argparse(argv)
 
 
-def _parse_plain(argv):
+def _parse_plain(argv: list[str]) -> Args | None:
     if len(argv) % 2:
         return None
     args = Args()
@@ -61,7 +74,7 @@ def _parse_plain(argv):
     return args if args.interval > 0 else None
 
 
-def _parse_with_argparse(argv):
+def _parse_with_argparse(argv: list[str]) -> argparse.Namespace:
     import argparse
 
     parser = argparse.ArgumentParser(prog="dltui-probe", description=__doc__)
@@ -86,11 +99,11 @@ def _parse_with_argparse(argv):
 class Output:
     """Writes JSON lines; a closed pipe means the operator is gone."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.closed = False
 
-    def emit(self, obj):
+    def emit(self, obj: dict[str, Any]) -> None:
         try:
             self.stream.write(json.dumps(obj, separators=(",", ":")) + "\n")
             self.stream.flush()
@@ -101,13 +114,13 @@ class Output:
 class StdinWatchdog:
     """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``."""
 
-    def __init__(self, stop, timeout_s):
+    def __init__(self, stop: threading.Event, timeout_s: float) -> None:
         self.stop = stop
         self.timeout_s = timeout_s
         self.last_input = time.monotonic()
         threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
 
-    def _read(self):
+    def _read(self) -> None:
         # Raw reads on fd 0: a daemon thread blocked inside the buffered reader holds its lock,
         # and the interpreter aborts at exit when it cannot take that lock.
         while True:
@@ -120,11 +133,11 @@ class StdinWatchdog:
                 return
             self.last_input = time.monotonic()
 
-    def expired(self):
+    def expired(self) -> bool:
         return time.monotonic() - self.last_input > self.timeout_s
 
 
-def until_next_tick(now, interval, last_start):
+def until_next_tick(now: float, interval: float, last_start: float) -> float:
     """Seconds to the next multiple of ``interval`` in wall-clock time, at least half an
     interval after the last sample started (the first sample goes out at once, unaligned).
 
@@ -138,7 +151,7 @@ def until_next_tick(now, interval, last_start):
     return delay
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     out = Output(sys.stdout)
     stop = threading.Event()
