@@ -5,16 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from dltui.config import BurninSection
 from dltui.config_schema import as_dict
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.text import clean
+from dltui.node.schema import BurninPhase
 
 from .fold import RunFold
 
-PASS, WARN, FAIL, NOT_RUN = "pass", "warn", "fail", "not run"
+VerdictStatus = Literal["pass", "warn", "fail", "not run"]
+PASS: VerdictStatus = "pass"
+WARN: VerdictStatus = "warn"
+FAIL: VerdictStatus = "fail"
+NOT_RUN: VerdictStatus = "not run"
 _RANK = {PASS: 0, WARN: 1, NOT_RUN: 2, FAIL: 3}
 
 # The thresholds are declared (type, range, default, words) in dltui/config.py, BurninSection.
@@ -24,7 +29,7 @@ DEFAULTS: dict[str, Any] = as_dict(BurninSection())
 @dataclass
 class Item:
     check: str  # short name: "stressor", "thermal", "ecc", ...
-    status: str
+    status: VerdictStatus
     evidence: str
     next_step: str = ""
     gpu: int | None = None
@@ -51,7 +56,7 @@ class GpuVerdict:
     items: list[Item] = field(default_factory=list)
 
     @property
-    def status(self) -> str:
+    def status(self) -> VerdictStatus:
         return worst(i.status for i in self.items)
 
     def to_dict(self) -> dict[str, Any]:
@@ -70,7 +75,7 @@ class NodeVerdict:
     optional: frozenset[str] = frozenset()  # checks whose "not run" does not hold back a pass
 
     @property
-    def status(self) -> str:
+    def status(self) -> VerdictStatus:
         counted = [i.status for i in self.items if i not in self.not_run_optional()]
         return worst(counted + [g.status for g in self.gpus])
 
@@ -100,7 +105,7 @@ class NodeVerdict:
         }
 
 
-def worst(statuses: Iterable[str]) -> str:
+def worst(statuses: Iterable[VerdictStatus]) -> VerdictStatus:
     return max(statuses, key=lambda s: _RANK[s], default=NOT_RUN)
 
 
@@ -146,7 +151,7 @@ class NodeRun:
     def sample_count(self) -> int:
         return self.fold.count if self.fold is not None else len(self.samples)
 
-    def phase(self, name: str) -> tuple[float, float] | None:
+    def phase(self, name: BurninPhase) -> tuple[float, float] | None:
         span = (self.result.get("phases") or {}).get(name)
         if not span or span[0] is None:
             return None

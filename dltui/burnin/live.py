@@ -27,7 +27,7 @@ SERIES = (  # (key, title, unit, GpuSample field, reference field drawn beside i
 class GpuLive:
     index: int
     progress: str  # the stressor's own words: Gflop/s, iterations, errors
-    status: str  # verdict so far
+    status: v.VerdictStatus  # verdict so far
     problems: list[str] = field(default_factory=list)
 
 
@@ -38,7 +38,7 @@ class NodeLive:
     state: str
     time_left_s: float | None
     samples: int
-    status: str  # verdict so far
+    status: v.VerdictStatus  # verdict so far
     tool: str | None
     gpus: list[GpuLive] = field(default_factory=list)
     reason: str | None = None  # connection trouble, in words

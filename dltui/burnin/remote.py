@@ -20,6 +20,7 @@ import asyncssh
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
 from dltui.transport.protocol import ProbeReader
@@ -130,7 +131,7 @@ class RunCollector:
         """The driver's status.json as followed: its phases classify the samples so far."""
         self.fold.on_status(status)
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         if self.then is not None:
             self.then.on_status(name, status, reason)
 

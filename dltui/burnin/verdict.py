@@ -30,13 +30,14 @@ from .items import (
     Item,
     NodeRun,
     NodeVerdict,
+    VerdictStatus,
     exit_code,
     worst,
 )
 
 __all__ = [
     "DEFAULTS", "FAIL", "NODE_CHECKS", "NOT_RUN", "PASS", "WARN", "GpuVerdict", "Item",
-    "NodeRun", "NodeVerdict", "compare_disks", "exit_code", "judge", "settings", "worst",
+    "NodeRun", "NodeVerdict", "VerdictStatus", "compare_disks", "exit_code", "judge", "settings", "worst",
 ]
 
 # The node-wide checks a verdict can hold (what "optional" may name).

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from .timeline import Severity, severity_of
+
 
 @dataclass(slots=True)
 class CoreSample:
@@ -345,7 +347,7 @@ class NodeEvent:
     kind: str  # "xid", "probe-error", "reconnect", "fact-change", "unit", ...
     message: str
     gpu: int | None = None
-    severity: str = "info"  # "info", "warning", "critical"
+    severity: Severity = "info"
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -354,7 +356,9 @@ class NodeEvent:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeEvent:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        event = cls(**{k: v for k, v in data.items() if k in known})
+        event.severity = severity_of(event.severity)  # a node's (or a recording's) word
+        return event
 
 
 def plain(obj: Any) -> Any:

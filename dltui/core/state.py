@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Protocol
 
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
-from .timeline import Alert, TimelineEntry, severity_rank
+from .status import Status
+from .timeline import Alert, Severity, TimelineEntry, severity_rank
 
 if TYPE_CHECKING:
     from .rules.settings import RuleSettings
@@ -290,7 +291,7 @@ class NodeHistory:
 @dataclass
 class NodeState:
     name: str
-    status: str = st.CONNECTING
+    status: Status = st.CONNECTING
     reason: str | None = None
     facts: NodeFacts | None = None
     sample: Sample | None = None
@@ -359,7 +360,7 @@ class FleetState:
 
     # -- Sink -------------------------------------------------------------------------------
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         node = self.node(name)
         if (node.status, node.reason) == (status, reason):
             return
@@ -369,7 +370,7 @@ class FleetState:
         # The timeline gets the change of word; a new reason under the same word (the next
         # retry time, say) only updates the status line.
         if status != st.CONNECTING and was != status:
-            severity = "critical" if status in st.DOWN else "info"
+            severity: Severity = "critical" if status in st.DOWN else "info"
             text = status if not reason else f"{status}: {reason}"
             node.add(TimelineEntry(self.clock(), "status", text, severity))
 

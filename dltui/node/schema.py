@@ -16,11 +16,15 @@ Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from .xid import describe
 
 PROTOCOL = 1
+
+# The burn-in driver's phases, in order, as its status.json and result.json name them.
+BurninPhase = Literal["preflight", "load", "post"]
+BURNIN_PHASES: tuple[BurninPhase, ...] = ("preflight", "load", "post")
 
 CPU_FIELDS = (
     "total_percent",

@@ -18,17 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
+
+from ..timeline import Severity
 
 # Where a rule looks, which decides when the engine calls it and with what. "Every sample"
 # means every few seconds for a slow rule (``Rule.slow``).
-GPU = "gpu"  # check(gpu_sample, gpu_memory, params) for every GPU of every sample
-GPUS = "gpus"  # check(sample, node_memory, params) -> {gpu_index: answer}, every sample
-NODE = "node"  # check(sample, node_memory, params) -> answer for the node, every sample
-FACTS = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
-STATUS = "status"  # check(node_state, node_memory, now, params) on every redraw tick
-FLEET = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
-EVENT = "event"  # answers come from on_event when a consumed event arrives (observe_event)
+Scope = Literal["gpu", "gpus", "node", "facts", "status", "fleet", "event"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+GPU: Scope = "gpu"  # check(gpu_sample, gpu_memory, params) for every GPU of every sample
+GPUS: Scope = "gpus"  # check(sample, node_memory, params) -> {gpu_index: answer}, every sample
+NODE: Scope = "node"  # check(sample, node_memory, params) -> answer for the node, every sample
+FACTS: Scope = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
+STATUS: Scope = "status"  # check(node_state, node_memory, now, params) on every redraw tick
+FLEET: Scope = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
+EVENT: Scope = "event"  # answers come from on_event when a consumed event arrives (observe_event)
 
 
 class Verdict:
@@ -54,7 +58,7 @@ class Finding(NamedTuple):
     """The condition holds. The alert's message is built from these parts as
     ``what[ for 40s][; detail][ (snapshot note)][ — action]``."""
 
-    level: str  # "info", "warning" or "critical"
+    level: Severity
     what: str  # the condition with its numbers: "core 87 °C ≥ 85 °C"
     action: str = ""  # the next step: "check airflow and fans"
     detail: str = ""  # more evidence in words
@@ -79,7 +83,7 @@ def rise_since_last(mem: Any, name: str, now: int | float | None) -> int | float
 @dataclass(frozen=True, slots=True)
 class Rule:
     id: str
-    scope: str
+    scope: Scope
     check: Callable[..., Any]
     defaults: dict[str, Any] = field(default_factory=dict)
     doc: str = ""

@@ -4,13 +4,15 @@ a silent hang; the age notices it in seconds."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from .. import status as st
 from ..state import NodeState
 from .base import CLEAR, STATUS, Finding, Rule
 from .memory import NodeMemory
 
 
-def node_stale(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
+def node_stale(node: NodeState, mem: NodeMemory, now: float, p: NodeStaleParams) -> object:
     age = node.age(now)
     if node.status != st.OK or age is None:
         return None  # not connected: node_unreachable speaks
@@ -27,7 +29,7 @@ def node_stale(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
     )
 
 
-def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
+def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreachableParams) -> object:
     if node.status in st.DOWN:
         what = node.status + (f": {node.reason}" if node.reason else "")
         return Finding(
@@ -51,7 +53,7 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: dict) -> o
     return CLEAR
 
 
-_ACTIONS = {
+_ACTIONS: dict[str, str] = {
     st.AUTH_FAILED: "check the user and key the SSH config gives this host (ssh -v HOST)",
     st.HOST_KEY_UNKNOWN: "verify the fingerprint, then add it (ssh HOST once, or --accept-new-host-keys)",
     st.HOST_KEY_CHANGED: "the host key changed: verify the host before replacing its known_hosts line",
@@ -60,6 +62,21 @@ _ACTIONS = {
     st.UNREACHABLE: "check the network path and the jump host; dltui keeps retrying",
     st.RECONNECTING: "dltui is reconnecting",
 }
+
+
+class NodeStaleParams(TypedDict):
+    """``[rules.node_stale]`` (its defaults in RULES below)."""
+
+    intervals: float
+    enabled: bool
+
+
+class NodeUnreachableParams(TypedDict):
+    """``[rules.node_unreachable]`` (its defaults in RULES below)."""
+
+    stale_s: float
+    enabled: bool
+
 
 RULES = (
     Rule(

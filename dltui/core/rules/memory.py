@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from dltui.node.schema import pci_key
 
 from ..models import GpuFacts, GpuSample, NodeEvent, NodeFacts, Sample
-from .base import EVENT, FACTS, FLEET, GPU, GPUS, NODE, STATUS
+from .base import SCOPES
 from .condition import Condition, Timing
 
 if TYPE_CHECKING:
@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from .base import Rule
     from .settings import RuleSettings
 
-SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
 EVENTS_REMEMBERED = 1000  # per node: id-less kernel events a reconnecting probe may read again
 
 

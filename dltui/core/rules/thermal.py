@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from statistics import median
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from dltui.node.schema import HW_POWER_BRAKE_SLOWDOWN as HW_POWER_BRAKE
 from dltui.node.schema import HW_SLOWDOWN, SW_POWER_CAP
@@ -18,6 +18,7 @@ from dltui.node.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
 from dltui.node.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
+from ..timeline import Severity
 from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
@@ -51,7 +52,7 @@ def _reasons(mask: int, g: GpuSample) -> str:
     return f"{mask:#x}: {names}" if names else f"{mask:#x}"
 
 
-def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: GpuTempHighParams) -> object:
     t = g.temperature_c
     if t is None:
         return None
@@ -78,7 +79,7 @@ def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: ThermalMarginLowParams) -> object:
     m = g.temperature_margin_c
     if m is None:
         return None
@@ -100,7 +101,7 @@ def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: HbmTempHighParams) -> object:
     t = g.memory_temperature_c
     if t is None:
         return None
@@ -121,7 +122,7 @@ def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: ThermalSlowdownParams) -> object:
     mask, prev = g.clock_event_reasons_mask, mem.prev
     if (
         mask is not None
@@ -150,7 +151,7 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return CLEAR
     if hw:
         state.pop("sw_thermal_since", None)
-        level = "critical"
+        level: Severity = "critical"
     else:  # software slowdown alone: a warning for its first minute, then critical
         since = state.setdefault("sw_thermal_since", mem.now)
         level = "critical" if mem.now - since >= p["sw_warning_s"] else "warning"
@@ -173,7 +174,7 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def hw_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def hw_slowdown(g: GpuSample, mem: GpuMemory, p: HwSlowdownParams) -> object:
     mask = g.clock_event_reasons_mask
     if mask is None:
         return None
@@ -198,7 +199,7 @@ def hw_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def power_brake(g: GpuSample, mem: GpuMemory, p: PowerBrakeParams) -> object:
     mask, prev = g.clock_event_reasons_mask, mem.prev
     if (
         mask is not None
@@ -232,7 +233,7 @@ def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def power_capped(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def power_capped(g: GpuSample, mem: GpuMemory, p: PowerCappedParams) -> object:
     mask, util = g.clock_event_reasons_mask, g.utilization_percent
     if mask is None or util is None:
         return None
@@ -250,7 +251,7 @@ def power_capped(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def clock_sag(g: GpuSample, mem: GpuMemory, p: ClockSagParams) -> object:
     sm, top, util, mask = (
         g.sm_clock_mhz,
         g.sm_clock_max_mhz,
@@ -276,7 +277,7 @@ def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
+def airflow_imbalance(sample: Sample, node: NodeMemory, p: AirflowImbalanceParams) -> dict | None:
     """Each loaded GPU against the median of the others at similar load (margins if every GPU
     has one, else core temperatures). N/A with too few loaded GPUs."""
     loaded = [
@@ -324,6 +325,99 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
         else:
             out[g.index] = CLEAR if hotter < p["clear_below"] else HOLD
     return out
+
+
+
+class GpuTempHighParams(TypedDict):
+    """``[rules.gpu_temp_high]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    hysteresis: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ThermalMarginLowParams(TypedDict):
+    """``[rules.thermal_margin_low]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    hysteresis: float
+    for_s: float
+    critical_for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class HbmTempHighParams(TypedDict):
+    """``[rules.hbm_temp_high]`` (its defaults in RULES below)."""
+
+    memory_max: float
+    warning_below_max: float
+    hysteresis: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ThermalSlowdownParams(TypedDict):
+    """``[rules.thermal_slowdown]`` (its defaults in RULES below)."""
+
+    for_samples: float
+    sw_warning_s: float
+    clear_s: float
+    enabled: bool
+
+
+class HwSlowdownParams(TypedDict):
+    """``[rules.hw_slowdown]`` (its defaults in RULES below)."""
+
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class PowerBrakeParams(TypedDict):
+    """``[rules.power_brake]`` (its defaults in RULES below)."""
+
+    for_samples: float
+    clear_s: float
+    enabled: bool
+
+
+class PowerCappedParams(TypedDict):
+    """``[rules.power_capped]`` (its defaults in RULES below)."""
+
+    busy_util: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ClockSagParams(TypedDict):
+    """``[rules.clock_sag]`` (its defaults in RULES below)."""
+
+    ratio: float
+    clear_ratio: float
+    busy_util: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class AirflowImbalanceParams(TypedDict):
+    """``[rules.airflow_imbalance]`` (its defaults in RULES below)."""
+
+    hotter: float
+    clear_below: float
+    similar_load: float
+    loaded_util: float
+    min_gpus: float
+    for_s: float
+    clear_s: float
+    enabled: bool
 
 
 RULES = (

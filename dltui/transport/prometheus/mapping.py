@@ -185,7 +185,7 @@ class Fleet:
             gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
         )
 
-    def status(self, name: str) -> tuple[str, str | None]:
+    def status(self, name: str) -> tuple[st.Status, str | None]:
         ups = self.nodes[name].targets_up
         down = sorted(inst for inst, up in ups.items() if not up)
         if ups and len(down) == len(ups):

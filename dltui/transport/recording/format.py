@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample, is_time
+from dltui.core.status import status_of
 from dltui.core.text import clean_value
 
 FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
@@ -54,7 +55,10 @@ def parse_line(line: bytes) -> tuple[float, str, tuple]:
             raise ValueError(f"sample time {sample.time!r} is not a time")
         return t, "on_sample", (name, sample)
     if kind == "status":
-        return t, "on_status", (name, record["status"], record.get("reason"))
+        status = status_of(record["status"])
+        if status is None:
+            raise ValueError(f"unknown status {record['status']!r}")
+        return t, "on_status", (name, status, record.get("reason"))
     if kind == "hello":
         return t, "on_hello", (name, NodeFacts.from_dict(record["facts"]), record.get("interval_s"))
     if kind == "event":

@@ -10,6 +10,7 @@ import socket
 import asyncssh
 
 from dltui.core import status as st
+from dltui.core.status import Status
 from dltui.core.text import clean
 
 from .config import HostSettings
@@ -21,7 +22,7 @@ DEFAULT_KEY_FILES = ("id_ed25519", "id_ecdsa", "id_rsa")  # what ssh(1) tries wi
 class Failure(Exception):
     """A node (or the hop in front of it) cannot be streamed from right now."""
 
-    def __init__(self, status: str, reason: str):
+    def __init__(self, status: Status, reason: str):
         reason = clean(reason)  # it may quote the node: its sshd's words, the probe's stderr
         super().__init__(f"{status}: {reason}")
         self.status = status

@@ -99,9 +99,9 @@ class NodeScreen(Screen):
                 yield ItemGrid(id="gpus", min_column_width=GPU_PANE_MIN_W)
                 with Vertical(id="host"):
                     yield CpuPane()
-                    yield MemoryPane()
-                    yield PressurePane()
-                    yield DiskPane()
+                    yield MemoryPane(thresholds=self.thresholds)
+                    yield PressurePane(thresholds=self.thresholds)
+                    yield DiskPane(thresholds=self.thresholds)
                     yield NetworkPane()
             with Horizontal(id="node-bottom"):
                 yield ProcessesPane()

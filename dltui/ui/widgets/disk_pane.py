@@ -14,8 +14,9 @@ FS_BAR = 10
 
 
 class DiskPane(Pane):
-    def __init__(self) -> None:
+    def __init__(self, *, thresholds: levels.Thresholds = levels.DEFAULT) -> None:
         super().__init__("Disks", id="disks")
+        self.thresholds = thresholds
 
     def draw(self, node: NodeState, now: float) -> Content:
         s = node.sample
@@ -31,7 +32,7 @@ class DiskPane(Pane):
             )
         ]
         for d in s.disks:
-            busy_level = levels.used(d.busy_percent)
+            busy_level = levels.disk_busy(d.busy_percent)
             lines.append(
                 Content.assemble(
                     (d.name.ljust(name_w), "bold"),
@@ -47,7 +48,7 @@ class DiskPane(Pane):
             lines = [Content.styled("no block devices reported", "$foreground-muted")]
         mount_w = max((len(f.mountpoint) for f in s.filesystems), default=4)
         for f in s.filesystems:
-            level = levels.used(f.used_percent)
+            level = levels.filesystem(f.used_percent, self.thresholds)
             filled = round((f.used_percent or 0) / 100 * FS_BAR)
             lines.append(
                 Content.assemble(

@@ -120,7 +120,7 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     parts += _gpu_cells(s, layout, th, live)
     parts.append(" ")
     if layout.host:
-        parts += _host(s, live)
+        parts += _host(s, live, th)
     if layout.io:
         parts += _io(s, live)
     if layout.unit:
@@ -224,14 +224,14 @@ def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> tuple[str, str]:
     return (char, levels.STYLE[level])
 
 
-def _host(s: Sample | None, live: bool) -> list:
+def _host(s: Sample | None, live: bool, th: levels.Thresholds) -> list:
     cpu = s.cpu.total_percent if s and s.cpu else None
     mem = None
     if s and s.memory and s.memory.used_bytes is not None and s.memory.total_bytes:
         mem = 100.0 * s.memory.used_bytes / s.memory.total_bytes
     if not live:
         return [(fmt.pct(cpu).rjust(PCT_W), STALE_STYLE), " ", (fmt.pct(mem).rjust(PCT_W), STALE_STYLE), " "]
-    return [fmt.pct(cpu).rjust(PCT_W), " ", (fmt.pct(mem).rjust(PCT_W), _alarm(levels.used(mem))), " "]
+    return [fmt.pct(cpu).rjust(PCT_W), " ", (fmt.pct(mem).rjust(PCT_W), _alarm(levels.memory(mem, th))), " "]
 
 
 def _io(s: Sample | None, live: bool) -> list:
@@ -241,7 +241,7 @@ def _io(s: Sample | None, live: bool) -> list:
     busy = max((d.busy_percent for d in s.disks if d.busy_percent is not None), default=None)
     disk = _pair(_total(d.read_bytes_per_s for d in s.disks), _total(d.write_bytes_per_s for d in s.disks))
     net = _pair(_total(n.rx_bytes_per_s for n in s.networks), _total(n.tx_bytes_per_s for n in s.networks))
-    disk_style = _alarm(levels.used(busy)) if live else STALE_STYLE
+    disk_style = _alarm(levels.disk_busy(busy)) if live else STALE_STYLE
     return [(disk.rjust(RATE_W), disk_style), " ", (net.rjust(RATE_W), style), " "]
 
 
