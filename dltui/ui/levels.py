@@ -3,10 +3,9 @@
 Levels are ``na`` (not reported), ``idle``, ``ok``, ``warm`` and ``hot``; ``STYLE`` maps them
 to theme variables, so every theme colours them. Every threshold is a rule's own parameter
 (its default under the config's ``[rules]`` and the node's groups), so a value turns the
-colour of the alert a rule would raise on it: temperatures (``gpu_temp_high``,
-``thermal_margin_low``), host memory (``host_memory_low``), file systems
-(``filesystem_full``), pressure (the loader-starvation causes, ``host_memory_low``'s PSI), an
-idle GPU (the rules' idle: 0 %).
+colour of the alert a rule would raise on it. Each rule module says what its rules judge with
+(``temperature_limits``, ``capacity_limits``, ``pressure_limits``, ``idle``): no rule is named
+here.
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from dltui.core import status as st
-from dltui.core.rules import RULES
-from dltui.core.rules.pipeline import idle
+from dltui.core.rules.capacity import CapacityLimits, capacity_limits
+from dltui.core.rules.pipeline import PressureLimits, idle, pressure_limits
 from dltui.core.rules.settings import RuleSettings
 from dltui.core.rules.thermal import temperature_limits
 
@@ -26,13 +25,6 @@ NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
 # own baseline): its colours are iostat's %util convention.
 DISK_BUSY_WARM, DISK_BUSY_HOT = 90.0, 95.0
 
-_DEFAULTS = {rule.id: rule.defaults for rule in RULES}
-
-
-def _rule(params: Mapping[str, Mapping[str, Any]], rule_id: str) -> dict[str, Any]:
-    """A rule's parameters: its defaults under what ``params`` gives."""
-    return {**_DEFAULTS[rule_id], **params.get(rule_id, {})}
-
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -40,31 +32,14 @@ class Thresholds:
     temp_critical_c: float
     margin_warning_c: float
     margin_critical_c: float
-    memory_warm_percent: float = 92.0  # used: 100 - host_memory_low.clear_above
-    memory_hot_percent: float = 95.0  # used: 100 - host_memory_low.available_below
-    fs_warm_percent: float = 90.0  # filesystem_full.warning
-    fs_hot_percent: float = 95.0  # filesystem_full.critical
-    psi_some_percent: tuple[float, float, float] = (50.0, 20.0, 10.0)  # cpu, io, memory
-    psi_io_full_percent: float = 5.0  # loader_starvation.io_full
-    psi_memory_full_percent: float = 5.0  # host_memory_low.psi_full
+    capacity: CapacityLimits
+    pressure: PressureLimits
 
     @classmethod
     def from_rules(cls, rules: Mapping[str, Mapping[str, Any]]) -> Thresholds:
         """From rule id -> parameter overrides (a config's ``[rules]``, or the engine's
-        parameters for a node)."""
-        memory = _rule(rules, "host_memory_low")
-        fs = _rule(rules, "filesystem_full")
-        loader = _rule(rules, "loader_starvation")
-        return cls(
-            *temperature_limits(rules),
-            memory_warm_percent=100.0 - memory["clear_above"],
-            memory_hot_percent=100.0 - memory["available_below"],
-            fs_warm_percent=float(fs["warning"]),
-            fs_hot_percent=float(fs["critical"]),
-            psi_some_percent=(loader["cpu_some"], loader["io_some"], loader["memory_some"]),
-            psi_io_full_percent=float(loader["io_full"]),
-            psi_memory_full_percent=float(memory["psi_full"]),
-        )
+        parameters for a node): each rule module says what its rules judge with."""
+        return cls(*temperature_limits(rules), capacity_limits(rules), pressure_limits(rules))
 
 
 DEFAULT = Thresholds.from_rules({})
@@ -123,18 +98,15 @@ def used(percent: float | None, warning: float, critical: float) -> str:
 def memory(percent: float | None, t: Thresholds = DEFAULT) -> str:
     """Host memory used: hot where host_memory_low fires (MemAvailable below its level), warm
     inside its clearing band."""
-    return used(percent, t.memory_warm_percent, t.memory_hot_percent)
+    return used(percent, t.capacity.memory_warm_percent, t.capacity.memory_hot_percent)
 
 
 def filesystem(percent: float | None, t: Thresholds = DEFAULT) -> str:
-    return used(percent, t.fs_warm_percent, t.fs_hot_percent)
+    return used(percent, t.capacity.fs_warm_percent, t.capacity.fs_hot_percent)
 
 
 def disk_busy(percent: float | None) -> str:
     return used(percent, DISK_BUSY_WARM, DISK_BUSY_HOT)
-
-
-PSI_RESOURCES = ("cpu", "io", "memory")
 
 
 def pressure(resource: str, some: float | None, full: float | None, t: Thresholds = DEFAULT) -> str:
@@ -142,11 +114,13 @@ def pressure(resource: str, some: float | None, full: float | None, t: Threshold
     starving GPU; hot where host_memory_low turns critical (memory ``full``)."""
     if some is None:
         return NA
-    if resource == "memory" and full is not None and full >= t.psi_memory_full_percent:
+    p = t.pressure
+    if resource == "memory" and full is not None and full >= t.capacity.psi_memory_full_percent:
         return HOT
-    if some >= t.psi_some_percent[PSI_RESOURCES.index(resource)]:
+    some_limit = {"cpu": p.cpu_some_percent, "io": p.io_some_percent}.get(resource, p.memory_some_percent)
+    if some >= some_limit:
         return WARM
-    if resource == "io" and full is not None and full >= t.psi_io_full_percent:
+    if resource == "io" and full is not None and full >= p.io_full_percent:
         return WARM
     return OK
 

@@ -11,8 +11,9 @@ from dltui.ui import levels
 
 def test_defaults_follow_the_rules_defaults():
     t = levels.DEFAULT
-    assert (t.memory_warm_percent, t.memory_hot_percent) == (92.0, 95.0)  # host_memory_low 8 / 5
-    assert (t.fs_warm_percent, t.fs_hot_percent) == (90.0, 95.0)  # filesystem_full
+    c = t.capacity
+    assert (c.memory_warm_percent, c.memory_hot_percent) == (92.0, 95.0)  # host_memory_low 8 / 5
+    assert (c.fs_warm_percent, c.fs_hot_percent) == (90.0, 95.0)  # filesystem_full
     assert levels.memory(94.9, t) == levels.WARM and levels.memory(95.0, t) == levels.HOT
     assert levels.memory(91.9, t) == levels.OK
     assert levels.utilization(0.0, t) == levels.IDLE and levels.utilization(1.0, t) == levels.OK

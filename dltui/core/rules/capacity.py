@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TypedDict
 
 from .. import format as fmt
 from ..models import GpuSample, NodeEvent, Sample
@@ -260,3 +261,29 @@ RULES = (
         slow=True,
     ),
 )
+
+_BY_ID = {rule.id: rule for rule in RULES}
+
+
+class CapacityLimits(NamedTuple):
+    """The levels host_memory_low and filesystem_full judge with, for the UI to colour by: a
+    value turns red where the rule fires (host memory: MemAvailable under available_below)."""
+
+    memory_warm_percent: float  # used, inside host_memory_low's clearing band
+    memory_hot_percent: float  # used, where host_memory_low fires
+    psi_memory_full_percent: float  # PSI memory full avg10 where host_memory_low is critical
+    fs_warm_percent: float
+    fs_hot_percent: float
+
+
+def capacity_limits(params: Mapping[str, Mapping[str, Any]]) -> CapacityLimits:
+    """From rule id -> parameter overrides; the rules' defaults fill what is not given."""
+    memory = {**_BY_ID["host_memory_low"].defaults, **params.get("host_memory_low", {})}
+    fs = {**_BY_ID["filesystem_full"].defaults, **params.get("filesystem_full", {})}
+    return CapacityLimits(
+        100.0 - memory["clear_above"],
+        100.0 - memory["available_below"],
+        float(memory["psi_full"]),
+        float(fs["warning"]),
+        float(fs["critical"]),
+    )

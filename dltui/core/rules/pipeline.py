@@ -5,8 +5,8 @@ kernels spinning without work. A periodic 0 % with memory held is starvation; a 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
-from typing import TypedDict
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
 from ..models import GpuSample
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
@@ -309,3 +309,23 @@ RULES = (
         slow=True,
     ),
 )
+
+_BY_ID = {rule.id: rule for rule in RULES}
+
+
+class PressureLimits(NamedTuple):
+    """PSI avg10 levels at which loader_starvation names a resource the cause of a starving
+    GPU, for the UI to colour the pressure pane by."""
+
+    cpu_some_percent: float
+    io_some_percent: float
+    memory_some_percent: float
+    io_full_percent: float
+
+
+def pressure_limits(params: Mapping[str, Mapping[str, Any]]) -> PressureLimits:
+    """From rule id -> parameter overrides; the rule's defaults fill what is not given."""
+    p = {**_BY_ID["loader_starvation"].defaults, **params.get("loader_starvation", {})}
+    return PressureLimits(
+        float(p["cpu_some"]), float(p["io_some"]), float(p["memory_some"]), float(p["io_full"])
+    )
