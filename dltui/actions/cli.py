@@ -9,6 +9,7 @@ import argparse
 import asyncio
 from collections.abc import Callable, Sequence
 
+from dltui import stopping
 from dltui.config import Config
 from dltui.transport.command import CommandResult, LocalRunner
 
@@ -21,25 +22,38 @@ UNIT_VERBS = ("status", "logs", "restart", "stop", "start")
 SUBCOMMANDS = ("unit", "signal")
 
 
-def add_parsers(sub, common: Callable[[argparse.ArgumentParser], None]) -> None:
+EXITS = (
+    "Exit 0 all ok; 1 some failed or were refused; 2 a usage or config error; 3 none failed but "
+    "a node was unreachable; 130 interrupted (Ctrl-C, SIGTERM, SIGHUP)."
+)
+INTERRUPTED = 130
+
+
+def add_parsers(
+    sub,
+    common: Callable[[argparse.ArgumentParser], None],
+    number: Callable[..., None],
+) -> None:
+    """``number(parser, flag, attr, help)`` adds a numeric option declared in dltui.config."""
     unit = sub.add_parser(
         "unit",
         help="the training unit without the dashboard: status, logs, restart, stop, start",
-        description="Read or change a systemd unit on nodes. "
-        "Exit 0 all ok, 1 some failed, 3 unreachable.",
+        description="Read or change a systemd unit on nodes. Changes need --yes.",
+        epilog=EXITS,
     )
     unit.add_argument("verb", choices=UNIT_VERBS, metavar="{" + ",".join(UNIT_VERBS) + "}")
     unit.add_argument("unit", metavar="UNIT", help="systemd unit, e.g. dl_train.service")
     unit.add_argument("hosts", nargs="+", metavar="HOST", help="nodes, as ssh(1) takes them")
     unit.add_argument("--yes", action="store_true", help="confirm a change (restart, stop, start)")
-    unit.add_argument("--lines", type=int, default=50, help="journal lines for 'logs' (default 50)")
+    number(unit, "--lines", "lines", "journal lines for 'logs', 1 to 10000 (default 50)")
     common(unit)
     sig = sub.add_parser(
         "signal",
         help="TERM (or KILL) a GPU process or a process of the node's unit",
         description="Send TERM (--kill: KILL) to PID on HOST; "
         "it must be a GPU process or a process of "
-        "the node's configured unit at that moment. Exit 0 ok, 1 failed, 3 unreachable.",
+        "the node's configured unit at that moment.",
+        epilog=EXITS,
     )
     sig.add_argument("pid", metavar="PID")
     sig.add_argument("hosts", nargs=1, metavar="HOST")
@@ -79,7 +93,11 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
     settings = ActionSettings.from_config(cfg)
     units = UnitConfig(cfg)
     hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
-    results = asyncio.run(_run(args, settings, units, hosts, ssh_options))
+    try:
+        results = stopping.run(_run(args, settings, units, hosts, ssh_options))
+    except KeyboardInterrupt:  # connections closed; what an action got to do is in the audit log
+        print_fn("dltui: interrupted")
+        return INTERRUPTED
     for r in results:
         print_fn(format_result(r))
     return exit_code(results)

@@ -1,7 +1,8 @@
 """``dltui export [HOST ...] [--listen 127.0.0.1:9400]``: serve the fleet as Prometheus metrics.
 
-The same transports as the dashboard (SSH, local; no HOST = this machine) feed a
-``FleetState`` with the rule engine; ``/metrics`` renders it at scrape time, once per change.
+The same fleet as the dashboard (built by ``dltui.wiring``: SSH or local transports with each
+node's units and checkpoint, the rule engine) feeds ``/metrics``, rendered at scrape time,
+once per change.
 Loopback by default: another address is served only when ``--listen`` names it.
 """
 
@@ -11,7 +12,12 @@ import argparse
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dltui.core.state import FleetState
+    from dltui.transport.base import Transport
 
 TICK_S = 1.0  # time-driven rules (stale nodes) between samples
 
@@ -36,15 +42,15 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
     common(exp)
 
 
-def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
-    from dltui.core.rules import build_engine
-    from dltui.core.state import FleetState
-    from dltui.transport.factory import build_transports, node_names
+def serve(fleet: FleetState, transports: Sequence[Transport], listen: str) -> int:
+    """Serve ``/metrics`` until interrupted (Ctrl-C, SIGTERM, SIGHUP: a clean stop, exit 0);
+    2 when ``listen`` is not an address this machine can serve on."""
+    from dltui import stopping
 
     from .server import ListenError, is_loopback, parse_listen
 
     try:
-        host, port = parse_listen(args.listen)
+        host, port = parse_listen(listen)
     except ListenError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
@@ -53,19 +59,17 @@ def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
             f"dltui: serving on {host}, beyond this machine, without authentication",
             file=sys.stderr,
         )
-    transports = build_transports(args.hosts, cfg.interval_s, ssh)
-    fleet = FleetState(node_names(transports), engine=build_engine(cfg, inventory=inventory))
     try:
-        asyncio.run(_serve(fleet, transports, host, port))
+        stopping.run(_serve(fleet, transports, host, port))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:  # the address is taken or not ours
-        print(f"dltui: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"dltui: cannot listen on {listen}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
 
 
-async def _serve(fleet, transports: list, host: str, port: int) -> None:
+async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int) -> None:
     from .metrics import CachedPage
     from .server import serve
 

@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dltui"
 UI_LIBS = ("textual", "rich", "plotext", "textual_plotext")
 ENTRY = ("dltui.cli", "dltui.__main__")
-NOT_UI = ("dltui.ui", *UI_LIBS, *ENTRY)
+NOT_UI = ("dltui.ui", *UI_LIBS, *ENTRY, "dltui.wiring")
 
 # module prefix -> prefixes it must not import (the longest matching prefix applies)
 LAYERS: dict[str, tuple[str, ...]] = {
@@ -35,7 +35,10 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dltui.export": NOT_UI,
     "dltui.snapshot": NOT_UI,
     "dltui.report_text": NOT_UI,
-    "dltui.ui": ENTRY,
+    "dltui.stopping": (*NOT_UI, "dltui.core", "dltui.transport", "dltui.config"),
+    "dltui.logs": (*NOT_UI, "dltui.core", "dltui.transport", "dltui.config"),
+    "dltui.ui": (*ENTRY, "dltui.wiring"),
+    "dltui.wiring": ENTRY,
     "dltui.cli": (),
     "dltui.__main__": (),
     "dltui": ENTRY,  # dltui/__init__.py
