@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"dltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.completer = _first_word  # type: ignore[attr-defined]
 
     def command(name: str, help_: str, description: str, epilog: str) -> argparse.ArgumentParser:
         return sub.add_parser(name, help=help_, description=description, epilog=epilog)
@@ -320,6 +321,11 @@ def _host_names(prefix: str, parsed_args: argparse.Namespace | None = None, **_:
 
     hosts = host_aliases(getattr(parsed_args, "ssh_config", None))
     return [h for h in ["localhost", *hosts] if h.startswith(prefix)]
+
+
+def _first_word(prefix: str, parsed_args: argparse.Namespace | None = None, **_: object) -> list[str]:
+    """A subcommand or, for the dashboard, a host ("dltui gp<TAB>")."""
+    return [c for c in SUBCOMMANDS if c.startswith(prefix)] + _host_names(prefix, parsed_args)
 
 
 def _theme_names(prefix: str, **_: object) -> list[str]:

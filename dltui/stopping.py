@@ -14,6 +14,7 @@ dashboard's ``app.exit``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ def run(
         assert task is not None
 
         def stop(signum: int) -> None:
+            logging.getLogger("dltui.stopping").debug("%s: stopping", signal.Signals(signum).name)
             stopped.append(signum)
             if on_stop is not None:
                 on_stop()

@@ -14,6 +14,7 @@ quits as on ``q``.
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from dltui.transport.base import Sink, Transport
     from dltui.transport.recording.recorder import Recorder
     from dltui.ui.app import DltuiApp
+
+log = logging.getLogger("dltui.wiring")
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,11 @@ def build(settings: Settings, source: Source, *, snapshot_window_s: float | None
     names = node_names(made)
     state = FleetState(names, engine=engine, clock=clock or time.time)
     recorder = Recorder.create(state, settings.record, names) if settings.record else None
+    log.debug(
+        "fleet of %d node(s) from %s; config %s; interval %g s; recording to %s",
+        len(names), type(source).__name__, settings.config.source or "(none)", settings.config.interval_s,
+        settings.record or "(nothing)",
+    )
     return Fleet(made, state, recorder if recorder is not None else state, recorder, inventory)
 
 
