@@ -101,7 +101,7 @@ def _hosts(parser: argparse.ArgumentParser, nargs: str = "*") -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from dltui.actions import cli as actions_cli
-    from dltui.burnin.cli import add_start_arguments
+    from dltui.burnin.arguments import add_start_arguments
     from dltui.export.command import add_parser as add_export
     from dltui.transport.prometheus import add_arguments as add_prometheus
 
@@ -278,8 +278,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _burn_in(argv: list[str]) -> int:
-    from dltui.burnin.cli import USAGE_ERROR as BURN_IN_USAGE_ERROR
-    from dltui.burnin.cli import build_parser as burn_in_parser
+    from dltui.burnin.arguments import USAGE_ERROR as BURN_IN_USAGE_ERROR
+    from dltui.burnin.arguments import build_parser as burn_in_parser
 
     mode = argv[0] if argv[:1] and argv[0] in ("stop", "attach") else "start"
     try:

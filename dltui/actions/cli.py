@@ -15,7 +15,6 @@ from dltui.transport.command import CommandResult, LocalRunner
 
 from . import policy
 from .policy import ActionResult, ActionSettings, exit_code
-from .service import ActionService
 from .unit_config import UnitConfig
 
 UNIT_VERBS = ("status", "logs", "restart", "stop", "start")
@@ -106,6 +105,8 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
 async def _run(
     args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
 ) -> list[ActionResult]:
+    from .service import ActionService  # not for building the parser: `dltui --help` stays quick
+
     runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:
