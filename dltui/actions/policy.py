@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from dltui.config import ActionsSection, Config
 from dltui.core.models import UnitSample
+from dltui.core.text import clean
 
 # Outcomes, one word each. ``ok`` is the only success.
 OK = "ok"
@@ -59,6 +60,12 @@ class ActionResult:
     duration_s: float = 0.0
     details: list[str] = field(default_factory=list)  # journal lines, the sudoers line to add
     unit: UnitSample | None = None  # the unit's state after the action (unit actions)
+
+    def __post_init__(self) -> None:
+        # Messages quote the node (a unit's state, systemctl's and journald's words): whatever
+        # shows a result, the dashboard or a script reading the CLI, gets them cleaned.
+        object.__setattr__(self, "message", clean(self.message))
+        object.__setattr__(self, "details", [clean(line) for line in self.details])
 
     @property
     def ok(self) -> bool:

@@ -19,6 +19,7 @@ from typing import Any
 
 from dltui.actions.audit import AuditLog
 from dltui.config import BurninSection
+from dltui.core.text import clean_value
 from dltui.transport.ssh.errors import Failure
 
 from . import remote, report, ship, spool, verdict
@@ -291,8 +292,8 @@ class BurnIn:
 
 def _json(data: bytes | None) -> dict[str, Any]:
     try:
-        return dict(json.loads(data or b"{}"))
-    except ValueError:
+        return dict(clean_value(json.loads(data or b"{}")))
+    except (ValueError, TypeError, RecursionError):
         return {}
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from dltui.config import BURNIN_NODE_CHECKS, BurninSection
 from dltui.config_schema import as_dict, build
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.text import clean
 from dltui.node.burnin import parse
 
 from .fold import GpuFold, RunFold
@@ -47,6 +48,12 @@ class Item:
     evidence: str
     next_step: str = ""
     gpu: int | None = None
+
+    def __post_init__(self) -> None:
+        # Evidence quotes the node's tools (a stressor's error line, dcgmi's words): cleaned
+        # here, so the screen, the CLI, the Markdown and the HTML report all show the safe form.
+        self.evidence = clean(self.evidence)
+        self.next_step = clean(self.next_step)
 
     def to_dict(self) -> dict[str, Any]:
         return {
