@@ -214,3 +214,50 @@ def test_debug_logs_go_to_a_private_file_under_the_xdg_state_folder(home_env, tm
     named = tmp_path / "elsewhere.log"
     dltui("snapshot", "--seconds", "0.5", "--debug", "--log-file", str(named), env=env)
     assert named.exists() and oct(named.stat().st_mode & 0o777) == "0o600"
+
+
+# -- config errors: one line, exit 3 for snapshot and 2 elsewhere, never node trouble --------
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[ssh]\nconnect_timeout = -5\n", "[ssh] connect_timeout = -5: expected a number from 0.1 to 600 s"),
+        ("[ssh]\nknown_hosts = 5\n", "[ssh] known_hosts = 5: expected a string"),
+        ("intervall = 5\n", "unknown key 'intervall' (did you mean 'interval'?)"),
+        ('read_only = "false"\n', 'read_only = "false": expected true or false'),
+        ('[ssh]\nconnect_timeout = "soon"\n', '[ssh] connect_timeout = "soon": expected a number'),
+    ],
+)
+def test_a_config_mistake_stops_every_command_before_any_node_is_touched(text, words, tmp_path, capsys):
+    """Once shown as node trouble ("check the network path", "is python3 installed?") or a
+    traceback with exit 1: now one line, UNKNOWN for snapshot, 2 for the rest."""
+    from dltui import cli
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text)
+    for args, code in ((["snapshot", "gpu01"], 3), (["watch", "gpu01"], 2), (["export", "gpu01"], 2),
+                       (["unit", "status", "a.service", "gpu01"], 2), (["burn-in", "gpu01"], 3)):
+        assert cli.main([*args, "--config", str(bad)]) == code
+        err = capsys.readouterr().err
+        assert err.startswith(f"dltui: {bad}: {words}") and err.count("\n") == 1, (args, err)
+
+
+def test_a_config_folder_that_cannot_be_listed_is_one_line(tmp_path):
+    """As root only a dropped CAP_DAC_OVERRIDE makes a folder unreadable: the real kernel
+    check, on the real process."""
+    folder = tmp_path / "locked" / "dltui"
+    folder.mkdir(parents=True)
+    (folder / "config.toml").write_text("interval = 1\n")
+    os.chown(folder.parent, 65534, 65534)
+    os.chmod(folder.parent, 0o700)
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(folder.parent), XDG_STATE_HOME=str(tmp_path / "s"))
+    env.pop("DLTUI_CONFIG", None)
+    if os.geteuid() == 0:
+        argv = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search", sys.executable, "-m", "dltui"]
+    else:  # an ordinary user cannot enter a folder of nobody's 0700 anyway
+        argv = [sys.executable, "-m", "dltui"]
+    done = subprocess.run([*argv, "snapshot", "--seconds", "0.2"], capture_output=True, text=True, cwd=ROOT, env=env,
+                          timeout=60)
+    assert done.returncode == 3
+    assert done.stderr == f"dltui: {folder / 'config.toml'}: cannot read: Permission denied\n"
