@@ -251,7 +251,7 @@ def export(settings: Settings, source: Source, listen: str) -> int:
     from dltui.export.command import serve
 
     with build(settings, source) as fleet:
-        return serve(fleet.state, fleet.transports, listen)
+        return serve(fleet.state, fleet.transports, listen, sink=fleet.sink)
 
 
 def burn_in(settings: Settings, mode: str, args: Any) -> int:

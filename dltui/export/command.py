@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from dltui.core.state import FleetState
-    from dltui.transport.base import Transport
+    from dltui.transport.base import Sink, Transport
 
 TICK_S = 1.0  # time-driven rules (stale nodes) between samples
 
@@ -42,9 +42,10 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
     common(exp)
 
 
-def serve(fleet: FleetState, transports: Sequence[Transport], listen: str) -> int:
+def serve(fleet: FleetState, transports: Sequence[Transport], listen: str, sink: Sink | None = None) -> int:
     """Serve ``/metrics`` until interrupted (Ctrl-C, SIGTERM, SIGHUP: a clean stop, exit 0);
-    2 when ``listen`` is not an address this machine can serve on."""
+    2 when ``listen`` is not an address this machine can serve on. ``sink``: what the
+    transports write into (a recorder in front of ``fleet``), else the fleet."""
     from dltui import stopping
 
     from .server import ListenError, is_loopback, parse_listen
@@ -60,7 +61,7 @@ def serve(fleet: FleetState, transports: Sequence[Transport], listen: str) -> in
             file=sys.stderr,
         )
     try:
-        stopping.run(_serve(fleet, transports, host, port))
+        stopping.run(_serve(fleet, transports, host, port, sink or fleet))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:  # the address is taken or not ours
@@ -69,18 +70,19 @@ def serve(fleet: FleetState, transports: Sequence[Transport], listen: str) -> in
     return 0
 
 
-async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int) -> None:
+async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int, sink: Sink) -> None:
     from .metrics import CachedPage
     from .server import serve
 
     server = await serve(CachedPage(fleet), host, port)
+    port = server.sockets[0].getsockname()[1]  # the one bound: --listen ADDR:0 takes a free one
     shown = f"[{host}]" if ":" in host else host
     print(
         f"dltui: serving http://{shown}:{port}/metrics for {len(fleet)} node(s)",
         file=sys.stderr,
         flush=True,
     )
-    tasks = [asyncio.create_task(t.run(fleet)) for t in transports]
+    tasks = [asyncio.create_task(t.run(sink)) for t in transports]
     try:
         while True:
             await asyncio.sleep(TICK_S)

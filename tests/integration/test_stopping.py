@@ -5,11 +5,14 @@ non-zero exit with one line, its traceback in the log file."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -59,26 +62,42 @@ def test_a_signalled_snapshot_closes_its_connections_and_leaves_no_temporary_fil
     _wait(lambda: not ({p.pid for p in gpu01.probe_processes()} - before), "the probe gone from gpu01")
 
 
-def test_a_signalled_export_stops_cleanly(shared_lab, tmp_path):
+def test_a_signalled_export_stops_cleanly_and_its_recording_is_complete(shared_lab, tmp_path):
+    """The recorder sits in front of the exporter's fleet and is closed on SIGTERM: a gzip
+    recording killed mid-way would lack its trailer and fail to read to the end."""
     home = shared_lab.make_home(tmp_path / "home")
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     gpu02 = shared_lab.nodes["gpu02"]
     before = {p.pid for p in gpu02.probe_processes()}
+    recording = tmp_path / "rec.jsonl.gz"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dltui", "export", "gpu02", "--listen", "127.0.0.1:0"],
+        [sys.executable, "-m", "dltui", "export", "gpu02", "--listen", "127.0.0.1:0", "--record", str(recording)],
         env=_env(home, tmp), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        _wait(lambda: {p.pid for p in gpu02.probe_processes()} - before, "the probe running on gpu02")
+        serving = proc.stderr.readline()
+        url = serving.split("serving ", 1)[1].split()[0]
+
+        def up() -> bool:
+            try:
+                page = urllib.request.urlopen(url, timeout=5).read().decode()
+            except OSError:
+                return False
+            return 'dltui_node_up{node="gpu02"} 1' in page
+
+        _wait(up, f"gpu02 up on {url}")
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=30)
     finally:
         proc.kill()
     assert proc.returncode == 0, err
-    assert "serving http://127.0.0.1:" in err and "Traceback" not in err
+    assert "Traceback" not in err
     assert list(tmp.iterdir()) == []
     _wait(lambda: not ({p.pid for p in gpu02.probe_processes()} - before), "the probe gone from gpu02")
+    with gzip.open(recording, "rt") as f:
+        kinds = [json.loads(line).get("kind") for line in f]
+    assert "hello" in kinds and "sample" in kinds
 
 
 def test_a_signalled_unit_command_says_interrupted_and_closes_its_session(shared_lab, tmp_path):
