@@ -89,6 +89,19 @@ def add_options(
     gen.add_argument("--debug", action="store_true", help="log debug records too (connections, commands)")
 
 
+def add_prometheus(parser: argparse.ArgumentParser) -> None:
+    """``--prometheus URL`` and ``--match SELECTOR`` (dltui.transport.prometheus reads them)."""
+    group = parser.add_argument_group("reading nodes from Prometheus instead of SSH")
+    group.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)",
+    )
+    group.add_argument(
+        "--match", metavar="SELECTOR", help="only series matching these label matchers, e.g. '{job=~\"gpu.*\"}'"
+    )
+
+
 def _number(parser: argparse.ArgumentParser, flag: str, attr: str, help_: str, **kw) -> None:
     """A numeric option declared in ``config.CommandLine``: its range is a usage error."""
     parser.add_argument(flag, type=option(CommandLine, attr), default=default(CommandLine, attr), help=help_, **kw)
@@ -100,10 +113,9 @@ def _hosts(parser: argparse.ArgumentParser, nargs: str = "*") -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from dltui.actions import cli as actions_cli
+    from dltui.actions.arguments import add_parsers as add_actions
     from dltui.burnin.arguments import add_start_arguments
     from dltui.export.command import add_parser as add_export
-    from dltui.transport.prometheus import add_arguments as add_prometheus
 
     parser = argparse.ArgumentParser(
         prog="dltui",
@@ -151,7 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(rep, ssh=False, interval=False, theme=True, read_only=True)
 
     add_export(sub, partial(add_options, record=True), HOST_HELP)
-    actions_cli.add_parsers(sub, partial(add_options, interval=False, read_only=True), _number)
+    add_actions(sub, partial(add_options, interval=False, read_only=True), _number)
     burn = sub.add_parser(
         "burn-in",
         help="start, attach to or stop a burn-in (dltui burn-in --help)",

@@ -9,8 +9,6 @@ Loopback by default: another address is served only when ``--listen`` names it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
@@ -20,11 +18,10 @@ if TYPE_CHECKING:
     from dltui.transport.base import Sink, Transport
 
 TICK_S = 1.0  # time-driven rules (stale nodes) between samples
+DEFAULT_LISTEN = "127.0.0.1:9400"
 
 
 def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help: str) -> None:
-    from .server import DEFAULT_LISTEN
-
     exp = sub.add_parser(
         "export",
         help="serve the nodes' metrics and alerts for Prometheus to scrape",
@@ -71,6 +68,9 @@ def serve(fleet: FleetState, transports: Sequence[Transport], listen: str, sink:
 
 
 async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int, sink: Sink) -> None:
+    import asyncio
+    import contextlib
+
     from .metrics import CachedPage
     from .server import serve
 
