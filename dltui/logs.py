@@ -17,6 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from dltui.state_dir import open_private, state_dir
+
 LOG_NAME = "dltui.log"
 MAX_BYTES = 1 << 20
 BACKUPS = 3
@@ -24,20 +26,14 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "dltui" / LOG_NAME
+    return state_dir() / LOG_NAME
 
 
 class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
-    """Opened (and reopened at each rotation) 0600, in a folder made 0700."""
+    """Opened (and reopened at each rotation) 0600, in a folder made 0700 (dltui.state_dir)."""
 
     def _open(self) -> Any:
-        folder = os.path.dirname(self.baseFilename)
-        if not os.path.isdir(folder):
-            os.makedirs(folder, mode=0o700, exist_ok=True)
-            os.chmod(folder, 0o700)
-        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        os.fchmod(fd, 0o600)
+        fd = open_private(Path(self.baseFilename), os.O_WRONLY | os.O_APPEND)
         return os.fdopen(fd, "a", encoding=self.encoding or "utf-8", errors=self.errors)
 
 

@@ -2,9 +2,10 @@
 
 ``run(main)`` is ``asyncio.run(main)`` where any of those signals cancels the main task, so
 every ``finally`` below it runs — connections closed (their node-side probes exit with
-them), recorders flushed, temporary files removed — and then ``KeyboardInterrupt`` is raised
-to the caller, which ends the command as its Ctrl-C path says (snapshot: UNKNOWN; export:
-a clean stop; burn-in: detached). Without it, SIGTERM (``timeout``, systemd, a job
+them), recorders flushed, temporary files removed, an action in flight audited as
+interrupted — and then ``Stopped`` (a ``KeyboardInterrupt``) is raised to the caller, which
+ends the command as its Ctrl-C path says (snapshot: UNKNOWN; export: a clean stop; unit:
+128 + the signal; burn-in: detached). Without it, SIGTERM (``timeout``, systemd, a job
 scheduler) or SIGHUP (a closed terminal) kill the process where it stands.
 
 ``on_stop`` replaces the cancellation for a program that has its own way to end, e.g. the
@@ -21,6 +22,14 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """Raised by ``run`` after a stop signal; ``signum`` says which (exit codes 128 + it)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def run(
@@ -55,5 +64,5 @@ def run(
         return asyncio.run(guarded())
     except asyncio.CancelledError:
         if stopped:
-            raise KeyboardInterrupt from None
+            raise Stopped(stopped[0]) from None
         raise

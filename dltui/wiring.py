@@ -157,9 +157,13 @@ def transports(settings: Settings, source: Source) -> tuple[list[Transport], Cal
     Raises ``ConfigError`` / ``HostSpecError`` / ``ReplayError`` for a usage mistake."""
     cfg = settings.config
     if isinstance(source, Demo):
+        from dltui.actions import simulated
         from dltui.transport.demo import DemoTransport
 
-        demo = DemoTransport(nodes=source.nodes, gpus=source.gpus, seed=source.seed, interval_s=cfg.interval_s)
+        demo = DemoTransport(
+            nodes=source.nodes, gpus=source.gpus, seed=source.seed, interval_s=cfg.interval_s,
+            commands=simulated.answer,  # its actions, simulated (and saying so)
+        )
         return [demo], demo.clock  # the prefilled past's time
     if isinstance(source, Replay):
         from dltui.transport.recording.replay import ReplayTransport

@@ -12,7 +12,7 @@ SUBCOMMANDS = ("unit", "signal")
 
 EXITS = (
     "Exit 0 all ok; 1 some failed or were refused; 2 a usage or config error; 3 none failed but "
-    "a node was unreachable; 130 interrupted (Ctrl-C, SIGTERM, SIGHUP)."
+    "a node was unreachable; 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
 )
 def add_parsers(
     sub,

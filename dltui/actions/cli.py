@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
+import sys
 from collections.abc import Sequence
 
 from dltui import stopping
@@ -17,8 +19,6 @@ from dltui.transport.command import CommandResult, LocalRunner
 from . import policy
 from .policy import ActionResult, ActionSettings, exit_code
 from .unit_config import UnitConfig
-
-INTERRUPTED = 130
 
 
 class _NodeRunner:
@@ -53,10 +53,18 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
     units = UnitConfig(cfg)
     hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
     try:
+        # Ctrl-C, SIGTERM and SIGHUP cancel the actions in flight: each writes its outcome,
+        # interrupted, before the command exits (a restart half-verified is never left
+        # without a record).
         results = stopping.run(_run(args, settings, units, hosts, ssh_options))
-    except KeyboardInterrupt:  # connections closed; what an action got to do is in the audit log
-        print_fn("dltui: interrupted")
-        return INTERRUPTED
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
+        print(
+            f"dltui: {signal.Signals(signum).name}: stopped; an action already sent is logged "
+            "as interrupted in the audit log",
+            file=sys.stderr,
+        )
+        return 128 + signum
     for r in results:
         print_fn(format_result(r))
     return exit_code(results)
