@@ -12,6 +12,7 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from dltui import stopping
 from dltui.core import status as st
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import alert_order, severity_rank
@@ -22,6 +23,24 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
+
+
+def main(
+    fleet: FleetState, transports: Sequence[Transport], seconds: float, as_json: bool, sink: Sink | None = None
+) -> int:
+    """Watch, print the report (text or JSON) and answer the exit code; interrupted (Ctrl-C,
+    SIGTERM, SIGHUP): connections closed, nothing printed, UNKNOWN."""
+    try:
+        stopping.run(watch(fleet, transports, seconds, sink=sink))
+    except KeyboardInterrupt:
+        return EXIT_UNKNOWN
+    if as_json:
+        print(to_json(fleet))
+    else:
+        from dltui import report_text  # it reads node_status from here
+
+        print(report_text.render(fleet), end="")
+    return exit_code(fleet)
 
 
 async def watch(

@@ -5,6 +5,9 @@
 
 from __future__ import annotations
 
+import logging
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -20,7 +23,6 @@ from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.base import Sink, Transport
-from dltui.transport.recording.recorder import Recorder
 
 from . import commands, levels
 from .action_flows import ActionFlows
@@ -69,6 +71,18 @@ class DltuiApp(App[int]):
             self.problems.append(f"theme {cfg.theme!r} not found; using {DEFAULT_THEME}")
             if DEFAULT_THEME in self.available_themes:
                 self.theme = DEFAULT_THEME
+
+    crashed: str | None = None  # the error that ended the app, in one line
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual's hook for an unhandled error. It must not read as success, nor fill the
+        # terminal with a traceback of locals (node data among them): one line for the
+        # command line to print, the traceback for the log file.
+        text = " ".join(f"{type(error).__name__}: {error}".split())
+        self.crashed = "".join(c if c.isprintable() else "?" for c in text)[:300]
+        logging.getLogger("dltui.ui").error("the dashboard stopped on an error", exc_info=error)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
 
     def notify(
         self,
@@ -293,24 +307,15 @@ def build_app(
     )
 
 
-def run_dashboard(
-    transports: Sequence[Transport],
-    cfg: Config,
-    record: str | None = None,
-    clock: Callable[[], float] | None = None,
-    inventory=None,
-) -> int:
-    """The dashboard until the operator quits; ``record`` also appends everything to that file
-    (raises ``RecordError`` before the screen opens when it cannot be created)."""
-    app = build_app(transports, cfg, clock=clock, inventory=inventory)
-    recorder = Recorder.create(app.fleet, record, list(app.fleet.nodes)) if record else None
-    if recorder is not None:
-        app.sink = recorder
-    try:
-        code = app.run()
-    finally:
-        if recorder is not None:
-            recorder.close()
+def run_dashboard(app: DltuiApp) -> int:
+    """Run the app until the operator quits; SIGTERM and SIGHUP quit it as ``q`` does. A crash
+    is exit 1 with one line on the terminal, the traceback in dltui's log."""
+    from dltui import logs, stopping
+
+    code = stopping.run(app.run_async(), on_stop=app.exit, signals=(signal.SIGTERM, signal.SIGHUP))
     if app.frame_stats is not None:
         app.frame_stats.write()
+    if app.crashed is not None:
+        print(f"dltui: the dashboard stopped on an error: {app.crashed} (details in {logs.where()})", file=sys.stderr)
+        return 1
     return code or 0

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from dltui.burnin.cli import duration
+from dltui.burnin.arguments import duration
 from dltui.burnin.remote import NodeShell, new_run_id
 from dltui.burnin.session import BurnIn, Plan
 from dltui.burnin.ship import check_run_id

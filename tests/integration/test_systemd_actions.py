@@ -484,6 +484,56 @@ def test_a_unit_held_by_its_start_limit_is_named_with_what_to_do(client):
         )
 
 
+def test_export_serves_the_training_unit_and_checkpoint_age_of_a_real_node(sd_nodes, tmp_path):
+    """`dltui export` builds its fleet in dltui.wiring like the dashboard: the probe is given
+    the group's units and checkpoint glob, so /metrics carries the unit's state (the Prometheus
+    way: a series per state) and restarts, and the newest checkpoint's age; promtool accepts
+    the page; SIGTERM stops it cleanly."""
+    import re
+    import signal
+    import time
+    import urllib.request
+
+    from tests.prometheus.tools import free_port, promtool_check
+
+    nodes, ssh_config = sd_nodes
+    (tmp_path / "config.toml").write_text(
+        '[groups.train]\nhosts = ["sdnode0"]\nunits = ["dl_train.service"]\ncheckpoint = "/var/lib/ckpt/*.pt"\n'
+    )
+    port = free_port()
+    env = dict(os.environ, HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("SSH_AUTH_SOCK", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dltui", "export", "sdnode0", "-F", ssh_config, "--config",
+         str(tmp_path / "config.toml"), "--listen", f"127.0.0.1:{port}", "--interval", "0.5"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    page = ""
+    try:
+        deadline = time.monotonic() + 60
+        while "dltui_checkpoint_age_seconds{" not in page or "dltui_unit_active{" not in page:
+            assert time.monotonic() < deadline and proc.poll() is None, page[-2000:]
+            time.sleep(0.5)
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+            except OSError:
+                continue
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    unit = 'node="sdnode0",unit="dl_train.service"'
+    assert f"dltui_unit_active{{{unit}}} 1" in page
+    assert f'dltui_unit_state{{{unit},state="active"}} 1' in page
+    assert f'dltui_unit_state{{{unit},state="failed"}} 0' in page
+    assert re.search(rf"dltui_unit_restarts_total\{{{unit}\}} \d+", page)
+    age = re.search(r'dltui_checkpoint_age_seconds\{node="sdnode0",glob="/var/lib/ckpt/\*\.pt"\} ([0-9.e+-]+)', page)
+    assert age and 0 <= float(age.group(1)) < 60  # the fake job checkpoints every 5 s
+    check = promtool_check(page)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert proc.returncode == 0, err
+
+
 # -- audit first: nothing is sent without its record; a kill mid-action is recorded ---------
 
 CALLS = "/var/log/dltui-systemctl.calls"

@@ -105,6 +105,27 @@ def test_no_label_names_a_process():
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+def test_a_units_state_is_one_series_per_systemd_state_and_its_restarts_a_counter():
+    """The demo's crash-looping training unit, the Prometheus way: dltui_unit_state has a
+    series per ActiveState word, 1 on the unit's own; restarts are a counter."""
+    demo = DemoTransport(nodes=12, gpus=2)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 30)
+    text = render(fleet)
+    s = _series(text)
+    units = {(k.split('node="')[1].split('"')[0], k.split('unit="')[1].split('"')[0]) for k in s if k.startswith("dltui_unit_state{")}
+    assert units, "the demo's nodes report their training unit"
+    for node, unit in units:
+        states = {k: v for k, v in s.items() if k.startswith(f'dltui_unit_state{{node="{node}",unit="{unit}",')}
+        assert sorted(states.values()) == [0] * (len(states) - 1) + [1]
+        active = s[f'dltui_unit_active{{node="{node}",unit="{unit}"}}']
+        assert active == s[f'dltui_unit_state{{node="{node}",unit="{unit}",state="active"}}']
+        assert f'dltui_unit_restarts_total{{node="{node}",unit="{unit}"}}' in s
+    assert "# TYPE dltui_unit_restarts_total counter" in text
+    check = promtool_check(text)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_cached_page_renders_once_per_fleet_change():
     demo = DemoTransport(nodes=2, gpus=2)
     fleet = FleetState(demo.names, clock=demo.clock)

@@ -31,7 +31,8 @@ UI_LIBS = ("textual", "rich", "plotext", "textual_plotext")
 
 # bottom to top; a module imports from its own layer or the ones before it
 LAYERS: list[tuple[str, ...]] = [
-    ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir"),
+    ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir", "dltui.stopping",
+     "dltui.logs"),
     ("dltui.core",),
     ("dltui.transport",),
     ("dltui.actions",),
@@ -51,6 +52,7 @@ NODE_SHIPPED = {
     # the stressors' output readers, shipped with the driver, read the fetched outputs too
     "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse",),
     "dltui.burnin.host_checks": ("dltui.node.burnin.parse",),
+    "dltui.burnin.arguments": ("dltui.node.burnin.plan",),  # RUN_ID, checked on the command line
     "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }

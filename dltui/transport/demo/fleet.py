@@ -94,7 +94,8 @@ class DemoTransport:
         self._live = True
         # Small groups, as independent streams arrive: one big batch would hold the screen's
         # event loop for tens of milliseconds on a large fleet.
-        slots = max(min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
+        # At least one slot: a fleet of no nodes still waits each interval instead of spinning.
+        slots = max(1, min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
         next_tick = time.monotonic()
         while True:
             self.step_count += 1

@@ -207,21 +207,6 @@ def _build_and_free(
     return fleet, facts
 
 
-def add_arguments(parser: Any) -> None:
-    """``--prometheus URL`` and ``--match SELECTOR`` on a subcommand's parser."""
-    group = parser.add_argument_group("reading nodes from Prometheus instead of SSH")
-    group.add_argument(
-        "--prometheus",
-        metavar="URL",
-        help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)",
-    )
-    group.add_argument(
-        "--match",
-        metavar="SELECTOR",
-        help="only series matching these label matchers, e.g. '{job=~\"gpu.*\"}'",
-    )
-
-
 DEFAULT_REFRESH_S = 5.0  # without --interval: Prometheus scrapes every 15-60 s at most sites
 
 
