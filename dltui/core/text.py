@@ -66,18 +66,20 @@ def clean_value(value: Any) -> Any:
     return value
 
 
-# What an answer's JSON text spells for a character ``clean`` changes, escaped or raw: JSON
-# escapes below U+0020 (\n, \u001b...), \u escapes of DEL, C1, bidi and surrogates, and the
-# raw characters themselves. A text without any holds no string that needs cleaning.
-_UNSAFE_IN_JSON = re.compile(
-    r'\\[bfnrt]|\\u00[0-1][0-9a-fA-F]|\\u00[7-9][0-9a-fA-F]|\\u20(?:2[a-eA-E]|6[6-9])'
-    r'|\\u[dD][89a-fA-F]'
-    "|[\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-)
+# The JSON escapes of the characters ``clean`` changes: \b \f \n \r \t, \u0000-\u001f,
+# \u007f-\u009f (and a few harmless \u007x), the bidi overrides, the surrogates.
+_ESCAPED = r"\\(?:[bfnrt]|u(?:00[0-1]|00[7-9]|20(?:2[a-e]|6[6-9])|d[89a-f]))"
+_ESCAPED_STR = re.compile(_ESCAPED, re.IGNORECASE)
+_ESCAPED_BYTES = re.compile(_ESCAPED.encode(), re.IGNORECASE)
 
 
-def json_may_need_cleaning(text: str) -> bool:
-    """False when no string decoded from the JSON ``text`` can need ``clean`` (one regex pass
-    over the raw text: a large answer is walked only when it may hold something to clean).
-    A few harmless escapes (``\\u0078``) also answer True; they only cost the walk."""
-    return _UNSAFE_IN_JSON.search(text) is not None
+def json_may_need_cleaning(text: str | bytes) -> bool:
+    """False when no string decoded from the JSON ``text`` can need ``clean``: then decoding
+    it need not clean at all. A few C-speed scans: an ASCII text (every probe line: the probe
+    writes ASCII JSON) needs cleaning only if it holds DEL or one of those escapes; anything
+    beyond ASCII (a raw C1 control or bidi override may be there) answers True, and is cleaned."""
+    if not text.isascii():
+        return True
+    if isinstance(text, bytes):
+        return b"\x7f" in text or (b"\\" in text and _ESCAPED_BYTES.search(text) is not None)
+    return "\x7f" in text or ("\\" in text and _ESCAPED_STR.search(text) is not None)

@@ -88,15 +88,12 @@ class Decoder:
 
     ``apply`` returns the full current records and the set of keys that changed, so the
     caller can rebuild only what changed. Runs once per node per sample: each record key's
-    kind and field table are looked up once and remembered. ``clean``, when given, is applied
-    to every string, list and dict value as it arrives (the operator side passes its text
-    sanitiser: only changed fields reach it, so it costs little per sample).
+    kind and field table are looked up once and remembered.
     """
 
-    def __init__(self, clean=None):
+    def __init__(self):
         self.records = {}
         self._kinds = {}  # record key -> kind
-        self._clean = clean
 
     def kind(self, key):
         """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
@@ -108,14 +105,16 @@ class Decoder:
             self._kinds[key] = kind
         return kind
 
-    def apply(self, line):
+    def apply(self, line, clean=None):
+        """``clean``, when given, is applied to every string, list and dict value of the line
+        as it is decoded (the operator side passes its text sanitiser for a line that may need
+        it: only the fields that changed are in a line)."""
         changes = line.get("r")
         if not isinstance(changes, dict):
             raise DecodeError("sample line without records")
         keyframe = bool(line.get("key"))
         records = {} if keyframe else self.records
         changed = set()
-        clean = self._clean
         for key, delta in changes.items():
             kind = self.kind(key)
             if not isinstance(delta, dict):
