@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dltui.actions.audit import AuditLog
-from dltui.core.text import clean_value
+from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
 from . import remote, report, ship, spool, verdict
@@ -88,6 +88,7 @@ class BurnIn:
         }
         self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
         self.iperf_peer: str | None = None  # where this session started an iperf3 server
+        self.iperf_server: remote.IperfServer | None = None  # and how to stop it
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
         self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
@@ -97,14 +98,17 @@ class BurnIn:
         address = None
         if plan.net:
             address = f"{self.shell.hostname(plan.net)}:{plan.net_port}"
+            seconds = plan.preflight_s + plan.duration_s + 600
             try:
-                await self.shell.run(
-                    plan.net,
-                    remote.iperf_server_command(
-                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
-                    ),
+                res = await self.shell.run(
+                    plan.net, remote.iperf_server_command(plan.net_port, seconds)
                 )
-                self.iperf_peer = plan.net
+                self.iperf_server = remote.iperf_server_started(res.stdout, plan.net_port, seconds)
+                if self.iperf_server is None:
+                    said = (res.stderr or res.stdout).decode(errors="replace").strip()
+                    self.failed[plan.net] = clean(f"cannot start the iperf3 server: {said}")
+                else:
+                    self.iperf_peer = plan.net
             except Failure as exc:
                 self.failed[plan.net] = f"cannot start the iperf3 server: {exc.reason}"
 
@@ -188,10 +192,12 @@ class BurnIn:
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
         self.runs, self.verdicts = [], []
-        if self.iperf_peer is not None:  # every client is done: the peer's server goes
-            with contextlib.suppress(Failure):
-                await self.shell.run(self.iperf_peer, remote.iperf_server_stop_command(self.run_id))
-            self.iperf_peer = None
+        if self.iperf_peer is not None and self.iperf_server is not None:
+            with contextlib.suppress(Failure):  # every client is done: the peer's server goes
+                await self.shell.run(
+                    self.iperf_peer, remote.iperf_server_stop_command(self.iperf_server)
+                )
+            self.iperf_peer = self.iperf_server = None
         for host in self.hosts:
             view = self.views[host]
             if view.lost and host not in self.failed:
