@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dltui.actions.audit import AuditLog
+from dltui.config import BurninSection
 from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
@@ -65,7 +66,7 @@ class BurnIn:
         hosts: list[str],
         run_id: str,
         sink: Any = None,
-        thresholds: dict[str, Any] | None = None,
+        thresholds: BurninSection | dict[str, Any] | None = None,  # [burnin] or overrides of it
         audit: AuditLog | None = None,
     ):
         self.shell = shell
