@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates, lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What is made visible: C0 controls, DEL, C1 controls, the bidi embeddings, overrides and
+# isolates, lone surrogates.
+_UNSAFE_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
 
 
-def _visible(char: str) -> str:
-    code = ord(char)
+def _visible(code: int) -> str:
     if code == 0x09:
         return " "  # a tab is only spacing
     if code < 0x20:
@@ -37,12 +37,8 @@ def _visible(char: str) -> str:
     return f"\\u{code:04x}"
 
 
-_VISIBLE = {chr(c): _visible(chr(c)) for c in range(0x00, 0xA0)}
-
-
-def _replace(match: re.Match[str]) -> str:
-    char = match.group()
-    return _VISIBLE.get(char) or _visible(char)
+# One table for str.translate: the rewrite is a single C call, however many there are.
+_TABLE = {code: _visible(code) for low, high in _UNSAFE_RANGES for code in range(low, high + 1)}
 
 
 def clean(text: str) -> str:
@@ -50,7 +46,7 @@ def clean(text: str) -> str:
     object when there is none (almost always: one C call decides)."""
     if text.isprintable():
         return text
-    return _UNSAFE.sub(_replace, text)
+    return text.translate(_TABLE)
 
 
 def clean_value(value: Any) -> Any:
@@ -58,7 +54,7 @@ def clean_value(value: Any) -> Any:
     dicts copied; anything else as it is."""
     kind = type(value)
     if kind is str:
-        return value if value.isprintable() else _UNSAFE.sub(_replace, value)
+        return value if value.isprintable() else value.translate(_TABLE)
     if kind is list:
         return [clean_value(v) for v in value]
     if kind is dict:
