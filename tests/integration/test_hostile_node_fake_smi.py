@@ -68,6 +68,17 @@ sys.stdout.write("".join("%%s=%%s\\n" %% (k, values.get(k, "")) for k in wanted)
 """
 
 
+def hostile_process_names(capture: str) -> str:
+    """The compute-apps capture with every process named as the hostile user names it (the
+    name is the column between the pid and the memory, and may itself hold ", ")."""
+    header, *rows = capture.splitlines()
+    renamed = []
+    for row in rows:
+        cells = row.split(", ")
+        renamed.append(", ".join([*cells[:6], HOSTILE_PRINTED, cells[-1]]) if len(cells) >= 8 else row)
+    return "\n".join([header, *renamed]) + "\n"
+
+
 @pytest.fixture(scope="module")
 def hostile_lab(tmp_path_factory):
     require(os.path.exists(SSHD), f"{SSHD} is missing: install openssh-server")
@@ -79,7 +90,7 @@ def hostile_lab(tmp_path_factory):
     scenario = base / "scenario.jsonl"
     scenario.write_text(json.dumps({"name": HOSTILE_PRINTED}) + "\n")
     apps = base / "compute-apps.csv"
-    apps.write_text(APPS_CAPTURE.read_text().replace("/root/tools/memhog", HOSTILE_PRINTED))
+    apps.write_text(hostile_process_names(APPS_CAPTURE.read_text()))
     node.env.update(FAKE_SMI_SCENARIO=str(scenario), FAKE_SMI_APPS=str(apps))
     for name, script in (("journalctl", JOURNALCTL), ("systemctl", SYSTEMCTL)):
         (node.bin / name).write_text(script % HOSTILE_PRINTED)
