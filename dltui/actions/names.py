@@ -46,7 +46,7 @@ def unit_name(text: str) -> str:
         raise InvalidName("empty unit name")
     if text.startswith("-"):
         raise InvalidName(f"{text!r} looks like an option, not a unit name")
-    if any(c in text for c in "\n\r\t\0 "):
+    if " " in text or not text.isprintable():  # controls, and argv's undecodable bytes
         raise InvalidName(f"{text!r}: unit names have no spaces or control characters")
     if "/" in text:
         raise InvalidName(f"{text!r}: unit names have no '/' (give the unit, not a path)")

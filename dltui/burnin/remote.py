@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import time
 from collections.abc import Callable
@@ -349,18 +350,53 @@ def start_args(
     return args
 
 
-def _iperf_pid_file(run_id: str) -> str:
-    return '"${TMPDIR:-/tmp}"/' + shlex.quote(f"dltui-iperf3-{run_id}.pid")
+# The peer's iperf3 server and its pid live in a folder of its own made by mktemp -d (0700, a
+# name no one can guess): a predictable file in /tmp could be pre-created by any user there, as
+# a symlink our write follows or as a pid our kill trusts.
+IPERF_DIR = re.compile(r"/[A-Za-z0-9._/-]*/dltui-iperf3\.[A-Za-z0-9]+")
 
 
-def iperf_server_command(run_id: str, port: int, seconds: float) -> str:
+@dataclass(frozen=True)
+class IperfServer:
+    """What stopping the peer's server needs: its private folder and what it runs as."""
+
+    folder: str
+    port: int
+    seconds: int
+
+    @property
+    def cmdline(self) -> str:
+        """/proc/PID/cmdline of the server as started (NULs as spaces)."""
+        return f"timeout {self.seconds} iperf3 -s -p {self.port} "
+
+
+def iperf_server_command(port: int, seconds: float) -> str:
     """The peer's iperf3 server, bounded in time (timeout(1) passes our TERM on to it),
-    detached so our session can close; its pid noted for ``iperf_server_stop_command``."""
-    pid = _iperf_pid_file(run_id)
-    inner = f"echo $$ >{pid}; exec timeout {int(seconds)} iperf3 -s -p {int(port)}"
-    return f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo started"
+    detached so our session can close; its pid kept in a private folder, which it prints."""
+    inner = f'echo $$ >"$1/pid"; exec timeout {int(seconds)} iperf3 -s -p {int(port)}'
+    return (
+        'd=$(mktemp -d "${TMPDIR:-/tmp}/dltui-iperf3.XXXXXX") || exit 1; '
+        f'setsid sh -c {shlex.quote(inner)} sh "$d" </dev/null >/dev/null 2>&1 & echo "started $d"'
+    )
 
 
-def iperf_server_stop_command(run_id: str) -> str:
-    pid = _iperf_pid_file(run_id)
-    return f'[ -f {pid} ] && kill "$(cat {pid})" 2>/dev/null; rm -f {pid}'
+def iperf_server_started(stdout: bytes, port: int, seconds: float) -> IperfServer | None:
+    """The server ``iperf_server_command`` started, from what it printed (None: it did not)."""
+    for line in stdout.decode(errors="replace").splitlines():
+        word, _, folder = line.partition(" ")
+        if word == "started" and IPERF_DIR.fullmatch(folder):
+            return IperfServer(folder, int(port), int(seconds))
+    return None
+
+
+def iperf_server_stop_command(server: IperfServer) -> str:
+    """TERM to the server, only when its folder is still ours (a directory, not a link, owned
+    by this user) and its pid is still our process running exactly what we started."""
+    d = shlex.quote(server.folder)
+    expected = shlex.quote(server.cmdline)
+    return (
+        f"d={d}; [ -d \"$d\" ] && [ ! -L \"$d\" ] && [ -O \"$d\" ] || exit 0; "
+        'p=$(cat "$d/pid" 2>/dev/null); case "$p" in ""|*[!0-9]*) ;; *) '
+        f'if [ -O "/proc/$p" ] && [ "$(tr \'\\0\' \' \' <"/proc/$p/cmdline")" = {expected} ]; '
+        'then kill "$p"; fi;; esac; rm -rf "$d"'
+    )

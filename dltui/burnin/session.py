@@ -18,7 +18,7 @@ from typing import Any
 
 from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection
-from dltui.core.text import clean_value
+from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
 from . import remote, report, ship, spool, verdict
@@ -88,6 +88,7 @@ class BurnIn:
         }
         self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
         self.iperf_peer: str | None = None  # where this session started an iperf3 server
+        self.iperf_server: remote.IperfServer | None = None  # and how to stop it
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
         self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
@@ -147,18 +148,21 @@ class BurnIn:
             return
         with pending:
             pending.sent = True
+            seconds = plan.preflight_s + plan.duration_s + 600
             try:
-                await self.shell.run(
-                    peer,
-                    remote.iperf_server_command(
-                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
-                    ),
-                )
-                self.iperf_peer = peer
-                pending.finish("ok", "")
+                res = await self.shell.run(peer, remote.iperf_server_command(plan.net_port, seconds))
             except Failure as exc:
                 self.failed[peer] = f"cannot start the iperf3 server: {exc.reason}"
                 pending.finish("failed", exc.reason)
+                return
+            self.iperf_server = remote.iperf_server_started(res.stdout, plan.net_port, seconds)
+            if self.iperf_server is None:
+                said = clean((res.stderr or res.stdout).decode(errors="replace").strip())
+                self.failed[peer] = f"cannot start the iperf3 server: {said}"
+                pending.finish("failed", said)
+                return
+            self.iperf_peer = peer
+            pending.finish("ok", "")
 
     def refused(self, action: str, reason: str) -> None:
         """A start or stop refused before anything reached a node (--read-only): audited
@@ -201,10 +205,12 @@ class BurnIn:
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
         self.runs, self.verdicts = [], []
-        if self.iperf_peer is not None:  # every client is done: the peer's server goes
-            with contextlib.suppress(Failure):
-                await self.shell.run(self.iperf_peer, remote.iperf_server_stop_command(self.run_id))
-            self.iperf_peer = None
+        if self.iperf_peer is not None and self.iperf_server is not None:
+            with contextlib.suppress(Failure):  # every client is done: the peer's server goes
+                await self.shell.run(
+                    self.iperf_peer, remote.iperf_server_stop_command(self.iperf_server)
+                )
+            self.iperf_peer = self.iperf_server = None
         for host in self.hosts:
             view = self.views[host]
             if view.lost and host not in self.failed:

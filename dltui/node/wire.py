@@ -92,15 +92,12 @@ class Decoder:
 
     ``apply`` returns the full current records and the set of keys that changed, so the
     caller can rebuild only what changed. Runs once per node per sample: each record key's
-    kind and field table are looked up once and remembered. ``clean``, when given, is applied
-    to every string, list and dict value as it arrives (the operator side passes its text
-    sanitiser: only changed fields reach it, so it costs little per sample).
+    kind and field table are looked up once and remembered.
     """
 
-    def __init__(self, clean: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self) -> None:
         self.records: dict[str, dict[str, Any]] = {}
         self._kinds: dict[str, str] = {}  # record key -> kind
-        self._clean = clean
 
     def kind(self, key: str) -> str:
         """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
@@ -112,14 +109,18 @@ class Decoder:
             self._kinds[key] = kind
         return kind
 
-    def apply(self, line: dict[str, Any]) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    def apply(
+        self, line: dict[str, Any], clean: Callable[[Any], Any] | None = None
+    ) -> tuple[dict[str, dict[str, Any]], set[str]]:
+        """``clean``, when given, is applied to every string, list and dict value of the line
+        as it is decoded (the operator side passes its text sanitiser for a line that may need
+        it: only the fields that changed are in a line)."""
         changes = line.get("r")
         if not isinstance(changes, dict):
             raise DecodeError("sample line without records")
         keyframe = bool(line.get("key"))
         records = {} if keyframe else self.records
-        changed = set()
-        clean = self._clean
+        changed: set[str] = set()
         for key, delta in changes.items():
             kind = self.kind(key)
             if not isinstance(delta, dict):

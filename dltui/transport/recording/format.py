@@ -26,7 +26,7 @@ from typing import Any, BinaryIO
 from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample, is_time
 from dltui.core.status import status_of
-from dltui.core.text import clean_value
+from dltui.core.text import clean_value, json_may_need_cleaning
 
 FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
 GZIP_MAGIC = b"\x1f\x8b"
@@ -45,7 +45,9 @@ def encode(line: dict[str, Any]) -> bytes:
 def parse_line(line: bytes) -> tuple[float, str, tuple]:
     """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable
     (ValueError, KeyError, TypeError, AttributeError, RecursionError)."""
-    record = clean_value(json.loads(line))
+    record = json.loads(line)
+    if json_may_need_cleaning(line):
+        record = clean_value(record)
     t, name, kind = float(record["t"]), record["node"], record["kind"]
     if not math.isfinite(t) or not isinstance(name, str):
         raise ValueError("no time or node")
