@@ -51,10 +51,11 @@ def _short_of_samples(fleet: FleetState) -> bool:
 
 
 def node_status(node: NodeState) -> tuple[str, str | None]:
-    """The status to report: a node that never sent a sample is not ``ok``."""
+    """The status to report: a node that never sent a sample is not ``ok``; a down node's
+    reason without the transport's retry plan (the snapshot stops trying when it ends)."""
     if node.status == st.OK and node.sample is None:
         return st.TIMEOUT, "connected, but no sample arrived in the snapshot window"
-    return node.status, node.reason
+    return node.status, st.without_retry(node.reason)
 
 
 def exit_code(fleet: FleetState) -> int:

@@ -61,6 +61,9 @@ class Finding(NamedTuple):
     evidence: dict[str, Any] = {}  # numbers behind the words, for --json (never mutated)
     lasting: bool = True  # False for events (an XID): no "for 40s"
     immediate: bool = False  # counter evidence (a rise in an integral): skip the minimum duration
+    # False when the timeline already records this event in its own words (a status change):
+    # the alert is shown, its opening and closing are not written a second time.
+    on_timeline: bool = True
 
 
 def delta(now: int | float | None, before: int | float | None) -> int | float | None:

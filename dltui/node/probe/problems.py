@@ -1,6 +1,7 @@
 """Failures of one data source, reported once in plain words while the probe keeps going."""
 
 import contextlib
+import time
 
 
 class Problems:
@@ -12,6 +13,7 @@ class Problems:
     def __init__(self):
         self.active = {}
         self.pending = []
+        self.notes = []  # (source, message): normal conditions worth saying once, not failures
 
     def report(self, source, message):
         if self.active.get(source) != message:
@@ -25,6 +27,16 @@ class Problems:
         pending, self.pending = self.pending, []
         return pending
 
+    def note(self, source, message):
+        """A normal condition worth saying once (a container without systemd): an info event
+        with a stable id, so the operator's side keeps the first and drops a reconnect's."""
+        self.notes.append((source, message))
+
+    def drain_notes(self):
+        """The notes as event dicts (shaped like NodeEvent)."""
+        notes, self.notes = self.notes, []
+        return [note_event(source, message) for source, message in notes]
+
     @contextlib.contextmanager
     def guard(self, source):
         """Run a block for ``source``; an exception becomes a report instead of a crash."""
@@ -34,6 +46,16 @@ class Problems:
             self.report(source, describe(exc))
         else:
             self.clear(source)
+
+
+def note_event(source, message):
+    return {
+        "time": round(time.time(), 3),
+        "kind": source,
+        "message": message,
+        "severity": "info",
+        "data": {"id": "note:%s:%s" % (source, message)},
+    }
 
 
 def describe(exc):
