@@ -338,6 +338,8 @@ class Engine:
         text = f.what
         if f.lasting and now - since >= 1:
             text += f" for {fmt.duration(now - since)}"
+        if f.share is not None:
+            text += f" ({f.share * 100:.0f} % of the time)"
         if f.detail:
             text += f"; {f.detail}"
         if cond.provisional:
