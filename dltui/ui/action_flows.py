@@ -61,6 +61,21 @@ class ActionFlows:
         names = self.units_of(node)
         return names[0] if names else None
 
+    # -- what is offered: only what can act (footer keys, palette commands) --------------------
+
+    def unit_offered(self, nodes: list[str]) -> bool:
+        """Restart / stop / start: actions allowed and a unit known on one of ``nodes``."""
+        return any(self.available(n) and self.units_of(n) for n in nodes)
+
+    def signal_offered(self, node: str) -> bool:
+        """TERM: actions allowed and something to signal, a GPU process or the unit's main
+        process (what the signal policy accepts)."""
+        state = self.app.fleet.nodes.get(node)
+        sample = state.sample if state is not None else None
+        if sample is None or not self.available(node):
+            return False
+        return any(g.processes for g in sample.gpus) or any(u.main_pid for u in sample.units)
+
     # -- unit ---------------------------------------------------------------------------------
 
     def unit(self, nodes: list[str], verb: str, unit: str | None = None) -> None:
