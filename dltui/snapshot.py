@@ -20,17 +20,24 @@ TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
+# A node still connecting when the window ends (a loaded or distant machine takes seconds to
+# connect and start its probe), or connected but short of the two samples rates need, is
+# waited for this much longer: a short snapshot must not report a slow node as silent, nor a
+# 1 s snapshot at 1 Hz its CPU as n/a. Nodes already down are not waited for.
+WAIT_MORE_S = 10.0
+
+
 async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) -> None:
-    """Run the transports for ``seconds``; ``sink`` wraps the fleet (e.g. a Recorder)."""
+    """Run the transports for ``seconds`` (and up to ``WAIT_MORE_S`` more for nodes still
+    connecting or short of two samples); ``sink`` wraps the fleet (e.g. a Recorder)."""
     tasks = [asyncio.create_task(t.run(sink or fleet)) for t in transports]
     try:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
-        # Rates need two samples: a connected node still short of them gets up to one more
-        # interval (plus slack), so a 1 s snapshot at 1 Hz does not report its CPU as n/a.
-        grace = loop.time() + seconds + max(node.interval_s for node in fleet) + 0.5 if len(fleet) else deadline
-        while loop.time() < deadline or (loop.time() < grace and _short_of_samples(fleet)):
-            await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
+        latest = deadline + WAIT_MORE_S
+        while loop.time() < deadline or (loop.time() < latest and _waiting_for(fleet)):
+            left = deadline - loop.time()
+            await asyncio.sleep(min(0.1, left) if left > 0 else 0.1)
             fleet.tick()
             for task in tasks:  # a transport bug must surface, not hang the snapshot
                 if task.done() and not task.cancelled():
@@ -46,8 +53,11 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
     fleet.tick()
 
 
-def _short_of_samples(fleet: FleetState) -> bool:
-    return any(node.status == st.OK and len(node.history.time) < 2 for node in fleet)
+def _waiting_for(fleet: FleetState) -> bool:
+    return any(
+        node.status == st.CONNECTING or (node.status == st.OK and len(node.history.time) < 2)
+        for node in fleet
+    )
 
 
 def node_status(node: NodeState) -> tuple[str, str | None]:

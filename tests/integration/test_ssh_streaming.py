@@ -125,6 +125,16 @@ def test_snapshot_json_from_two_nodes_fake_smi(shared_lab, tmp_path):
         assert node["malformed_lines"] == 0
 
 
+def test_snapshot_waits_for_a_node_still_starting_its_probe(shared_lab, tmp_path):
+    """slowstart's python3 needs 3 s to start: longer than the 1.5 s window. The snapshot
+    waits for it (as for a node slow to connect) instead of reporting it silent."""
+    done = run_snapshot(shared_lab.make_home(tmp_path), "slowstart")
+    assert done.returncode == 0, done.stderr + done.stdout
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert (node["status"], node["error"]) == ("ok", None)
+    assert node["sample"]["cpu"]["total_percent"] is not None  # two samples: rates too
+
+
 def test_snapshot_exits_3_when_a_node_is_down(shared_lab, tmp_path):
     home = shared_lab.make_home(tmp_path)
     with open(home / ".ssh" / "config", "a") as cfg:  # a node behind the jump with no sshd
