@@ -238,6 +238,8 @@ class BurnIn:
             self.runs.append(run)
             self.verdicts.append(verdict.judge(run, self.thresholds))
         verdict.compare_disks(self.runs, self.verdicts, self.thresholds)
+        for host, judged in zip(self.hosts, self.verdicts, strict=True):
+            self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:

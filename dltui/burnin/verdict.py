@@ -308,22 +308,21 @@ def _gpu_burn_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
 
 
 def _dcgm_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    """Per GPU, DCGM's own words for what failed there (its message and error id)."""
     out: dict[int, Item] = {}
     code = (run.result.get("gpu") or {}).get("exit_code")
     diag = parse.parse_dcgm(run.outputs.get("dcgm.json", ""), code)
     failed = diag.failed()
-    node_wide = [t for t in failed if t["gpu"] is None]
     for index in indexes:
-        mine = [t for t in failed if t["gpu"] == index] + node_wide
-        what = ", ".join(f"{t['name']} {t['status']}" for t in mine)
+        said = diag.evidence(index)
         if diag.verdict == "unknown" or diag.error:
             out[index] = Item("stressor", NOT_RUN, diag.error or "dcgmi diag gave no results",
                               "check the nvidia-dcgm service (dcgmi discovery -l)", index)
-        elif diag.verdict == "fail" and (mine or not failed):
-            out[index] = Item("stressor", FAIL, f"dcgmi diag: {what or f'exit {code}'}",
+        elif diag.verdict == "fail" and (said or not failed):
+            out[index] = Item("stressor", FAIL, f"dcgmi diag {said or f'exited {code}'}",
                               _STRESSOR_NEXT, index)
-        elif mine:
-            out[index] = Item("stressor", WARN, f"dcgmi diag: {what}", "rerun dcgmi diag", index)
+        elif said:
+            out[index] = Item("stressor", WARN, f"dcgmi diag {said}", "rerun dcgmi diag", index)
         else:
             out[index] = Item("stressor", PASS, "dcgmi diag: all tests passed", "", index)
     return out
@@ -621,7 +620,7 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 )
             )
         else:
-            v = parse.stress_ng_verdict(code)
+            v = parse.stress_ng_verdict(code, run.outputs.get("stress-ng.log", ""))
             status = {"pass": PASS, "fail": FAIL}.get(v["verdict"], NOT_RUN)
             items.append(
                 Item(
@@ -717,8 +716,9 @@ def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
                     "values (wrong results)", step)
     if res["out_of_bounds"] is None or res["avg_busbw_gbps"] is None:
         why = "timed out" if nccl.get("timed_out") else f"exit {code}"
-        return Item("nccl", FAIL if code else NOT_RUN,
-                    f"all_reduce_perf gave no result ({why}); see nccl.log", step)
+        said = nccl.get("last_words")
+        return Item("nccl", FAIL if code else NOT_RUN, f"all_reduce_perf gave no result ({why})"
+                    + (f": {said}" if said else "; see nccl.log"), step)
     avg = res["avg_busbw_gbps"]
     text = f"avg busbw {avg:g} GB/s, 0 out-of-bounds"
     if code:
@@ -760,7 +760,9 @@ def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
                     'set [burnin] smoke = "CMD" (a short loader-heavy training run)')
     code = smoke.get("exit_code")
     if code and not smoke.get("timed_out"):
-        return Item("smoke", FAIL, f"the smoke command exited {code}; see smoke.log",
+        said = smoke.get("last_words")
+        return Item("smoke", FAIL, f"the smoke command exited {code}"
+                    + (f": {said}" if said else "; see smoke.log"),
                     "run it by hand on the node and fix what it says")
     n = int(smoke.get("samples") or 0)
     ramp = f"{float(run.plan.get('smoke_ramp_s', 60.0)):g} s"

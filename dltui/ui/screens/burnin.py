@@ -20,6 +20,7 @@ from textual.widgets import Footer, Static
 
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
+from dltui.node.burnin.parse import shorten
 from dltui.ui import charts
 from dltui.ui.widgets.chart import PlotextChart
 
@@ -161,7 +162,7 @@ class BurnInScreen(Screen):
         for g in n.gpus:
             t.append(f"  GPU{g.index:<3}{g.progress:<38}")
             t.append(f"{_WORD[g.status]:<12}", style=_STYLE[g.status])
-            t.append("; ".join(g.problems)[:80] + "\n")
+            t.append(shorten("; ".join(g.problems), max(40, self.size.width - 64)) + "\n")
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:
