@@ -427,8 +427,12 @@ def test_the_journal_is_followed_after_its_cursor(client):
             follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
             first = await follower.poll()
             assert len(first) == 5 and follower.cursor and follower.problem is None
-            await asyncio.sleep(2.5)  # the unit prints a line a second
-            later = await follower.poll()
+            later: list[str] = []
+            for _ in range(60):  # the unit prints a line a second: until one is new
+                await asyncio.sleep(0.5)
+                later = await follower.poll()
+                if later:
+                    break
             assert later and not set(later) & set(first)
             assert any("step " in line for line in later)
         finally:

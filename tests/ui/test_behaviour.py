@@ -242,9 +242,9 @@ async def test_transports_run_as_workers_and_fill_the_screen():
     demo = DemoTransport(nodes=3, interval_s=0.05)
     app = build_app([demo], Config(), theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):  # poll: no timed assertion, just enough samples to look at
-            if all(n.sample is not None for n in app.fleet):
-                break
+        deadline = asyncio.get_running_loop().time() + 30  # only stops a broken test hanging
+        while not all(n.sample is not None for n in app.fleet):  # samples to look at
+            assert asyncio.get_running_loop().time() < deadline, "no sample from every node"
             await asyncio.sleep(0.05)
         app.tick()
         await pilot.pause()
