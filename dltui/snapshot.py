@@ -20,25 +20,30 @@ TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
-# A node still connecting when the window ends (a loaded or distant machine takes seconds to
-# connect and start its probe), or connected but short of the two samples rates need, is
-# waited for this much longer: a short snapshot must not report a slow node as silent, nor a
-# 1 s snapshot at 1 Hz its CPU as n/a. Nodes already down are not waited for.
+# Every node is watched for the whole window from its first sample, however late it came (a
+# loaded or distant machine takes seconds to connect and start its probe): a short snapshot
+# must not report a slow node as silent, nor judge it on a fraction of the window it claims.
+# This much longer at most; nodes already down are not waited for.
 WAIT_MORE_S = 10.0
 
 
 async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) -> None:
-    """Run the transports for ``seconds`` (and up to ``WAIT_MORE_S`` more for nodes still
-    connecting or short of two samples); ``sink`` wraps the fleet (e.g. a Recorder)."""
+    """Run the transports until every node has been watched ``seconds`` from its first sample
+    (and has two samples, which rates need), or is down; at most ``WAIT_MORE_S`` past the
+    window. ``sink`` wraps the fleet (e.g. a Recorder)."""
     tasks = [asyncio.create_task(t.run(sink or fleet)) for t in transports]
     try:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        latest = deadline + WAIT_MORE_S
-        while loop.time() < deadline or (loop.time() < latest and _waiting_for(fleet)):
+        started = loop.time()
+        deadline, latest = started + seconds, started + seconds + WAIT_MORE_S
+        first: dict[str, float] = {}  # loop time of each node's first sample
+        while loop.time() < deadline or (loop.time() < latest and _waiting_for(fleet, first, seconds, loop.time())):
             left = deadline - loop.time()
             await asyncio.sleep(min(0.1, left) if left > 0 else 0.1)
             fleet.tick()
+            for node in fleet:
+                if node.sample is not None and node.name not in first:
+                    first[node.name] = loop.time()
             for task in tasks:  # a transport bug must surface, not hang the snapshot
                 if task.done() and not task.cancelled():
                     error = task.exception()
@@ -53,11 +58,16 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
     fleet.tick()
 
 
-def _waiting_for(fleet: FleetState) -> bool:
-    return any(
-        node.status == st.CONNECTING or (node.status == st.OK and len(node.history.time) < 2)
-        for node in fleet
-    )
+def _waiting_for(fleet: FleetState, first: dict[str, float], seconds: float, now: float) -> bool:
+    """Whether a node is still connecting, or connected and not yet watched long enough."""
+    for node in fleet:
+        if node.status == st.CONNECTING:
+            return True
+        if node.status == st.OK and (
+            len(node.history.time) < 2 or now - first.get(node.name, now) < seconds
+        ):
+            return True
+    return False
 
 
 def node_status(node: NodeState) -> tuple[str, str | None]:
