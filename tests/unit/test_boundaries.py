@@ -49,6 +49,8 @@ NODE_SHIPPED = {
     "dltui.transport.ssh.fleet": ("dltui.node.bundle",),  # the probe, sent over stdin
     "dltui.burnin.ship": ("dltui.node.bundle", "dltui.node.burnin.plan"),  # the driver, RUN_ID
     "dltui.burnin.verdict": ("dltui.node.burnin.parse",),  # the stressors' readers, shipped too
+    # fio's reader, and the network file-system types the driver's record is read against
+    "dltui.burnin.disk_speed": ("dltui.node.burnin.parse", "dltui.node.burnin.filesystem"),
     "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }

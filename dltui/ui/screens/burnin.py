@@ -20,7 +20,6 @@ from textual.widgets import Footer, Static
 
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
-from dltui.node.burnin.parse import shorten
 from dltui.ui import charts
 from dltui.ui.widgets.chart import PlotextChart
 
@@ -162,7 +161,10 @@ class BurnInScreen(Screen):
         for g in n.gpus:
             t.append(f"  GPU{g.index:<3}{g.progress:<38}")
             t.append(f"{_WORD[g.status]:<12}", style=_STYLE[g.status])
-            t.append(shorten("; ".join(g.problems), max(40, self.size.width - 64)) + "\n")
+            problems = Text("; ".join(g.problems))
+            problems.truncate(max(40, self.size.width - 64), overflow="ellipsis")  # cut: "…"
+            t.append_text(problems)
+            t.append("\n")
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:
