@@ -148,7 +148,8 @@ async def test_actions_are_offered_only_where_they_can_act():
         feed(app, demo)
         _with_actions(app, demo)
         node = app.fleet.nodes["gpu01"]
-        node.sample.units = []  # gpu01 as a node whose group names no unit, running nothing
+        # gpu01 as a node without systemd (its unit unreadable), running nothing on its GPUs
+        node.sample.units = [replace(u, error="no systemd on this node") for u in node.sample.units]
         for g in node.sample.gpus:
             g.processes = []
         node.version += 1
@@ -162,6 +163,11 @@ async def test_actions_are_offered_only_where_they_can_act():
         await pilot.pause()
         assert _offered(app) == {"unit('restart')", "signal", "Restart the training unit", "Stop the training unit",
                                  "Start the training unit", "TERM a GPU process"}
+        app.fleet.on_status("gpu01", "unreachable", "lost the connection")  # nothing can act there
+        app.tick()
+        await pilot.pause()
+        assert _offered(app) == set()
+        app.fleet.on_status("gpu01", "ok")
         app.fleet.on_event("gpu01", NodeEvent.from_dict(xid_event(demo.clock(), "0000:18:00", 79, "fell off", 0, "b/1")))
         app.tick()
         await pilot.pause()
