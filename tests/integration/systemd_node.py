@@ -428,7 +428,9 @@ class SystemdNode:
             state = self.exec(
                 ["systemctl", "is-system-running", "--wait"], timeout=90, check=False
             ).stdout.strip()
-            if state:
+            # "offline": PID 1 not answering yet (a loaded machine asks early); --wait only
+            # waits out "initializing" and "starting"
+            if state and state != "offline":
                 break
             time.sleep(0.1)
         self.boot_s = time.monotonic() - started
