@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dltui.core import format as fmt
+from dltui.core import status as st
 from dltui.core.state import FleetState
 from dltui.core.timeline import alert_order
 from dltui.snapshot import node_status
@@ -13,8 +14,10 @@ def render(fleet: FleetState) -> str:
     for node in fleet:
         status, reason = node_status(node)
         head = f"{node.name}: {status}"
-        if status != "ok" and reason:
-            head += f" — {reason}"
+        if status != st.OK:  # not judged: the Nagios UNKNOWN, with why and what to do
+            head = f"{node.name}: UNKNOWN — {status}" + (f": {reason}" if reason else "")
+            advice = st.ADVICE.get(status)
+            head += f" — {advice}" if advice else ""
         out.append(head)
         for alert in sorted(node.alerts.values(), key=alert_order):
             where = f" GPU{alert.gpu}" if alert.gpu is not None else ""

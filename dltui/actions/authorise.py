@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dltui.transport.command import CommandResult, shell_line
+from dltui.transport.command import CommandResult
 
 from . import commands as cmd
 from .query import NodeQueries
@@ -57,10 +57,9 @@ def unit_denial(
     """(message, details: what to allow) when sudo or polkit refused a unit change."""
     error = res.first_error_line()
     if sudo_denied(argv, res):
-        return (
-            f"sudo refused ({error}): {who.user} may not run '{shell_line(argv[2:])}' "
-            "without a password. "
-            "dltui never types a password. To allow exactly this command, add with visudo:",
+        return (  # the command is said once: in the line that allows it
+            f"sudo refused ({error}); dltui never types a password. To let {who.user} run "
+            "exactly this command, add with visudo:",
             [
                 cmd.sudoers_line(who, argv),
                 'or, with polkit (no sudo; set [actions] privilege = "polkit"):',

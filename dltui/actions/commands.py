@@ -9,6 +9,8 @@ polkit is not asked anyway.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -90,19 +92,16 @@ def kill_argv(pid: int, signal: str) -> list[str]:
 
 
 def journal_argv(
-    unit: str, lines: int = 20, invocation: str | None = None, cursor: str | None = None
+    unit: str, lines: int = 20, cursor: str | None = None, since_us: int | None = None
 ) -> list[str]:
-    """The unit's journal as JSON lines; one invocation's when ``invocation`` is given."""
-    argv = ["journalctl", "--no-pager", "-o", "json"]
-    if invocation:
-        argv.append(f"_SYSTEMD_INVOCATION_ID={invocation}")
-    else:
-        argv += ["-u", unit]
+    """The unit's journal as JSON lines: its newest ``lines``, those after ``cursor``, or
+    those since ``since_us`` (the node's clock, µs) at most ``lines`` of them."""
+    argv = ["journalctl", "--no-pager", "-o", "json", "-u", unit]
     if cursor:
-        argv += ["--after-cursor", cursor]
-    else:
-        argv += ["-n", str(int(lines))]
-    return argv
+        return argv + ["--after-cursor", cursor]
+    if since_us is not None:
+        argv += ["--since", f"@{since_us // 1_000_000}"]
+    return argv + ["-n", str(int(lines))]
 
 
 def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
@@ -122,15 +121,21 @@ def sudoers_line(who: Identity, argv: Sequence[str]) -> str:
 
 
 def _sudoers_escape(arg: str) -> str:
+    """sudo matches a command's arguments with fnmatch(3) after sudoers' own unescaping: an
+    argument is escaped for fnmatch first (``\\x2d`` in a unit name must match itself), then
+    for sudoers (``\\ , : =``), so a backslash is written four times."""
+    arg = re.sub(r"([\\*?\[\]])", r"\\\1", arg)
     for ch in "\\,:=":
         arg = arg.replace(ch, "\\" + ch)
     return arg
 
 
 def polkit_rule(who: Identity, verb: str, unit: str) -> str:
-    """The polkit alternative: allow this user this verb on this unit (systemd ≥ 226)."""
+    """The polkit alternative: allow this user this verb on this unit (systemd ≥ 226). The
+    values are JavaScript string literals (JSON's are): a unit's ``\\x2d`` stays itself."""
+    unit_js, verb_js, user_js = (json.dumps(v) for v in (unit, verb, who.user))
     return (
         'polkit.addRule(function(a, s) { if (a.id == "org.freedesktop.systemd1.manage-units" && '
-        f'a.lookup("unit") == "{unit}" && a.lookup("verb") == "{verb}" && s.user == "{who.user}") '
+        f'a.lookup("unit") == {unit_js} && a.lookup("verb") == {verb_js} && s.user == {user_js}) '
         "return polkit.Result.YES; });"
     )

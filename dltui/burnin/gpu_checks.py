@@ -44,22 +44,21 @@ def _gpu_burn_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
 
 
 def _dcgm_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    """Per GPU, DCGM's own words for what failed there (its message and error id)."""
     out: dict[int, Item] = {}
     code = (run.result.get("gpu") or {}).get("exit_code")
     diag = parse.parse_dcgm(run.outputs.get("dcgm.json", ""), code)
     failed = diag.failed()
-    node_wide = [t for t in failed if t["gpu"] is None]
     for index in indexes:
-        mine = [t for t in failed if t["gpu"] == index] + node_wide
-        what = ", ".join(f"{t['name']} {t['status']}" for t in mine)
+        said = diag.evidence(index)
         if diag.verdict == "unknown" or diag.error:
             out[index] = Item("stressor", NOT_RUN, diag.error or "dcgmi diag gave no results",
                               "check the nvidia-dcgm service (dcgmi discovery -l)", index)
-        elif diag.verdict == "fail" and (mine or not failed):
-            out[index] = Item("stressor", FAIL, f"dcgmi diag: {what or f'exit {code}'}",
+        elif diag.verdict == "fail" and (said or not failed):
+            out[index] = Item("stressor", FAIL, f"dcgmi diag {said or f'exited {code}'}",
                               _STRESSOR_NEXT, index)
-        elif mine:
-            out[index] = Item("stressor", WARN, f"dcgmi diag: {what}", "rerun dcgmi diag", index)
+        elif said:
+            out[index] = Item("stressor", WARN, f"dcgmi diag {said}", "rerun dcgmi diag", index)
         else:
             out[index] = Item("stressor", PASS, "dcgmi diag: all tests passed", "", index)
     return out

@@ -5,12 +5,11 @@ across the run's nodes, each one's disk against the others'."""
 from __future__ import annotations
 
 import re
-import statistics
 from typing import Any
 
 from dltui.node.burnin import parse
 
-from .items import FAIL, NOT_RUN, PASS, Item, NodeRun, NodeVerdict
+from .items import FAIL, NOT_RUN, PASS, Item, NodeRun
 
 # --- host ----------------------------------------------------------------------------------
 
@@ -30,7 +29,7 @@ def host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 )
             )
         else:
-            v = parse.stress_ng_verdict(code)
+            v = parse.stress_ng_verdict(code, run.outputs.get("stress-ng.log", ""))
             status = {"pass": PASS, "fail": FAIL}.get(v["verdict"], NOT_RUN)
             items.append(
                 Item(
@@ -126,8 +125,9 @@ def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
                     "values (wrong results)", step)
     if res["out_of_bounds"] is None or res["avg_busbw_gbps"] is None:
         why = "timed out" if nccl.get("timed_out") else f"exit {code}"
-        return Item("nccl", FAIL if code else NOT_RUN,
-                    f"all_reduce_perf gave no result ({why}); see nccl.log", step)
+        said = nccl.get("last_words")
+        return Item("nccl", FAIL if code else NOT_RUN, f"all_reduce_perf gave no result ({why})"
+                    + (f": {said}" if said else "; see nccl.log"), step)
     avg = res["avg_busbw_gbps"]
     text = f"avg busbw {avg:g} GB/s, 0 out-of-bounds"
     if code:
@@ -169,7 +169,9 @@ def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
                     'set [burnin] smoke = "CMD" (a short loader-heavy training run)')
     code = smoke.get("exit_code")
     if code and not smoke.get("timed_out"):
-        return Item("smoke", FAIL, f"the smoke command exited {code}; see smoke.log",
+        said = smoke.get("last_words")
+        return Item("smoke", FAIL, f"the smoke command exited {code}"
+                    + (f": {said}" if said else "; see smoke.log"),
                     "run it by hand on the node and fix what it says")
     n = int(smoke.get("samples") or 0)
     ramp = f"{float(run.plan.get('smoke_ramp_s', 60.0)):g} s"
@@ -186,69 +188,3 @@ def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
     worst_idle = max(zero.values(), default=0) / n
     return Item("smoke", PASS, f"GPUs busy: at most {100 * worst_idle:.1f} % idle over {n} "
                 f"samples after its first {ramp}")
-
-
-# --- across the run's nodes ----------------------------------------------------------------
-
-_FIO_FIGURES = (  # (job, field, spec setting, label, unit scale, unit)
-    ("seqread", "read_bytes_per_s", "disk_seq_read_mbps", "sequential read", 1e6, "MB/s"),
-    ("seqwrite", "write_bytes_per_s", "disk_seq_write_mbps", "sequential write", 1e6, "MB/s"),
-    ("randread", "read_iops", "disk_randread_iops", "4k random read", 1.0, "IOPS"),
-)
-
-
-def _fio_figures(run: NodeRun) -> dict[str, float]:
-    """The node's clean fio figures (job -> value), empty when fio did not run clean."""
-    if not (run.result.get("disk") or {}).get("tool"):
-        return {}
-    res = parse.parse_fio(run.outputs.get("fio.json", ""))
-    if res["error"]:
-        return {}
-    jobs = {j["name"]: j for j in res["jobs"]}
-    out = {}
-    for job, name, *_ in _FIO_FIGURES:
-        value = (jobs.get(job) or {}).get(name)
-        if value:
-            out[job] = float(value)
-    return out
-
-
-def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[str, Any]) -> None:
-    """fio's figures against the device spec when ``[burnin]`` gives one, else against the
-    median of the run's other nodes (item 9); one "disk_speed" item per node that ran fio."""
-    figures = [_fio_figures(r) for r in runs]
-    spec = {job: cfg[key] for job, _, key, *_ in _FIO_FIGURES if cfg[key]}
-    frac = cfg["disk_fraction"]
-    for n, vd in enumerate(verdicts):
-        mine = figures[n]
-        if not mine:
-            continue
-        if spec:
-            ref, against = spec, "the device spec"
-            ref = {j: v * (1e6 if j != "randread" else 1.0) for j, v in spec.items()}
-        else:
-            others = [f for k, f in enumerate(figures) if k != n and f]
-            if not others:
-                vd.items.append(Item(
-                    "disk_speed", NOT_RUN,
-                    "could not compare: no device spec set ([burnin] disk_seq_read_mbps, "
-                    "disk_seq_write_mbps, disk_randread_iops) and no other node of the run ran fio",
-                    "set the drive's spec in [burnin], or burn in its sibling nodes together"))
-                continue
-            ref = {job: statistics.median(f[job] for f in others if job in f)
-                   for job, *_ in _FIO_FIGURES if any(job in f for f in others)}
-            against = f"the median of {len(others)} other node{'s' if len(others) > 1 else ''}"
-        slow, said = [], []
-        for job, _, _, label, scale, unit in _FIO_FIGURES:
-            if job not in mine or job not in ref:
-                continue
-            said.append(f"{label} {mine[job] / scale:,.0f} {unit} (vs {ref[job] / scale:,.0f})")
-            if mine[job] < frac * ref[job]:
-                slow.append(said[-1])
-        if slow:
-            vd.items.append(Item(
-                "disk_speed", FAIL, f"below {frac:.0%} of {against}: " + "; ".join(slow),
-                "check the drive (SMART, firmware, its PCIe link), the file system and mount"))
-        else:
-            vd.items.append(Item("disk_speed", PASS, f"within {frac:.0%} of {against}: "
-                                 + "; ".join(said)))

@@ -15,7 +15,7 @@ import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
@@ -29,6 +29,9 @@ from dltui.transport.ssh.connector import Hop, backoff_s
 from dltui.transport.ssh.errors import Failure, describe
 from dltui.transport.ssh.options import SshOptions
 from dltui.transport.ssh.sessions import SessionRunner
+
+if TYPE_CHECKING:
+    from .verdict import NodeVerdict
 
 from . import ship
 from .fold import RunFold
@@ -172,6 +175,7 @@ class NodeRunView:
     reattached: int = 0  # how many times the follow was resumed after a drop
     reason: str | None = None  # the last connection trouble, in words
     reader: ProbeReader | None = None
+    verdict: NodeVerdict | None = None  # the run's verdict, once judged from its outputs
 
     def __post_init__(self) -> None:
         self.reader = ProbeReader(self.node, self.collector)

@@ -21,7 +21,7 @@ from dltui.config import BurninSection
 from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
-from . import remote, report, ship, spool, verdict
+from . import disk_speed, remote, report, ship, spool, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
 
 OUTPUTS = [
@@ -257,7 +257,9 @@ class BurnIn:
             )
             self.runs.append(run)
             self.verdicts.append(verdict.judge(run, self.thresholds))
-        verdict.compare_disks(self.runs, self.verdicts, self.thresholds)
+        disk_speed.compare_disks(self.runs, self.verdicts, self.thresholds)
+        for host, judged in zip(self.hosts, self.verdicts, strict=True):
+            self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:

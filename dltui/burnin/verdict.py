@@ -19,7 +19,7 @@ from dltui.config_schema import as_dict, build
 
 from .fold import RunFold
 from .gpu_checks import consistency, gpu_checks, gpu_stressor, preflight
-from .host_checks import compare_disks, host_checks
+from .host_checks import host_checks
 from .items import (
     DEFAULTS,
     FAIL,
@@ -37,7 +37,7 @@ from .items import (
 
 __all__ = [
     "DEFAULTS", "FAIL", "NODE_CHECKS", "NOT_RUN", "PASS", "WARN", "GpuVerdict", "Item",
-    "NodeRun", "NodeVerdict", "VerdictStatus", "compare_disks", "exit_code", "judge", "settings", "worst",
+    "NodeRun", "NodeVerdict", "VerdictStatus", "exit_code", "judge", "settings", "worst",
 ]
 
 # The node-wide checks a verdict can hold (what "optional" may name).

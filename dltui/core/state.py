@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from . import format as fmt
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
 from .status import Status
@@ -293,6 +294,7 @@ class NodeState:
     name: str
     status: Status = st.CONNECTING
     reason: str | None = None
+    status_since: float | None = None  # when the status word last changed (operator's clock)
     facts: NodeFacts | None = None
     sample: Sample | None = None
     received_at: float | None = None  # operator's clock: node clocks may be skewed
@@ -367,12 +369,16 @@ class FleetState:
         was = node.status
         node.status, node.reason = status, reason
         node.version += 1
-        # The timeline gets the change of word; a new reason under the same word (the next
-        # retry time, say) only updates the status line.
+        # The timeline gets the change of word, as the event without the retry plan; a new
+        # reason under the same word (the next retry time, say) only updates the status line.
         if status != st.CONNECTING and was != status:
+            now = self.clock()
             severity: Severity = "critical" if status in st.DOWN else "info"
-            text = status if not reason else f"{status}: {reason}"
-            node.add(TimelineEntry(self.clock(), "status", text, severity))
+            why = st.without_retry(reason)
+            if status == st.OK and was in st.DOWN and node.status_since is not None:
+                why = f"reconnected after {fmt.duration(now - node.status_since)}"
+            node.add(TimelineEntry(now, "status", f"{status}: {why}" if why else status, severity))
+            node.status_since = now
 
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
         node = self.node(name)

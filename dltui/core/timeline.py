@@ -31,13 +31,16 @@ class Alert:
     since: float  # when the condition started (not when the alert was raised)
     gpu: int | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    on_timeline: bool = True  # its opening and closing are timeline entries (Finding.on_timeline)
 
     @property
     def key(self) -> tuple[str, int | None]:
         return (self.rule, self.gpu)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["on_timeline"]  # how the engine writes the timeline, not part of the alert
+        return out
 
 
 def alert_order(alert: Alert) -> tuple[int, int, float, str]:

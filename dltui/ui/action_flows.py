@@ -12,6 +12,8 @@ from dltui.actions import policy
 from dltui.actions.audit import MemoryAudit
 from dltui.actions.policy import ActionResult, ActionSettings
 from dltui.actions.service import ActionService
+from dltui.core import status as st
+from dltui.core.models import Sample
 from dltui.core.units import known_units
 from dltui.transport.command import FleetRunner
 
@@ -60,6 +62,34 @@ class ActionFlows:
     def unit_of(self, node: str) -> str | None:
         names = self.units_of(node)
         return names[0] if names else None
+
+    # -- what is offered: only what can act (footer keys, palette commands) --------------------
+
+    def unit_offered(self, nodes: list[str]) -> bool:
+        """Restart / stop / start: actions allowed and one of ``nodes`` connected with a unit
+        it has and could read (not one its group names but it lacks, not on a node without
+        systemd)."""
+        return any(self._reachable(n) and known_units(self._sample(n).units) for n in nodes)
+
+    def signal_offered(self, node: str) -> bool:
+        """TERM: actions allowed, the node connected, and something to signal: a GPU process
+        or the unit's main process (what the signal policy accepts)."""
+        if not self._reachable(node):
+            return False
+        sample = self._sample(node)
+        return any(g.processes for g in sample.gpus) or any(u.main_pid for u in known_units(sample.units))
+
+    def _reachable(self, node: str) -> bool:
+        state = self.app.fleet.nodes.get(node)
+        return (
+            self.available(node) and state is not None and state.status == st.OK
+            and state.sample is not None
+        )
+
+    def _sample(self, node: str) -> Sample:
+        sample = self.app.fleet.nodes[node].sample
+        assert sample is not None  # _reachable said so
+        return sample
 
     # -- unit ---------------------------------------------------------------------------------
 

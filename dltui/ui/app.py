@@ -257,22 +257,29 @@ class DltuiApp(App[int]):
             yield SystemCommand(f"Open {escape(node.name)}", "Show this node", lambda n=node.name: self.open_node(n))
 
     def _action_commands(self) -> Iterable[SystemCommand]:
-        """The unit and signal actions of the screen below the palette (none under --read-only)."""
+        """The actions of the screen below the palette, where they can act (none under
+        --read-only or on a recording)."""
         view = self.data_screen
-        name = view.node_name if isinstance(view, NodeScreen) else None
-        if not isinstance(view, (FleetScreen, NodeScreen)) or not self.actions.available(name):
+        if not isinstance(view, (FleetScreen, NodeScreen)):
             return
+        name = view.node_name if isinstance(view, NodeScreen) else None
         where = f"on {escape(name)}" if name else "on the picked nodes (space), or the one under the cursor"
-        for verb in ("restart", "stop", "start"):
+        targets = view.action_targets() if isinstance(view, FleetScreen) else [view.node_name]
+        for verb in ("restart", "stop", "start") if self.actions.unit_offered(targets) else ():
             yield SystemCommand(
                 f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
                 lambda v=verb: view.action_unit(v),
             )
-        if isinstance(view, NodeScreen):
+        if isinstance(view, NodeScreen) and view.offers("signal"):
             yield SystemCommand(
                 "TERM a GPU process",
                 f"kill -s TERM a GPU process {where}; confirmed first",
                 view.action_signal,
+            )
+        if isinstance(view, NodeScreen) and view.offers("acknowledge"):
+            yield SystemCommand(
+                "Acknowledge event alerts", f"retire {escape(name or '')}'s XID, ECC and missing-GPU alerts",
+                view.action_acknowledge,
             )
 
 

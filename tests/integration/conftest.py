@@ -31,8 +31,9 @@ def build_lab(base: Path, extra_nodes: tuple[str, ...] = ()) -> SshLab:
 
 @pytest.fixture(scope="session")
 def shared_lab(tmp_path_factory):
-    """jump + gpu01 + gpu02 (+ nodes with a broken python3) for tests that do not kill servers."""
-    lab = build_lab(tmp_path_factory.mktemp("sshlab"), extra_nodes=("nopython", "garbage"))
+    """jump + gpu01 + gpu02 (+ nodes with a broken or slow python3) for tests that do not kill
+    servers."""
+    lab = build_lab(tmp_path_factory.mktemp("sshlab"), extra_nodes=("nopython", "garbage", "slowstart"))
     lab.nodes["nopython"].path = str(lab.nodes["nopython"].bin)  # a PATH with no python3 on it
     garbage = lab.nodes["garbage"].bin / "python3"
     garbage.write_text(
@@ -44,6 +45,14 @@ def shared_lab(tmp_path_factory):
         f"PATH={SYSTEM_PATH} exec python3 \"$@\"\n"
     )
     garbage.chmod(0o755)
+    slow = lab.nodes["slowstart"].bin / "python3"
+    slow.write_text(
+        "#!/bin/sh\n"
+        "# a node whose python3 takes seconds to start (a loaded machine, a cold file cache)\n"
+        "sleep 3\n"
+        f"PATH={SYSTEM_PATH} exec python3 \"$@\"\n"
+    )
+    slow.chmod(0o755)
     try:
         yield lab.start()
     finally:

@@ -19,7 +19,8 @@ Why each safety point (a naive ``unshare … systemd`` on the host's root once l
 Inside: ``dl_train.service`` (Restart=always, a fake training loop that writes checkpoints),
 ``broken.service`` (fails at start), ``hang.service`` (its stop hangs), an operator ``ops``
 (groups systemd-journal) whose sudoers line allows exactly ``SUDO_ALLOWED`` and nothing else,
-and ``dl_eval.service`` which that line does not allow.
+``dl_eval.service``, ``eval@.service`` and ``dl\x2dsmoke.service`` which that line does not
+allow, and ``once.service`` (fails at once, each run naming its InvocationID).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SUDO_ALLOWED = (
     f"{SYSTEMCTL} stop dl_train.service",
     f"{SYSTEMCTL} restart broken.service",
     f"{SYSTEMCTL} restart hang.service",
+    f"{SYSTEMCTL} start once.service",
 )
 CAP_DROP = (
     "-sys_time,-sys_module,-sys_rawio,-syslog,-mac_admin,-mac_override,-wake_alarm,-block_suspend,"
@@ -96,6 +98,30 @@ UNITS = {
         [Service]
         ExecStart=/bin/sh -c 'while true; do echo eval; sleep 2; done'
         Restart=always
+    """,
+    # Fails at once, once per start (no Restart=), naming its own invocation: a run's journal
+    # must be that run's.
+    "once.service": """
+        [Unit]
+        Description=job that fails at once, saying which run it is (dltui test)
+        StartLimitIntervalSec=0
+        [Service]
+        Type=exec
+        ExecStart=/bin/sh -c 'echo "run $$INVOCATION_ID: CUDA error: no device"; exit 2'
+    """,
+    # A template and a name with a systemd escape: the sudoers line and polkit rule dltui
+    # suggests must allow exactly them.
+    "eval@.service": """
+        [Unit]
+        Description=fake evaluation instance %i (dltui test)
+        [Service]
+        ExecStart=/bin/sleep infinity
+    """,
+    "dl\\x2dsmoke.service": """
+        [Unit]
+        Description=fake smoke job with an escaped name (dltui test)
+        [Service]
+        ExecStart=/bin/sleep infinity
     """,
     # Its stop never finishes: a restart of it hangs.
     "hang.service": """
@@ -367,7 +393,9 @@ class SystemdNode:
             state = self.exec(
                 ["systemctl", "is-system-running", "--wait"], timeout=90, check=False
             ).stdout.strip()
-            if state:
+            # "offline": PID 1 not answering yet (a loaded machine asks early); --wait only
+            # waits out "initializing" and "starting"
+            if state and state != "offline":
                 break
             time.sleep(0.1)
         self.boot_s = time.monotonic() - started

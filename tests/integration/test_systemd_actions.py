@@ -4,9 +4,11 @@ operator with sudo -n, verified against InvocationID / ActiveState / NRestarts, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -144,34 +146,95 @@ def test_a_unit_that_fails_to_start_is_reported_with_its_journal(client):
     )
 
 
-def test_sudo_refusal_is_a_plain_message_and_the_suggested_line_works(client):
+UNUSUAL_UNITS = ("dl_eval.service", "eval@1.service", "dl\\x2dsmoke.service")  # plain, instance, escaped
+
+
+@pytest.mark.parametrize("unit", UNUSUAL_UNITS)
+def test_sudo_refusal_says_the_command_once_and_the_suggested_line_works_verbatim(client, unit):
+    """sudo matches arguments with fnmatch: the line dltui prints, installed as printed, must
+    allow exactly this command for every name systemd accepts (an instance, a \\x2d escape)."""
     nodes, options, audit = client
     node = nodes[0]
     original = node.sudoers_text()
     try:
-        refused = asyncio.run(
-            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
-        )
+        refused = asyncio.run(_with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit)))
         assert refused.outcome == NOT_PERMITTED
-        assert (
-            "a password is required" in refused.message
-            and "never types a password" in refused.message
-        )
+        assert "a password is required" in refused.message and "never types a password" in refused.message
         line = refused.details[0]
-        assert line == f"ops ALL=(root) NOPASSWD: {SYSTEMCTL} start dl_eval.service"
-        assert node.show("dl_eval.service", "ActiveState") == "inactive"  # nothing happened
+        assert line.startswith(f"ops ALL=(root) NOPASSWD: {SYSTEMCTL} start ")
+        said = "\n".join([refused.message, *refused.details])
+        assert said.count(SYSTEMCTL) == 1  # the command is quoted once: in the line allowing it
+        assert node.show(unit, "ActiveState") == "inactive"  # nothing happened
         node.install_sudoers_text(original + line + "\n")
-        done = asyncio.run(
-            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
-        )
+        done = asyncio.run(_with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit)))
         assert done.outcome == OK, done
-        assert node.show("dl_eval.service", "ActiveState") == "active"
-        # sudo still refuses everything else
-        other = node.exec(["sudo", "-n", SYSTEMCTL, "stop", "ssh.service"], user="ops", check=False)
-        assert other.returncode != 0
+        assert node.show(unit, "ActiveState") == "active"
+        # exactly that command: not another verb, not a look-alike unit
+        for argv in (["stop", unit], ["start", "eval@3.service"], ["start", "dlx2dsmoke.service"]):
+            other = node.exec(["sudo", "-n", SYSTEMCTL, *argv], user="ops", check=False)
+            assert other.returncode != 0, argv
     finally:
         node.install_sudoers_text(original)
-        node.exec(["systemctl", "stop", "dl_eval.service"], check=False)
+        node.exec(["systemctl", "stop", unit], check=False)
+
+
+def test_the_suggested_polkit_rule_works_as_printed_for_an_escaped_and_an_instance_name(client):
+    """Without sudo ([actions] privilege = "polkit"): the node's own polkitd (polkitd 122,
+    its JavaScript engine) runs the rule dltui prints, written to rules.d as printed."""
+    nodes, options, audit = client
+    node = nodes[0]
+    settings = dataclasses.replace(FAST, privilege="polkit")
+    rules = "/etc/polkit-1/rules.d/60-dltui-test.rules"
+    try:
+        for unit in ("dl\\x2dsmoke.service", "eval@2.service"):
+            refused = asyncio.run(
+                _with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit), settings)
+            )
+            assert refused.outcome == NOT_PERMITTED, refused
+            assert refused.message.startswith("polkit refused (")
+            (rule,) = refused.details
+            node.exec(["sh", "-c", f"cat >> {rules}"], input=rule + "\n")
+            done = refused
+            for _ in range(20):  # polkitd reloads its rules when the folder changes
+                done = asyncio.run(
+                    _with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit), settings)
+                )
+                if done.outcome == OK:
+                    break
+                time.sleep(0.5)
+            assert done.outcome == OK, done
+            assert node.show(unit, "ActiveState") == "active"
+            stop = node.exec(["systemctl", "--no-ask-password", "stop", unit], user="ops", check=False)
+            assert stop.returncode != 0  # the rule allows that verb on that unit, nothing else
+    finally:
+        node.exec(["rm", "-f", rules], check=False)
+        for unit in ("dl\\x2dsmoke.service", "eval@2.service"):
+            node.exec(["systemctl", "stop", unit], check=False)
+
+
+def test_each_failed_start_shows_that_runs_journal_and_no_earlier_run(client):
+    """once.service fails at once, each run printing its own InvocationID: after every one of
+    many failed starts, the lines shown are that run's (tagged or not by journald), never an
+    earlier run's, under a line saying which run they are."""
+    nodes, options, audit = client
+    runs = []
+
+    async def starts(service):
+        out = []
+        for _ in range(6):
+            out.append(await service.unit_change("sdnode0", "start", "once.service"))
+        return out
+
+    for result in asyncio.run(_with(options, audit, starts)):
+        assert result.outcome == FAILED, result
+        run = result.unit.invocation_id
+        assert run and run not in runs
+        runs.append(run)
+        label, *lines = result.details
+        assert label.startswith(f"(this run's journal (InvocationID {run[:8]}")
+        said = [line for line in lines if " run " in line and "CUDA error" in line]
+        assert said and all(f"run {run}:" in line for line in said), result.details
+        assert not any(earlier in line for earlier in runs[:-1] for line in lines)
 
 
 def test_read_only_refuses_and_sends_nothing(client):
@@ -427,8 +490,12 @@ def test_the_journal_is_followed_after_its_cursor(client):
             follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
             first = await follower.poll()
             assert len(first) == 5 and follower.cursor and follower.problem is None
-            await asyncio.sleep(2.5)  # the unit prints a line a second
-            later = await follower.poll()
+            later: list[str] = []
+            for _ in range(60):  # the unit prints a line a second: until one is new
+                await asyncio.sleep(0.5)
+                later = await follower.poll()
+                if later:
+                    break
             assert later and not set(later) & set(first)
             assert any("step " in line for line in later)
         finally:

@@ -284,16 +284,22 @@ def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():
 
 
 async def test_a_node_down_from_the_start_is_listed_once_and_unreachable_with_the_reason():
-    gauges, _ = _host("10.0.0.9:9100", "gpu09")
-    gauges[0]["value"] = [1.0, "0"]
+    """gpu09's node_exporter is down (only its ``up`` 0 is left, in the job that serves gpu01):
+    a node, unreachable. Prometheus scraping itself is up, and no node."""
+    gauges, _ = _host("10.0.0.1:9100", "gpu01")
+    gauges += [
+        {"metric": {"__name__": "up", "instance": "10.0.0.9:9100", "job": "node"}, "value": [1.0, "0"]},
+        {"metric": {"__name__": "up", "instance": "prom:9090", "job": "prometheus"}, "value": [1.0, "1"]},
+    ]
     client = _Recorded(_answers([], gauges))
     transport = PrometheusTransport("http://prom:9090", interval_s=5, client=client)  # type: ignore[arg-type]
     fleet = FleetState([], engine=build_engine())
     for _ in range(3):
         await transport.deliver_in_batches(await transport.refresh(), fleet)
-    assert transport.names == ["gpu09"]
-    node = fleet.nodes["gpu09"]
-    assert node.status == st.UNREACHABLE and "10.0.0.9:9100" in node.reason
+    assert transport.names == ["10.0.0.9", "gpu01"]
+    node = fleet.nodes["10.0.0.9"]
+    assert node.status == st.UNREACHABLE and node.reason == "Prometheus cannot scrape 10.0.0.9:9100 (up == 0)"
+    assert fleet.nodes["gpu01"].status == st.OK
 
 
 @pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])

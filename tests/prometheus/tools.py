@@ -99,11 +99,12 @@ def start_node_exporter(base: Path) -> tuple[Daemon, str]:
 
 
 def start_prometheus(
-    base: Path, jobs: dict[str, list[str]], interval: str = "1s"
+    base: Path, jobs: dict[str, list[str]], interval: str = "1s", port: int | None = None
 ) -> tuple[Daemon, str]:
-    """A real Prometheus scraping ``jobs`` (job name -> targets) every ``interval``."""
+    """A real Prometheus scraping ``jobs`` (job name -> targets) every ``interval``, on
+    ``port`` (free one if None: name it beforehand for a job that scrapes Prometheus itself)."""
     require_tool(PROMETHEUS, "prometheus")
-    port = free_port()
+    port = port or free_port()
     scrape = "".join(
         f"  - job_name: {json.dumps(job)}\n"
         f"    static_configs:\n      - targets: {json.dumps(targets)}\n"

@@ -53,6 +53,8 @@ NODE_SHIPPED = {
     "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse",),
     "dltui.burnin.host_checks": ("dltui.node.burnin.parse",),
     "dltui.burnin.arguments": ("dltui.node.burnin.plan",),  # RUN_ID, checked on the command line
+    # fio's reader, and the network file-system types the driver's record is read against
+    "dltui.burnin.disk_speed": ("dltui.node.burnin.parse", "dltui.node.burnin.filesystem"),
     "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }

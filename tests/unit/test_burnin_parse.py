@@ -162,7 +162,7 @@ def test_fio_real_capture():
 def test_fio_job_error_and_noise_before_json():
     doc = {"fio version": "fio-3.33", "jobs": [{"jobname": "seq", "error": 5, "read": {}}]}
     res = parse_fio("note: both iodepth >= 1 and synchronous I/O engine\n" + json.dumps(doc))
-    assert res["error"] == "fio job seq: error 5"
+    assert res["error"] == "fio job seq: error 5: Input/output error"  # errno 5 in words
 
 
 def test_iperf3_fields_and_error():

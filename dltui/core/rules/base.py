@@ -56,7 +56,7 @@ NOT_REPORTED = Verdict("NOT_REPORTED")
 
 class Finding(NamedTuple):
     """The condition holds. The alert's message is built from these parts as
-    ``what[ for 40s][; detail][ (snapshot note)][ — action]``."""
+    ``what[ for 40s][ (share % of the time)][; detail][ (snapshot note)][ — action]``."""
 
     level: Severity
     what: str  # the condition with its numbers: "core 87 °C ≥ 85 °C"
@@ -65,6 +65,12 @@ class Finding(NamedTuple):
     evidence: dict[str, Any] = {}  # numbers behind the words, for --json (never mutated)
     lasting: bool = True  # False for events (an XID): no "for 40s"
     immediate: bool = False  # counter evidence (a rise in an integral): skip the minimum duration
+    # False when the timeline already records this event in its own words (a status change):
+    # the alert is shown, its opening and closing are not written a second time.
+    on_timeline: bool = True
+    # The share of that time (0–1) the condition was in force, where a counter measures it
+    # (seconds of thermal slowdown per second): "for 2m31s (100 % of the time)".
+    share: float | None = None
 
 
 def delta(now: int | float | None, before: int | float | None) -> int | float | None:

@@ -31,13 +31,18 @@ def node_stale(node: NodeState, mem: NodeMemory, now: float, p: NodeStaleParams)
 
 def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreachableParams) -> object:
     if node.status in st.DOWN:
-        what = node.status + (f": {node.reason}" if node.reason else "")
+        if mem.window:
+            # A snapshot reports a node it could not read as UNKNOWN with the status and its
+            # reason, not as a critical finding about the node.
+            return CLEAR
+        why = st.without_retry(node.reason)
         return Finding(
             "critical",
-            what,
-            _ACTIONS.get(node.status, ""),
+            node.status + (f": {why}" if why else ""),
+            _retrying(st.ADVICE.get(node.status, "")),
             evidence={"status": node.status},
             immediate=True,
+            on_timeline=False,  # the status change is the timeline's entry for this event
         )
     age = node.age(now)
     if node.status != st.OK or age is None:
@@ -46,22 +51,16 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreac
         return Finding(
             "critical",
             f"connected, but no sample for {age:.0f} s",
-            "the node may be hung or its link down; dltui keeps reconnecting",
+            "the node may be hung or its link down" + ("" if mem.window else "; dltui keeps reconnecting"),
             evidence={"age_s": round(age, 1)},
             immediate=True,
         )
     return CLEAR
 
 
-_ACTIONS: dict[str, str] = {
-    st.AUTH_FAILED: "check the user and key the SSH config gives this host (ssh -v HOST)",
-    st.HOST_KEY_UNKNOWN: "verify the fingerprint, then add it (ssh HOST once, or --accept-new-host-keys)",
-    st.HOST_KEY_CHANGED: "the host key changed: verify the host before replacing its known_hosts line",
-    st.PROBE_FAILED: "the probe could not run: is python3 (3.8+) installed on the node?",
-    st.TIMEOUT: "check the network path and the jump host; dltui keeps retrying",
-    st.UNREACHABLE: "check the network path and the jump host; dltui keeps retrying",
-    st.RECONNECTING: "dltui is reconnecting",
-}
+def _retrying(advice: str) -> str:
+    return f"{advice}; dltui keeps retrying" if advice else "dltui keeps retrying"
+
 
 
 class NodeStaleParams(TypedDict):

@@ -270,22 +270,28 @@ class Engine:
         since = (cond.started if cond.started is not None else now) if alert is None else alert.since
         message = self._message(answer, cond, timing, since, now)
         if step is OPEN:
-            node.alerts[key] = Alert(rule.id, severity, message, since, gpu, dict(answer.evidence))
-            node.add(TimelineEntry(now, "alert-opened", message, severity, gpu, rule.id))
+            node.alerts[key] = Alert(
+                rule.id, severity, message, since, gpu, dict(answer.evidence), answer.on_timeline
+            )
+            if answer.on_timeline:
+                node.add(TimelineEntry(now, "alert-opened", message, severity, gpu, rule.id))
+            else:
+                node.version += 1  # the alerts pane shows it even with no timeline entry
             return
         if alert is None:
             return
         if step is CHANGE:
-            node.add(
-                TimelineEntry(
-                    now,
-                    "alert-changed",
-                    f"{alert.severity} → {severity}: {message}",
-                    severity,
-                    gpu,
-                    rule.id,
+            if alert.on_timeline:
+                node.add(
+                    TimelineEntry(
+                        now,
+                        "alert-changed",
+                        f"{alert.severity} → {severity}: {message}",
+                        severity,
+                        gpu,
+                        rule.id,
+                    )
                 )
-            )
             alert.severity = severity
         alert.message = message
         alert.evidence = dict(answer.evidence)
@@ -296,6 +302,8 @@ class Engine:
         text = f.what
         if f.lasting and now - since >= 1:
             text += f" for {fmt.duration(now - since)}"
+        if f.share is not None:
+            text += f" ({f.share * 100:.0f} % of the time)"
         if f.detail:
             text += f"; {f.detail}"
         if cond.provisional:
@@ -318,7 +326,9 @@ class Engine:
     ) -> None:
         nm.conditions_of(gpu).pop(rule_id, None)
         alert = node.alerts.pop((rule_id, gpu), None)
-        if alert is not None:
+        if alert is not None and not alert.on_timeline:
+            node.version += 1
+        elif alert is not None:
             node.add(
                 TimelineEntry(
                     now,

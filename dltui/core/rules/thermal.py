@@ -155,23 +155,49 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: ThermalSlowdownParams) -> 
     else:  # software slowdown alone: a warning for its first minute, then critical
         since = state.setdefault("sw_thermal_since", mem.now)
         level = "critical" if mem.now - since >= p["sw_warning_s"] else "warning"
-    parts = []
+    what = " and ".join(k for k, on in (("HW", hw), ("SW", sw)) if on) + " thermal slowdown"
     if bits & (HW_THERMAL | SW_THERMAL):
-        parts.append(
-            ("HW" if bits & HW_THERMAL else "SW")
-            + f" thermal slowdown active ({_reasons(bits, g)})"
-        )
-    for label, rise in (("HW", rise_hw), ("SW", rise_sw)):
-        if rise:
-            parts.append(f"+{rise / 1e6:.1f} s of {label} thermal slowdown since the last reading")
+        what += f" active ({_reasons(bits, g)})"
+    shares = share_of_time(mem, "thermal_slowdown_run", {"HW": rise_hw, "SW": rise_sw}, p["clear_s"])
+    # the kinds happening, by their counters; one flat while its bit is set does not count
+    on = {"HW": hw, "SW": sw}
+    shares = {k: v for k, v in shares.items() if on[k] and v}
+    detail = [_temps(g), _clocks(g)]
+    share = max(shares.values()) if shares else None
+    if len({round(v * 100) for v in shares.values()}) > 1:  # HW and SW, each its own share
+        detail.insert(0, " and ".join(f"{k} {v * 100:.0f} %" for k, v in shares.items()) + " of the time")
+        share = None
     return Finding(
         level,
-        "; ".join(parts),
+        what,
         "the GPU is cutting clocks to stay under its temperature limit: " + _COOLING,
-        ", ".join(x for x in (_temps(g), _clocks(g)) if x),
+        ", ".join(x for x in detail if x),
         {"mask": mask, "sw_thermal_rise_us": rise_sw, "hw_thermal_rise_us": rise_hw},
         immediate=not bits & (HW_THERMAL | SW_THERMAL),  # counter rise alone: already an integral
+        share=share,
     )
+
+
+def share_of_time(
+    mem: GpuMemory, key: str, rises: Mapping[str, float | None], quiet_s: float
+) -> dict[str, float]:
+    """Per counter of µs spent in a state, the share of this run of findings' time it counted
+    (0–1). A run starts one interval before its first finding (the first rise covers that
+    interval) and ends after ``quiet_s`` without a finding (the rule's ``clear_s``). Counters
+    the GPU does not report are left out."""
+    counted = {k: r for k, r in rises.items() if r is not None}
+    if not counted:
+        return {}
+    now = mem.now
+    run = mem.rule_state.get(key)
+    if run is None or now - run["last"] > quiet_s:
+        run = mem.rule_state[key] = {"since": now - mem.node.interval_s, "last": now, "us": {}}
+    run["last"] = now
+    spent = run["us"]
+    for k, rise in counted.items():
+        spent[k] = spent.get(k, 0.0) + rise
+    span = max(now - run["since"], 1e-9)
+    return {k: min(1.0, us / 1e6 / span) for k, us in spent.items()}
 
 
 def hw_slowdown(g: GpuSample, mem: GpuMemory, p: HwSlowdownParams) -> object:
@@ -217,19 +243,17 @@ def power_brake(g: GpuSample, mem: GpuMemory, p: PowerBrakeParams) -> object:
     active = bool((mask or 0) & HW_POWER_BRAKE)
     if not active and not rise:
         return CLEAR
-    what = (
-        "HW power brake active (0x80)"
-        if active
-        else f"+{(rise or 0) / 1e6:.1f} s of HW power brake since the last reading"
-    )
+    shares = share_of_time(mem, "power_brake_run", {"brake": rise}, p["clear_s"])
+    share = shares.get("brake") or (None if active else 0.0)  # flat while the bit is set: none
     power = f"power {g.power_w:.0f} W" if g.power_w is not None else ""
     return Finding(
         "critical",
-        what,
+        "HW power brake active (0x80)" if active else "HW power brake",
         _PSU,
         ", ".join(x for x in (_clocks(g), power) if x),
         {"mask": mask, "power_brake_rise_us": rise},
         immediate=not active,
+        share=share,
     )
 
 

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 
+from dltui.node.burnin import parse
 from dltui.node.burnin.places import Result, RunDir
 
 STOP_GRACE_S = 20.0  # how long a stressor gets after SIGTERM before SIGKILL
@@ -115,6 +116,19 @@ def spawn(
         return None
     result[key] = {"tool": tool, "exit_code": None, "output": out}
     return s
+
+
+def last_words(path: str, tail_bytes: int = 4096) -> str:
+    """The last non-empty line of a stressor's output (what it said as it failed), shortened."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail_bytes))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [x for x in tail.replace("\r", "\n").splitlines() if x.strip()]
+    return parse.shorten(lines[-1]) if lines else ""
 
 
 # --- what the node has ------------------------------------------------------------------------

@@ -83,18 +83,19 @@ class Collector:
         return sample
 
     def events(self) -> list[dict[str, Any]]:
-        """Events since the last call (XIDs, OOM kills), as dicts shaped like NodeEvent."""
+        """Events since the last call (XIDs, OOM kills, notes), as dicts shaped like NodeEvent."""
+        notes = self.problems.drain_notes()
         if self.kernel_log is None:
             now = time.monotonic()
             if self._events_since is None:
                 self._events_since = now
             if now - self._events_since < KERNEL_LOG_DELAY_S:
-                return []
+                return notes
             from .kernel_log import KernelLog
 
             self.kernel_log = KernelLog(self.problems)
             self.kernel_log.set_gpus(self._gpu_facts)
-        return self.kernel_log.events()
+        return notes + self.kernel_log.events()
 
     def close(self) -> None:
         if self.kernel_log is not None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+import time
+from typing import Any, Iterator
 
 
 class Problems:
@@ -15,6 +16,7 @@ class Problems:
     def __init__(self) -> None:
         self.active: dict[str, str] = {}
         self.pending: list[tuple[str, str]] = []
+        self.notes: list[tuple[str, str]] = []  # normal conditions worth saying once, not failures
 
     def report(self, source: str, message: str) -> None:
         if self.active.get(source) != message:
@@ -28,6 +30,16 @@ class Problems:
         pending, self.pending = self.pending, []
         return pending
 
+    def note(self, source: str, message: str) -> None:
+        """A normal condition worth saying once (a container without systemd): an info event
+        with a stable id, so the operator's side keeps the first and drops a reconnect's."""
+        self.notes.append((source, message))
+
+    def drain_notes(self) -> list[dict[str, Any]]:
+        """The notes as event dicts (shaped like NodeEvent)."""
+        notes, self.notes = self.notes, []
+        return [note_event(source, message) for source, message in notes]
+
     @contextlib.contextmanager
     def guard(self, source: str) -> Iterator[None]:
         """Run a block for ``source``; an exception becomes a report instead of a crash."""
@@ -37,6 +49,16 @@ class Problems:
             self.report(source, describe(exc))
         else:
             self.clear(source)
+
+
+def note_event(source: str, message: str) -> dict[str, Any]:
+    return {
+        "time": round(time.time(), 3),
+        "kind": source,
+        "message": message,
+        "severity": "info",
+        "data": {"id": "note:%s:%s" % (source, message)},
+    }
 
 
 def describe(exc: BaseException) -> str:

@@ -7,7 +7,7 @@ keeps per running unit: a readlink, microseconds); when an invocation changes, i
 once, so a restart shows within one sample while a quiet unit costs next to nothing.
 
 A unit that does not exist says ``load_state = "not-found"`` (systemctl exits 0 for it); a
-node without systemd is reported once through ``Problems`` and never asked again.
+node without systemd (a container) is noted once, as information, and never asked again.
 Stdlib only, Python 3.8.
 """
 
@@ -141,7 +141,8 @@ class UnitPoller:
 
     def _without_systemd(self, message: str) -> list[Record]:
         self.no_systemd = True  # said once; never asked again on this connection
-        self.problems.report("units", message)
+        self.problems.clear("units")
+        self.problems.note("units", message)
         return [_error_record(u, "no systemd on this node") for u in self.units]
 
     def _checkpoint(self, pattern: str) -> Record:

@@ -126,7 +126,7 @@ class DemoTransport:
                     node.name, st.UNREACHABLE, "connection lost: server not responding to keepalive"
                 )
             elif link == RETRYING:
-                sink.on_status(node.name, st.RECONNECTING, "no route to host; retrying every 5 s")
+                sink.on_status(node.name, st.RECONNECTING, st.with_retry("no route to host", "every 5 s"))
             else:
                 sink.on_hello(node.name, node.facts(self._boot_time), self.interval_s)
                 sink.on_status(node.name, st.OK)

@@ -80,6 +80,20 @@ class _Node:
     targets_up: dict[str, bool] = field(default_factory=dict)  # instance -> up
 
 
+@dataclass
+class Targets:
+    """What earlier refreshes showed of the scrape targets, kept by the transport: the jobs
+    that serve nodes (node_exporter, dcgm-exporter) and each of their targets' node. A node
+    is a host with node_exporter or DCGM series; Prometheus itself, an exporter of other
+    things (``dltui export``, a blackbox prober, Grafana) is not. With this, a node's target
+    that went down (its series gone, its ``up`` 0) marks that node unreachable, instead of
+    the node vanishing or its address becoming a node of its own; a target of a node job
+    down from the start is a node too."""
+
+    jobs: set[str] = field(default_factory=set)
+    nodes: dict[str, str] = field(default_factory=dict)  # instance -> node name
+
+
 # A GPU as the answers name it: (Hostname or hostname, instance, gpu label).
 GpuKey = tuple[str | None, str, str | None]
 # What the facts query tells of a GPU: uuid, model, bus_id, driver (those it has).
@@ -326,14 +340,18 @@ def build(
     answers: dict[str, dict[str, Any]],
     now: float | None = None,
     facts: dict[GpuKey, GpuFactLabels] | None = None,
+    targets: Targets | None = None,
 ) -> Fleet:
     """Map the answers (``Client.query`` results by query name) into nodes. The GPUs' facts
     come from the facts query's answer when it is among them, else from ``facts`` (an earlier
-    one's, see ``gpu_facts``)."""
+    one's, see ``gpu_facts``). ``targets`` (updated here) is what earlier refreshes showed of
+    the scrape targets (see ``Targets``)."""
     nodes: dict[str, _Node] = defaultdict(_Node)
-    inst_node: dict[str, str] = {}
+    # node_exporter's own name for the host first (the join key), else the one it had: a dead
+    # target's rates linger a scrape or two after its other series
+    inst_node: dict[str, str] = dict(targets.nodes) if targets is not None else {}
     host = answers["host"]["result"]
-    for s in host:  # node_exporter's own name for the host first: the join key
+    for s in host:
         m = s["metric"]
         if m.get("__name__") == "node_uname_info" and m.get("nodename"):
             inst_node[m.get("instance", "")] = m["nodename"]
@@ -368,12 +386,18 @@ def build(
     by_inst: dict[str, _Node] = {}  # each instance's node, found once
 
     def node_of(inst: str) -> _Node:
-        n = by_inst[inst] = nodes[inst_node.get(inst) or _host_of(inst)]
+        name = inst_node.setdefault(inst, _host_of(inst))
+        n = by_inst[inst] = nodes[name]
         return n
 
+    ups: list[tuple[str, str, bool]] = []  # (instance, job, up): judged once the nodes are known
     for s in host:
         m = s["metric"]
         metric, inst = m.get("__name__", ""), m.get("instance", "")
+        if metric == "up":  # every target has one: not, by itself, a node
+            ups.append((inst, m.get("job", ""), float(s["value"][1]) == 1))
+            stamp = stamp or float(s["value"][0])
+            continue
         n = by_inst.get(inst) or node_of(inst)
         value = s["value"]
         stamp = stamp or float(value[0])
@@ -396,8 +420,6 @@ def build(
         elif what == "nic":
             if "device" in m and v is not None:
                 n.nics[m["device"]][metric] = v
-        elif what == "up":
-            n.targets_up[inst] = v == 1
         elif what == "uname":
             n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
         else:  # os
@@ -421,6 +443,7 @@ def build(
             n.nics[m["device"]][tag] = x
         elif group == "psi_":
             n.psi[tag] = x
+    _node_targets(nodes, ups, inst_node, targets)
     gpus = {}
     for key, g in by_key.items():
         if g is None:
@@ -432,6 +455,26 @@ def build(
             total = used + free + (g.get("FB_RESERVED") or 0.0)
         g["memory_total_mib"] = total
     return Fleet(stamp or time.time(), dict(nodes), gpus)
+
+
+def _node_targets(
+    nodes: dict[str, _Node],
+    ups: list[tuple[str, str, bool]],
+    served: dict[str, str],
+    targets: Targets | None,
+) -> None:
+    """Each node's targets and whether Prometheus scrapes them (``up``): those whose instance
+    served node series now (``served``: instance -> node), or did in an earlier refresh, or
+    belong to a job that serves nodes. Any other target is not a node's (see ``Targets``)."""
+    seen = targets if targets is not None else Targets()
+    for inst, job, _ in ups:
+        if inst in served:
+            seen.jobs.add(job)
+            seen.nodes[inst] = served[inst]
+    for inst, job, up in ups:
+        name = seen.nodes.get(inst) or (_host_of(inst) if job in seen.jobs else None)
+        if name is not None:
+            nodes[name].targets_up[inst] = up
 
 
 _NEW: Any = object()

@@ -50,8 +50,8 @@ _GPU_FACT_LABELS = (
 REFRESH_QUERIES = ("gpu", "host", "rates")
 GPU_FACTS_QUERY = "gpu_facts"
 FACTS_EVERY_S = 60.0
-_HOST_LABELS = (
-    "__name__, instance, nodename, release, pretty_name, name, mountpoint, fstype, device"
+_HOST_LABELS = (  # job: which scrape jobs serve nodes (up), see mapping.Targets
+    "__name__, instance, job, nodename, release, pretty_name, name, mountpoint, fstype, device"
 )
 HOST_GAUGES = (
     "up",

@@ -15,7 +15,7 @@ from dltui.core.models import NodeEvent, NodeFacts
 
 from ..base import Sink
 from .client import Client, PrometheusError, freeze_long_lived, gc_paused
-from .mapping import Fleet, GpuFactLabels, GpuKey, build, gpu_facts
+from .mapping import Fleet, GpuFactLabels, GpuKey, Targets, build, gpu_facts
 from .queries import FACTS_EVERY_S, GPU_FACTS_QUERY, REFRESH_QUERIES, SelectorError, queries
 
 DELIVER_BATCH = 50  # nodes delivered between two turns of the event loop (~15 ms)
@@ -52,6 +52,7 @@ class PrometheusTransport:
         self._xid: dict[tuple[str, int], float | None] = {}
         self.refreshes = 0
         self.gpu_facts: dict[GpuKey, GpuFactLabels] = {}
+        self.targets = Targets()  # which scrape targets are nodes', as far as seen (mapping.py)
         self._facts_at: float | None = None  # monotonic time of the last facts answer
         self.clock = time.monotonic
 
@@ -71,7 +72,7 @@ class PrometheusTransport:
         answers = dict(zip(keys, got, strict=True))
         del got
         self.refreshes += 1
-        fleet, facts = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
+        fleet, facts = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts, self.targets)
         if due:
             self.gpu_facts, self._facts_at = facts, self.clock()
         if fleet.unknown_gpus(self.gpu_facts):  # GPUs that appeared since: their facts now
@@ -191,14 +192,14 @@ class PrometheusTransport:
 
 
 def _build_and_free(
-    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels]
+    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels], targets: Targets
 ) -> tuple[Fleet, dict[GpuKey, GpuFactLabels]]:
     """``build`` (with the facts of the facts query's answer when it is among the answers,
     else ``facts``), then the answers' JSON freed here, a slice at a time, while the collector
     is paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
     if GPU_FACTS_QUERY in answers:
         facts = gpu_facts(answers.pop(GPU_FACTS_QUERY))
-    fleet = build(answers, None, facts)
+    fleet = build(answers, None, facts, targets)
     for answer in answers.values():
         result = answer["result"]
         while result:

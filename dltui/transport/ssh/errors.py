@@ -31,9 +31,8 @@ class Failure(Exception):
 
 def via_jump(jump: str, failure: Failure) -> Failure:
     """A failure of a jump host, as seen by a node behind it."""
-    if failure.status in (st.UNREACHABLE, st.TIMEOUT, st.RECONNECTING):
-        return Failure(st.UNREACHABLE, f"unreachable via jump {jump}: {failure.reason}")
-    return Failure(failure.status, f"jump {jump}: {failure.reason}")
+    status = st.UNREACHABLE if failure.status in (st.TIMEOUT, st.RECONNECTING) else failure.status
+    return Failure(status, f"jump host {jump}: {failure.reason}")
 
 
 def describe(

@@ -80,7 +80,7 @@ class _NodeLink:
             at = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
             self.status_reason = f"{failure.status}: {failure.reason}"
             sink.on_status(
-                self.name, failure.status, f"{failure.reason}; retrying at {at} (attempt {attempt})"
+                self.name, failure.status, st.with_retry(failure.reason, f"at {at} (attempt {attempt})")
             )
             await asyncio.sleep(delay)
 

@@ -161,7 +161,10 @@ class BurnInScreen(Screen):
         for g in n.gpus:
             t.append(f"  GPU{g.index:<3}{g.progress:<38}")
             t.append(f"{_WORD[g.status]:<12}", style=_STYLE[g.status])
-            t.append("; ".join(g.problems)[:80] + "\n")
+            problems = Text("; ".join(g.problems))
+            problems.truncate(max(40, self.size.width - 64), overflow="ellipsis")  # cut: "…"
+            t.append_text(problems)
+            t.append("\n")
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:

@@ -56,6 +56,7 @@ class FleetScreen(Screen):
         self._ready = False
         self._chart_key: tuple | None = None
         self._by_name: tuple[int, list] | None = None  # (fleet version, its nodes by name)
+        self._unit_offered: bool | None = None  # what the footer shows (check_action)
 
     def compose(self) -> ComposeResult:
         yield FleetSummary()
@@ -87,6 +88,10 @@ class FleetScreen(Screen):
             nodes, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
         self._show_chart(shown, table)
+        offered = self._offers_unit()
+        if offered != self._unit_offered:  # the cursor or the picked nodes reached a unit, or left
+            self._unit_offered = offered
+            self.refresh_bindings()
 
     def _sorted(self, shown: list) -> list:
         """By name, the order changes only with the fleet's nodes: kept, not sorted each tick."""
@@ -130,16 +135,26 @@ class FleetScreen(Screen):
     # -- actions on the picked nodes (space), or the one under the cursor ---------------------
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "unit":  # hidden under --read-only and on a recording
-            flows = getattr(self.app, "actions", None)
-            return flows is not None and flows.available()
+        if action == "unit":
+            return self._offers_unit()
         return True
 
-    def action_unit(self, verb: str) -> None:
+    def _offers_unit(self) -> bool:
+        """Restart / stop / start where they can act: a unit known on the picked nodes (or
+        the one under the cursor); never under --read-only or on a recording."""
+        flows = getattr(self.app, "actions", None)
+        return flows is not None and self._ready and flows.unit_offered(self.action_targets())
+
+    def action_targets(self) -> list[str]:
+        """The nodes a fleet action acts on: those picked with space, else the cursor's."""
         table = self.query_one(FleetTable)
         names = [n.name for n in table.nodes if n.name in table.marked]
         if not names and table.selected is not None:
             names = [table.selected.name]
+        return names
+
+    def action_unit(self, verb: str) -> None:
+        names = self.action_targets()
         if names:
             cast("DltuiApp", self.app).actions.unit(names, verb)
 
