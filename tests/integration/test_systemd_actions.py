@@ -27,45 +27,11 @@ from dltui.transport.command import TIMED_OUT, LocalRunner
 from dltui.transport.ssh.commands import SshCommands
 from dltui.transport.ssh.options import SshOptions
 
-from .conftest import require
-from .systemd_node import SYSTEMCTL, SystemdNode, missing
+from .systemd_node import SYSTEMCTL
 
 pytestmark = pytest.mark.systemd
 
 FAST = ActionSettings(settle_s=2.0, start_wait_s=15.0, timeout_s=20.0)
-
-
-@pytest.fixture(scope="session")
-def sd_nodes(tmp_path_factory):
-    """Two real systemd nodes; on the second, dl_train.service cannot start."""
-    why = missing()
-    require(why is None, why or "")
-    base = tmp_path_factory.mktemp("sdclient")
-    nodes = []
-    try:
-        for i in range(2):
-            nodes.append(SystemdNode(base / f"n{i}", i).start())
-        nodes[1].exec(
-            [
-                "sh",
-                "-c",
-                "mkdir -p /etc/systemd/system/dl_train.service.d && printf "
-                "'[Service]\\nExecStart=\\n"
-                "ExecStart=/bin/sh -c \"echo CUDA error: no device >&2; exit 2\"\\n' "
-                "> /etc/systemd/system/dl_train.service.d/broken.conf && systemctl daemon-reload",
-            ]
-        )
-        # one ssh config naming both nodes
-        config = base / "ssh_config"
-        config.write_text("".join((n.base / "ssh_config").read_text() for n in nodes))
-        yield nodes, str(config)
-    finally:
-        for n in nodes:
-            n.close()
-        for n in nodes:
-            intact = n.canary_intact()
-            n.remove_canary()
-            assert intact, f"the host's /tmp lost {n.canary} while a systemd node ran"
 
 
 @pytest.fixture

@@ -40,10 +40,7 @@ _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 class Engine:
     def __init__(
-        self,
-        settings: RuleSettings,
-        snapshot_window_s: float | None = None,
-        inventory: GpuInventory | None = None,
+        self, settings: RuleSettings, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None
     ):
         self.settings = settings
         self.window_s = snapshot_window_s
