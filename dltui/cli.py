@@ -18,7 +18,7 @@ from dltui.transport.ssh.options import SshOptions
 if TYPE_CHECKING:
     from dltui.transport.base import Transport
 
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "burn-in", *actions_cli.SUBCOMMANDS)
+SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", *actions_cli.SUBCOMMANDS)
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
@@ -129,6 +129,9 @@ def build_parser() -> argparse.ArgumentParser:
     from dltui.export.command import add_parser as add_export
 
     add_export(sub, _common, HOST_HELP)
+    from dltui.ui.serve.command import add_parser as add_serve
+
+    add_serve(sub, _common, HOST_HELP)
     actions_cli.add_parsers(sub, _common)
     sub.add_parser("burn-in", help="start, attach to or stop a burn-in (dltui burn-in --help)", add_help=False)
     return parser
@@ -186,6 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         return error_code if exc.code == 2 else int(exc.code or 0)
     try:
         cfg, ssh = settings(args)
+        if args.command == "serve":  # each browser tab runs 'watch' with serve's options
+            from dltui.ui.serve.command import run as serve
+
+            return serve(args, argv[1:])
         return _run(args, cfg, ssh, error_code)
     except (
         ConfigError,

@@ -29,6 +29,9 @@ class ActionSettings:
     signal_wait_s: float = 5.0  # how long a signalled process may take to exit
     query_timeout_s: float = 15.0  # reading state and journals
     poll_s: float = 0.25
+    # Who asked, when not the terminal this runs in: ``dltui serve`` hands each browser tab's
+    # dashboard the browser's address; every audit record of that dashboard carries it.
+    origin: str | None = None
 
     @classmethod
     def from_config(cls, cfg: Config | None) -> ActionSettings:
@@ -41,7 +44,7 @@ class ActionSettings:
             raise ConfigError(
                 f"{where} privilege = {privilege!r}: expected one of {', '.join(PRIVILEGES)}"
             )
-        numbers = {}
+        numbers: dict[str, Any] = {}  # floats, by field name
         for key in ("timeout_s", "settle_s", "start_wait_s", "signal_wait_s", "query_timeout_s"):
             if key in table:
                 value = table.pop(key)

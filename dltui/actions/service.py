@@ -610,7 +610,8 @@ class ActionService:
         unit: UnitSample | None = None,
     ) -> ActionResult:
         duration = time.monotonic() - started
-        self.audit.record(node, action, argv, outcome, message, duration)
+        origin = {"origin": self.settings.origin} if self.settings.origin else {}
+        self.audit.record(node, action, argv, outcome, message, duration, **origin)
         return ActionResult(
             node,
             action,

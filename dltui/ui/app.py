@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -27,6 +29,7 @@ from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
 from .heap import HeapFreezer
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .serve import ORIGIN_ENV
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
@@ -53,7 +56,10 @@ class DltuiApp(App[int]):
         self.frame_stats = FrameStats.from_env()
         self._keys_arrived: list[float] = []
         self._keys_acted: list[float] = []
-        self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
+        settings = ActionSettings.from_config(cfg)
+        if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve)
+            settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
+        self.actions = ActionFlows(self, transports, settings)
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
