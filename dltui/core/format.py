@@ -6,6 +6,20 @@ NA = "n/a"
 _UNITS = ("B", "K", "M", "G", "T", "P")
 
 
+def printable(text: str) -> str:
+    """``text`` without control and format characters (escape sequences, BEL, bidi overrides):
+    safe to write to a terminal as it is. For text from a node on a line-based output."""
+    return "".join(c for c in text if c.isprintable())
+
+
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters; a cut one ends in "…", so a reader knows
+    there is more (the node's reason, the alert's message) and never reads half a word as all."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rstrip() + "…" if width > 0 else ""
+
+
 def num(value: float | None, digits: int = 0, unit: str = "") -> str:
     if value is None:
         return NA

@@ -37,6 +37,7 @@ from dltui.core.models import (
     UnitSample,
 )
 from dltui.node.probe.kernel_log import oom_event
+from dltui.node.probe.main import interval_event
 from dltui.node.schema import (
     GPU_IDLE,
     HW_SLOWDOWN,
@@ -584,6 +585,7 @@ class DemoTransport:
         self.step_count = 0
         self._nodes = [_Node(name, i, seed, gpus) for i, name in enumerate(self.names)]
         self._started = False
+        self._sink: Sink | None = None  # set when the fleet starts: where + / - are said
         self._live = False
         self._boot_time = EPOCH
 
@@ -605,6 +607,13 @@ class DemoTransport:
             self.now += self.interval_s
             for node in self._nodes:
                 self._step_node(sink, node, self.now)
+
+    def set_interval(self, interval_s: float) -> None:
+        """The simulated probes take it at once, and say so as real ones do."""
+        self.interval_s = interval_s
+        if self._sink is not None:
+            for node in self._nodes:
+                self._sink.on_event(node.name, NodeEvent.from_dict(interval_event(interval_s)))
 
     async def run(self, sink: Sink) -> None:
         """Simulate ``prefill_steps`` of the past, then stream until cancelled, nodes spread over
@@ -640,6 +649,7 @@ class DemoTransport:
         if self._started:
             return
         self._started = True
+        self._sink = sink
         self._boot_time = self.now - 19 * 86400
         for node in self._nodes:
             node.boot_time = self._boot_time

@@ -31,3 +31,13 @@ def test_every_rule_and_its_parameters_are_documented():
     missing = [r.id for r in RULES if f"`{r.id}`" not in README]
     missing += [f"{r.id}.{p}" for r in RULES for p in r.defaults if f"`{p}`" not in README]
     assert missing == []
+
+
+def test_the_readme_lists_every_colon_command_the_help_lists():
+    """The help's ':' commands come from ui.commands.COMMANDS; the README's key table must
+    name each one too (`:burnin` and `:attach` were missing)."""
+    from dltui.ui.commands import COMMANDS
+
+    row = next(line for line in README.splitlines() if line.startswith("| `:` |"))
+    missing = [usage for usage, _ in COMMANDS.values() if f"`{usage.split(',')[0]}`" not in row]
+    assert missing == []

@@ -32,6 +32,13 @@ class Collector:
 
             self.units = UnitPoller(units, checkpoint, self.problems)
 
+    def set_interval(self, interval_s):
+        """A new sampling interval (the operator's ``+`` / ``-``). NVML reads follow it; a
+        running ``nvidia-smi -lms`` keeps its own rate (the newest line is read each tick)."""
+        self.interval_s = interval_s
+        if self.gpu is not None and self.gpu_source == "nvml":
+            self.gpu.interval_s = interval_s
+
     def facts(self):
         facts = {}
         with self.problems.guard("host facts"):

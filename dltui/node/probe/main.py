@@ -98,13 +98,23 @@ class Output:
             self.closed = True
 
 
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
 class StdinWatchdog:
-    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``."""
+    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``.
+
+    Stdin is also the operator's channel to the running probe: a bare newline is a ping, and
+    ``interval SECONDS`` changes the sampling interval from the next tick on (the dashboard's
+    ``+`` / ``-``), so the probe is told rather than restarted."""
 
     def __init__(self, stop, timeout_s):
         self.stop = stop
         self.timeout_s = timeout_s
         self.last_input = time.monotonic()
+        self.interval = None  # the newest interval asked for, read by the main loop
+        self._partial = b""
         threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
 
     def _read(self):
@@ -119,9 +129,36 @@ class StdinWatchdog:
                 self.stop.set()
                 return
             self.last_input = time.monotonic()
+            self._commands(chunk)
+
+    def _commands(self, chunk):
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        self._partial = self._partial[-256:]  # a command is short; anything longer is noise
+        for line in lines:
+            words = line.split()
+            if len(words) == 2 and words[0] == b"interval":
+                try:
+                    value = float(words[1])
+                except ValueError:
+                    continue
+                if MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+                    self.interval = value
 
     def expired(self):
         return time.monotonic() - self.last_input > self.timeout_s
+
+
+def interval_event(interval):
+    """The line that says the interval changed: on the node's timeline, and the operator's
+    side takes the new interval from it (stale-node timing, the header)."""
+    return {
+        "type": "event",
+        "time": round(time.time(), 3),
+        "kind": "interval",
+        "message": "sampling every %g s" % interval,
+        "severity": "info",
+        "data": {"interval_s": interval},
+    }
 
 
 def until_next_tick(now, interval, last_start):
@@ -178,6 +215,10 @@ def main(argv=None):
                 break
             if watchdog is not None and watchdog.expired():
                 break
+            if watchdog is not None and watchdog.interval not in (None, args.interval):
+                args.interval = watchdog.interval
+                collector.set_interval(args.interval)
+                out.emit(interval_event(args.interval))
             stop.wait(until_next_tick(time.time(), args.interval, started))
     finally:
         collector.close()
