@@ -1,6 +1,6 @@
 """Writes grafana/dltui-fleet.json, the Grafana (10+) dashboard for the series `dltui export`
 serves. The panels are data here, so the JSON stays consistent (ids, grid, data source);
-tests/prometheus/test_grafana_dashboard_fake_smi.py runs every panel's query against a real
+tests/integration/test_grafana_dashboard_fake_smi.py runs every panel's query against a real
 Prometheus scraping `dltui export`. Run: python scripts/grafana_dashboard.py
 """
 
