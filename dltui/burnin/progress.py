@@ -13,6 +13,7 @@ import time
 from typing import Any, TextIO
 
 from dltui.core import format as fmt
+from dltui.core.text import clean
 
 from . import live
 from .remote import NodeRunView
@@ -48,7 +49,7 @@ class LineProgress:
             return
         self.last[view.node] = (now, where)
         left = "" if head["time_left_s"] is None else f", {fmt.duration(head['time_left_s'])} left"
-        print(fmt.printable(f"{view.node}: {where}{left}, {head['samples']} samples"), file=self.stream, flush=True)
+        print(clean(f"{view.node}: {where}{left}, {head['samples']} samples"), file=self.stream, flush=True)
 
     def close(self) -> None:
         pass
@@ -79,8 +80,8 @@ class LiveProgress:
         if view.collector.count and now - judged >= JUDGE_EVERY_S:
             words = _verdict_words(live.node_live(view, self.thresholds))
             self.so_far[view.node] = (now, words)
-        state = fmt.printable(f"{head['phase']} ({head['state']})")
-        trouble = f"  {fmt.printable(head['reason'])}" if head["reason"] else ""
+        state = clean(f"{head['phase']} ({head['state']})")
+        trouble = f"  {clean(head['reason'])}" if head["reason"] else ""
         return f"{view.node}  {state:<22} {left:>12}  {head['samples']:>6} samples  so far {words}{trouble}"
 
     def draw(self) -> None:
@@ -101,5 +102,5 @@ def _verdict_words(node: live.NodeLive) -> str:
     words = node.status.upper()
     for g in node.gpus:
         if g.problems:
-            return f"{words} (GPU{g.index} {fmt.printable(g.problems[0])})"
+            return f"{words} (GPU{g.index} {clean(g.problems[0])})"
     return words

@@ -12,7 +12,7 @@ import shlex
 from functools import lru_cache
 
 from dltui.node import bundle
-from dltui.node.burnin.driver import RUN_ID
+from dltui.node.burnin.plan import RUN_ID
 
 DRIVER_ENTRY = "dltui.node.burnin.driver"
 DRIVER_NAME = "dltui-burnin"  # the driver as the audit log names it (its argparse prog)

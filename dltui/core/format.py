@@ -6,12 +6,6 @@ NA = "n/a"
 _UNITS = ("B", "K", "M", "G", "T", "P")
 
 
-def printable(text: str) -> str:
-    """``text`` without control and format characters (escape sequences, BEL, bidi overrides):
-    safe to write to a terminal as it is. For text from a node on a line-based output."""
-    return "".join(c for c in text if c.isprintable())
-
-
 def clip(text: str, width: int) -> str:
     """``text`` in at most ``width`` characters; a cut one ends in "…", so a reader knows
     there is more (the node's reason, the alert's message) and never reads half a word as all."""
