@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -33,7 +34,8 @@ from tests.integration.sshd import SshLab, client_env  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-CELL_PX = (9.64, 19.0)  # xterm.js cell at font size 16 (Roboto Mono's fallback here), measured
+ESCAPES = re.compile(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>]")
+CELL_PX = (9.03, 18.25)  # xterm.js cell at font size 16 with this machine's monospace fallback, measured
 
 
 def cpu_s(procs: list[psutil.Process]) -> float:
@@ -79,10 +81,18 @@ async def main(nodes: int, seconds: float) -> None:
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             page = await browser.new_page(viewport={"width": int(160 * CELL_PX[0]), "height": int(48 * CELL_PX[1])})
+            frames: list[bytes] = []
+            page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(
+                f if isinstance(f, bytes) else f.encode())))
             await page.goto(url)
-            while len(psutil.Process(serve.pid).children()) < 1:
-                await asyncio.sleep(0.2)
-            await asyncio.sleep(15)  # both connected to every node, first samples drawn
+            last = names[-1]
+            while f"{last} ● ok" not in subprocess.run(
+                [*tmux, "capture-pane", "-p", "-t", "term"], capture_output=True, text=True, env=env
+            ).stdout or f"{last} ● ok".encode() not in ESCAPES.sub(b"", b"".join(frames)):
+                await asyncio.sleep(0.5)
+            await asyncio.sleep(5)  # past the first samples' burst on both sides
+            tab_env = psutil.Process(serve.pid).children()[0].environ()
+            size = f"{tab_env.get('COLUMNS')}x{tab_env.get('ROWS')}"  # as the page first asked
             browser_procs = [p for p in psutil.Process(os.getpid()).children(recursive=True)
                              if "chrom" in p.name() or p.name() == "node"]
             sides = {"terminal dashboard": tree(term_pid), "serve + its tab": tree(serve.pid),
@@ -94,6 +104,7 @@ async def main(nodes: int, seconds: float) -> None:
             share = {k: (cpu_s(v) - before[k]) / wall for k, v in sides.items()}
             await browser.close()
         print(f"{nodes} real sshd nodes x 8 fake H100 (1 Hz), one {seconds:.0f} s window, same fleet at once")
+        print(f"  terminal 160x48 in tmux; the browser's tab started at {size}")
         for k, v in share.items():
             print(f"  {k:<26} {100 * v:6.1f} % of one core")
         term, served = share["terminal dashboard"], share["serve + its tab"]
