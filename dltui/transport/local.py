@@ -8,7 +8,8 @@ import time
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.node.probe.main import interval_event, until_next_tick
+from dltui.node.probe.main import until_next_tick
+from dltui.node.schema import interval_event
 
 from .base import Sink
 from .command import CommandResult, LocalRunner
@@ -80,7 +81,7 @@ class LocalTransport:
                     )
                 if self._interval_told is not None:
                     collector.set_interval(self._interval_told)
-                    sink.on_event(name, NodeEvent.from_dict(interval_event(self._interval_told)))
+                    sink.on_event(name, NodeEvent.from_dict(interval_event(time.time(), self._interval_told)))
                     self._interval_told = None
                 await asyncio.sleep(
                     until_next_tick(time.time(), self.interval_s, started)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from ..schema import PROTOCOL
+from ..schema import PROTOCOL, interval_event
 from ..wire import Encoder
 from . import __version__
 from .collect import Collector
@@ -148,19 +148,6 @@ class StdinWatchdog:
         return time.monotonic() - self.last_input > self.timeout_s
 
 
-def interval_event(interval):
-    """The line that says the interval changed: on the node's timeline, and the operator's
-    side takes the new interval from it (stale-node timing, the header)."""
-    return {
-        "type": "event",
-        "time": round(time.time(), 3),
-        "kind": "interval",
-        "message": "sampling every %g s" % interval,
-        "severity": "info",
-        "data": {"interval_s": interval},
-    }
-
-
 def until_next_tick(now, interval, last_start):
     """Seconds to the next multiple of ``interval`` in wall-clock time, at least half an
     interval after the last sample started (the first sample goes out at once, unaligned).
@@ -218,7 +205,7 @@ def main(argv=None):
             if watchdog is not None and watchdog.interval not in (None, args.interval):
                 args.interval = watchdog.interval
                 collector.set_interval(args.interval)
-                out.emit(interval_event(args.interval))
+                out.emit(dict(interval_event(time.time(), args.interval), type="event"))
             stop.wait(until_next_tick(time.time(), args.interval, started))
     finally:
         collector.close()
