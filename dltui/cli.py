@@ -20,7 +20,7 @@ from dltui.config import CommandLine, Config, ConfigError
 from dltui.config_schema import default, option
 
 SUBCOMMANDS = (
-    "watch", "snapshot", "demo", "replay", "export", "burn-in", "unit", "signal", "completion",
+    "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal", "completion",
 )
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     from dltui.actions.arguments import add_parsers as add_actions
     from dltui.burnin.arguments import add_start_arguments
     from dltui.export.command import add_parser as add_export
+    from dltui.ui.serve.command import add_parser as add_serve  # argparse only: no Textual
 
     parser = argparse.ArgumentParser(
         prog="dltui",
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_options(rep, ssh=False, interval=False, theme=True, read_only=True)
 
     add_export(sub, partial(add_options, record=True), HOST_HELP)
+    add_serve(sub, partial(add_options, theme=True, read_only=True), add_prometheus, _hosts)
     add_actions(sub, partial(add_options, interval=False, read_only=True), _number)
     burn = sub.add_parser(
         "burn-in",
@@ -260,7 +262,16 @@ def main(argv: list[str] | None = None) -> int:
     from dltui import logs
 
     logs.setup(args.log_file, args.debug)
+    if args.command == "serve":  # each browser tab runs 'watch' with serve's options
+        return _guarded(lambda: _serve(args, argv[1:]), error_code)
     return _guarded(lambda: _run(args), error_code)
+
+
+def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    from dltui.ui.serve.command import run as serve
+
+    settings(args)  # a config mistake is said here, once, not in every browser tab
+    return serve(args, argv)
 
 
 def _guarded(run: Callable[[], int], error_code: int) -> int:

@@ -32,6 +32,9 @@ class ActionSettings:
     signal_wait_s: float = _DECLARED.signal_wait_s  # how long a signalled process may take to exit
     query_timeout_s: float = _DECLARED.query_timeout_s  # reading state and journals
     poll_s: float = 0.25
+    # Who asked, when not the terminal this runs in: ``dltui serve`` hands each browser tab's
+    # dashboard the browser's address; every audit record of that dashboard carries it.
+    origin: str | None = None
 
     @classmethod
     def from_config(cls, cfg: Config | None) -> ActionSettings:

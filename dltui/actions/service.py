@@ -44,6 +44,8 @@ class ActionService:
         self.runner = runner
         self.settings = settings or ActionSettings()
         self.audit = audit or AuditLog()
+        if self.settings.origin:  # a browser tab's dashboard (dltui serve)
+            self.audit.origin = self.settings.origin
         self.queries = NodeQueries(runner, self.settings)
         self.verifier = Verifier(self.queries, self.settings)
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 from dltui import stopping
@@ -14,8 +13,9 @@ from dltui.config import BurninSection, Config
 from dltui.transport.hostspec import expand_ranges
 from dltui.transport.ssh.options import SshOptions
 
+from . import progress, verdict
 from .arguments import USAGE_ERROR
-from .remote import NodeRunView, NodeShell, new_run_id
+from .remote import NodeShell, new_run_id
 from .session import BurnIn, Plan
 
 
@@ -79,7 +79,12 @@ async def _main(
                 "Ctrl-C detaches (the run goes on)",
                 file=sys.stderr,
             )
-        await session.follow(_progress_printer())
+        following = [h for h in hosts if h not in session.failed]
+        display = progress.for_stream(sys.stderr, following, verdict.settings(thresholds))
+        try:
+            await session.follow(display)
+        finally:
+            display.close()
         code = await session.judge()
         paths = session.write_report(Path(args.report) / f"burnin-{run_id}")
         if not args.read_only:  # attaching read-only writes nothing on the nodes
@@ -114,23 +119,3 @@ async def _stop(shell: NodeShell, run_id: str, hosts: list[str]) -> int:
             print(f"{host}: not stopped: {answer.get('reason')}", file=sys.stderr)
             code = USAGE_ERROR
     return code
-
-
-def _progress_printer():
-    last: dict[str, float] = {}
-
-    def show(view: NodeRunView) -> None:
-        now = time.monotonic()
-        if now - last.get(view.node, 0.0) < 10 and view.status.get("state") == "running":
-            return
-        last[view.node] = now
-        s = view.status
-        left = ""
-        if s.get("load_ends"):
-            left = f", {max(0, int(s['load_ends'] - s.get('time', 0)))} s of load left"
-        print(
-            f"{view.node}: {s.get('phase')} ({s.get('state')}){left}, {s.get('samples')} samples",
-            file=sys.stderr,
-        )
-
-    return show

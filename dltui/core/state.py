@@ -409,7 +409,11 @@ class FleetState:
             node.event_ids[line_id] = None
             if len(node.event_ids) > EVENT_IDS_REMEMBERED:
                 del node.event_ids[next(iter(node.event_ids))]
-        if event.kind == "malformed-line":
+        if event.kind == "interval":  # the probe took a new interval (the operator's + / -)
+            interval_s = event.data.get("interval_s")
+            if isinstance(interval_s, (int, float)) and 0 < interval_s <= 3600:
+                node.interval_s = float(interval_s)
+        elif event.kind == "malformed-line":
             node.malformed_lines = int(event.data.get("count", node.malformed_lines + 1))
         node.add(TimelineEntry(event.time, event.kind, event.message, event.severity, event.gpu))
         if self.engine is not None:

@@ -305,6 +305,20 @@ def oom_event(when: float, pid: int, name: str, in_cgroup: bool, rss_bytes: int 
     }
 
 
+def interval_event(when: float, interval: float) -> dict[str, Any]:
+    """An event dict shaped like ``NodeEvent``: the probe took a new sampling interval (the
+    operator's ``+`` / ``-``). On the node's timeline, and the operator's side takes the new
+    interval from it (stale-node timing, the header)."""
+    return {
+        "time": round(when, 3),
+        "kind": "interval",
+        "message": "sampling every %g s" % interval,
+        "gpu": None,
+        "severity": "info",
+        "data": {"interval_s": interval},
+    }
+
+
 # -- the unit record, from systemctl show (the probe's poll and the actions' reads alike) --------
 
 SHOW_PROPERTIES = (

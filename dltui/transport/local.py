@@ -9,6 +9,7 @@ import time
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.node.probe.main import until_next_tick
+from dltui.node.schema import interval_event
 
 from .base import Sink
 from .command import CommandResult, LocalRunner
@@ -41,10 +42,15 @@ class LocalTransport:
         self.units = units
         self.checkpoint = checkpoint
         self.runner = LocalRunner()
+        self._interval_told: float | None = None  # a new interval, said at the next tick
 
     async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
         """This machine: a subprocess, no shell (command.py)."""
         return await self.runner.run_command(node, argv, timeout_s)
+
+    def set_interval(self, interval_s: float) -> None:
+        """From the next tick on (as the probe over SSH does); said on the timeline then."""
+        self.interval_s = self._interval_told = interval_s
 
     async def run(self, sink: Sink) -> None:
         name = self.names[0]
@@ -73,6 +79,10 @@ class LocalTransport:
                             time.time(), "probe-error", f"{source}: {message}", severity="warning"
                         ),
                     )
+                if self._interval_told is not None:
+                    collector.set_interval(self._interval_told)
+                    sink.on_event(name, NodeEvent.from_dict(interval_event(time.time(), self._interval_told)))
+                    self._interval_told = None
                 await asyncio.sleep(
                     until_next_tick(time.time(), self.interval_s, started)
                 )  # the probe's ticks

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
     CoreSample,
@@ -171,7 +172,7 @@ class ProbeReader:
             self._malformed_reported = now
             text = line if isinstance(line, str) else line.decode("utf-8", "replace")
             text = text.strip()
-            shown = text[:80] + ("…" if len(text) > 80 else "")
+            shown = clip(text, 80)
             self.sink.on_event(
                 self.name,
                 NodeEvent(

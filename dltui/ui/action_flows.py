@@ -135,7 +135,12 @@ class ActionFlows:
 
     # -- signals ------------------------------------------------------------------------------
 
-    def signal(self, node: str) -> None:
+    def signal(self, node: str, pid: int | None = None) -> None:
+        """TERM ``pid`` (picked in the processes pane), or the PID the operator types."""
+        if pid is not None:
+            self.app.run_worker(self._signal(node, str(pid)), group="actions", exit_on_error=False)
+            return
+
         def asked(text: str | None) -> None:
             if text:
                 job = self._signal(node, text.strip())

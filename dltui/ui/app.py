@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import signal
 import sys
 import time
@@ -16,13 +18,13 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import WorkerState
 
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
-from dltui.transport.base import Sink, Transport
+from dltui.transport.base import Retunable, Sink, Transport
 
 from . import commands, levels
 from .action_flows import ActionFlows
@@ -31,8 +33,11 @@ from .frame_stats import FrameStats
 from .heap import HeapFreezer
 from .plain import escape
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .serve import ORIGIN_ENV
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
+# `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
+INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
 
 
@@ -42,8 +47,10 @@ class DltuiApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
-        Binding("colon", "command_line", "Command"),
+        Binding("colon", "command_line", "Command", priority=True),  # see PromptScreen.on_key
         Binding("t", "cycle_theme", "Theme"),
+        Binding("plus", "interval(1)", "Slower", show=False),
+        Binding("minus", "interval(-1)", "Faster", show=False),
     ]
 
     def __init__(self, fleet: FleetState, transports: Sequence[Transport], cfg: Config, theme_dirs: list[Path]) -> None:
@@ -52,12 +59,16 @@ class DltuiApp(App[int]):
         self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
         self.transports = transports
         self.cfg = cfg
+        self.interval_s = cfg.interval_s  # what the transports were last asked for (+ / -)
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
         self._keys_arrived: list[float] = []
         self._keys_acted: list[float] = []
-        self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
+        settings = ActionSettings.from_config(cfg)
+        if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve)
+            settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
+        self.actions = ActionFlows(self, transports, settings)
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -186,6 +197,29 @@ class DltuiApp(App[int]):
     def open_node(self, name: str) -> None:
         self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name)))
 
+    def action_help_quit(self) -> None:
+        """Ctrl-C quits, as in htop, btop and nvtop (Textual's default only says to press
+        ctrl+q). With text selected, or in a prompt, Ctrl-C still copies: those bindings
+        come first."""
+        self.exit(0)
+
+    def action_interval(self, step: int) -> None:
+        """The next longer (``step`` 1) or shorter (-1) sampling interval, told to every
+        transport that can change it while it runs; the screen shows it when the nodes take it."""
+        retunable = [t for t in self.transports if isinstance(t, Retunable)]
+        if not retunable:
+            self.notify("this source's interval is fixed (a recording, or Prometheus)", severity="warning")
+            return
+        now = self.interval_s
+        if step > 0:
+            interval = next((s for s in INTERVAL_STEPS_S if s > now), INTERVAL_STEPS_S[-1])
+        else:
+            interval = next((s for s in reversed(INTERVAL_STEPS_S) if s < now), INTERVAL_STEPS_S[0])
+        self.interval_s = interval
+        for transport in retunable:
+            transport.set_interval(interval)
+        self.notify(f"sampling every {interval:g} s", timeout=3)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -194,6 +228,13 @@ class DltuiApp(App[int]):
         names = self.theme_names or [self.theme]
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # ':' is a priority binding (a burst after it is kept): in a prompt or a dialog it is a
+        # character, not a new command line
+        if action == "command_line" and isinstance(self.screen, ModalScreen):
+            return False
+        return True
 
     def action_command_line(self) -> None:
         self.push_screen(

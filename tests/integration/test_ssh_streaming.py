@@ -150,3 +150,21 @@ def test_snapshot_exits_3_when_a_node_is_down(shared_lab, tmp_path):
     assert nodes["gpu09"]["error"] == "the jump host cannot reach 127.0.0.1:1: Connection refused"
     assert nodes["gpu09"]["alerts"] == []  # UNKNOWN: its status says so, not a critical finding
     assert nodes["gpu09"]["sample"] is None
+
+
+async def test_the_running_probe_is_told_a_new_interval_not_restarted_fake_smi(shared_lab, tmp_path, use_home):
+    """The dashboard's + / -: the interval goes down the probe's stdin; the same probe process
+    takes it at its next tick and says so (an ``interval`` event), and the node's interval
+    follows (stale-node timing, the header)."""
+    use_home(shared_lab.make_home(tmp_path))
+    gpu01 = shared_lab.nodes["gpu01"]
+    async with Streaming(["gpu01"], interval_s=0.2) as s:
+        await s.until_samples(["gpu01"], 2)
+        [probe] = gpu01.probe_processes()
+        s.fleet.set_interval(0.5)
+        await s.until(lambda f: f.nodes["gpu01"].interval_s == 0.5, "the node to take 0.5 s")
+        await s.until_samples(["gpu01"], 2)
+        assert gpu01.probe_processes() == [probe]  # told, not restarted
+        told = [e for e in s.state.nodes["gpu01"].timeline if e.kind == "interval"]
+        assert [e.message for e in told] == ["sampling every 0.5 s"]
+        assert s.fleet.links["gpu01"].command.split("--interval ")[1].startswith("0.5")  # a reconnect keeps it

@@ -149,6 +149,8 @@ def test_the_help_names_every_key_bound_anywhere():
         "up": "↑",
         "left": "←",
         "right": "→",
+        "plus": "+",
+        "minus": "-",
     }
     text = help_content().plain
     keys = {

@@ -256,3 +256,25 @@ def test_config_read_only_reaches_the_app():
     app, _ = demo_app()
     assert app.actions.available() is False  # no transport that can act
     assert ActionSettings.from_config(Config(read_only=True)).read_only
+
+
+async def test_a_browser_tabs_actions_are_audited_with_its_address(monkeypatch):
+    """dltui serve starts each tab's dashboard with the browser's address in DLTUI_ACTION_ORIGIN;
+    every audit record of that dashboard carries it."""
+    from dltui.ui.serve import ORIGIN_ENV
+
+    monkeypatch.setenv(ORIGIN_ENV, "browser 10.1.2.3")
+    app, demo = demo_app()
+    assert app.actions.service.settings.origin == "browser 10.1.2.3"
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        settings = replace(app.actions.service.settings, settle_s=0.3, poll_s=0.05)
+        app.actions = ActionFlows(app, [demo], settings)
+        app.open_node("gpu01")
+        await pilot.pause()
+        await pilot.press("R")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await _until(pilot, lambda: "gpu01" in app.actions.results)
+        entry = app.actions.service.audit.entries()[-1]
+        assert entry["action"].startswith("restart") and entry["origin"] == "browser 10.1.2.3"

@@ -51,3 +51,13 @@ def test_the_config_table_is_written_from_the_declarations():
                 config.GroupSection, config.ThemeFile):
         missing = [k.name for k in keys(cls) if f"| `{k.name}` |" not in README]
         assert [name for name in missing if not dataclasses.is_dataclass(getattr(config.Config(), name, None))] == []
+
+
+def test_the_readme_lists_every_colon_command_the_help_lists():
+    """The help's ':' commands come from ui.commands.COMMANDS; the README's key table must
+    name each one too (`:burnin` and `:attach` were missing)."""
+    from dltui.ui.commands import COMMANDS
+
+    row = next(line for line in README.splitlines() if line.startswith("| `:` |"))
+    missing = [usage for usage, _ in COMMANDS.values() if f"`{usage.split(',')[0]}`" not in row]
+    assert missing == []

@@ -47,6 +47,13 @@ class Collector:
 
             self.units = UnitPoller(units, checkpoint, self.problems)
 
+    def set_interval(self, interval_s: float) -> None:
+        """A new sampling interval (the operator's ``+`` / ``-``). NVML reads follow it; a
+        running ``nvidia-smi -lms`` keeps its own rate (the newest line is read each tick)."""
+        self.interval_s = interval_s
+        if self.gpu is not None and self.gpu_source == "nvml":
+            self.gpu.interval_s = interval_s
+
     def facts(self) -> dict[str, Any]:
         facts: dict[str, Any] = {}
         with self.problems.guard("host facts"):

@@ -15,11 +15,14 @@ Record = Dict[str, Any]  # one GPU's record (GPU_FIELDS), or its facts (GPU_FACT
 class GpuSource(Protocol):
     """What a GPU source (NVML, the nvidia-smi loop) answers."""
 
+    interval_s: float
+
     def facts(self) -> dict[str, Any]: ...
 
     def sample(self) -> list[Record]: ...
 
     def close(self) -> None: ...
+
 
 GPU_LOST = "GPU is lost (fell off the bus?)"
 GPU_NEEDS_RESET = "GPU needs a reset (NVML: GPU requires restart)"

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from ..schema import PROTOCOL
+from ..schema import PROTOCOL, interval_event
 from ..wire import Encoder
 from . import __version__
 from .collect import Collector
@@ -111,13 +111,23 @@ class Output:
             self.closed = True
 
 
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
 class StdinWatchdog:
-    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``."""
+    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``.
+
+    Stdin is also the operator's channel to the running probe: a bare newline is a ping, and
+    ``interval SECONDS`` changes the sampling interval from the next tick on (the dashboard's
+    ``+`` / ``-``), so the probe is told rather than restarted."""
 
     def __init__(self, stop: threading.Event, timeout_s: float) -> None:
         self.stop = stop
         self.timeout_s = timeout_s
         self.last_input = time.monotonic()
+        self.interval: float | None = None  # the newest interval asked for, read by the main loop
+        self._partial = b""
         threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
 
     def _read(self) -> None:
@@ -132,6 +142,20 @@ class StdinWatchdog:
                 self.stop.set()
                 return
             self.last_input = time.monotonic()
+            self._commands(chunk)
+
+    def _commands(self, chunk: bytes) -> None:
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        self._partial = self._partial[-256:]  # a command is short; anything longer is noise
+        for line in lines:
+            words = line.split()
+            if len(words) == 2 and words[0] == b"interval":
+                try:
+                    value = float(words[1])
+                except ValueError:
+                    continue
+                if MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+                    self.interval = value
 
     def expired(self) -> bool:
         return time.monotonic() - self.last_input > self.timeout_s
@@ -191,6 +215,11 @@ def main(argv: list[str] | None = None) -> int:
                 break
             if watchdog is not None and watchdog.expired():
                 break
+            asked = watchdog.interval if watchdog is not None else None
+            if asked is not None and asked != args.interval:
+                args.interval = asked
+                collector.set_interval(asked)
+                out.emit(dict(interval_event(time.time(), args.interval), type="event"))
             stop.wait(until_next_tick(time.time(), args.interval, started))
     finally:
         collector.close()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent
-from dltui.node.schema import oom_event
+from dltui.node.schema import interval_event, oom_event
 
 from ..base import Sink
 from ..command import CommandResult, unreachable
@@ -53,6 +53,7 @@ class DemoTransport:
         self.step_count = 0
         self._nodes = [SimNode(name, i, seed, gpus) for i, name in enumerate(self.names)]
         self._started = False
+        self._sink: Sink | None = None  # set when the fleet starts: where + / - are said
         self._live = False
         self._boot_time = EPOCH
 
@@ -74,6 +75,14 @@ class DemoTransport:
             self.now += self.interval_s
             for node in self._nodes:
                 self._step_node(sink, node, self.now)
+
+    def set_interval(self, interval_s: float) -> None:
+        """The simulated probes take it at once, and say so as real ones do."""
+        self.interval_s = interval_s
+        if self._sink is not None:
+            event = NodeEvent.from_dict(interval_event(time.time(), interval_s))
+            for node in self._nodes:
+                self._sink.on_event(node.name, event)
 
     async def run(self, sink: Sink) -> None:
         """Simulate ``prefill_steps`` of the past, then stream until cancelled, nodes spread over
@@ -110,6 +119,7 @@ class DemoTransport:
         if self._started:
             return
         self._started = True
+        self._sink = sink
         self._boot_time = self.now - 19 * 86400
         for node in self._nodes:
             node.boot_time = self._boot_time

@@ -16,12 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
 from dltui.ui import charts
 from dltui.ui.widgets.chart import PlotextChart
+from dltui.ui.widgets.footer import DltuiFooter
 
 JUDGE_EVERY_S = 5.0
 CHART_EVERY_S = 5.0
@@ -88,7 +89,7 @@ class BurnInScreen(Screen):
                     yield PlotextChart(
                         classes="bi-chart", id=f"bi-{key}", in_thread=self.live_refresh
                     )
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self.redraw()

@@ -8,7 +8,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from dltui.core.state import FleetState
 
@@ -16,6 +15,7 @@ from .. import charts, levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
 from ..widgets import FleetSummary, FleetTable
 from ..widgets.chart import PlotextChart
+from ..widgets.footer import DltuiFooter
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ CHART_WINDOWS_S = (600, 1800, 7200)
 
 class FleetScreen(Screen):
     BINDINGS = [
-        Binding("slash", "filter", "Filter"),
+        Binding("slash", "filter", "Filter", priority=True),  # see PromptScreen.on_key
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
         Binding("v", "chart", "Chart"),
@@ -62,7 +62,7 @@ class FleetScreen(Screen):
         yield FleetSummary()
         yield FleetTable(self.thresholds, id="fleet")
         yield PlotextChart(id="fleet-chart", in_thread=True)
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self._ready = True

@@ -10,7 +10,6 @@ from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.scrollbar import ScrollBarRender
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from dltui.core.state import FleetState, NodeState
 
@@ -30,6 +29,7 @@ from ..widgets import (
     TimelinePane,
     UnitPane,
 )
+from ..widgets.footer import DltuiFooter
 
 if TYPE_CHECKING:
     from dltui.actions.journal import JournalFollower
@@ -107,7 +107,7 @@ class NodeScreen(Screen):
             with Horizontal(id="node-bottom"):
                 yield ProcessesPane()
                 yield TimelinePane()
-        yield Footer()
+        yield DltuiFooter()
 
     @property
     def node(self) -> NodeState:
@@ -217,7 +217,9 @@ class NodeScreen(Screen):
         cast("DltuiApp", self.app).actions.unit([self.node_name], verb)
 
     def action_signal(self) -> None:
-        cast("DltuiApp", self.app).actions.signal(self.node_name)
+        """TERM the process picked in the processes pane; with none picked, ask its PID."""
+        pid = self.query_one(ProcessesPane).selected_pid
+        cast("DltuiApp", self.app).actions.signal(self.node_name, pid)
 
     def action_back(self) -> None:
         self.app.pop_screen()

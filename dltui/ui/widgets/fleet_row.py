@@ -97,7 +97,7 @@ def header(layout: Layout) -> Content:
         parts += ["UNIT".ljust(UNIT_W), " "]
     parts.append("ALRT")
     if layout.trend_w:
-        parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
+        parts += [" ", fmt.clip(f"HOT {TREND_SPAN_S // 60}m", layout.trend_w).ljust(layout.trend_w)]
     if layout.note_w:
         parts += [" ", "NOTE"]
     return Content.styled("".join(parts), HEADER_STYLE)
@@ -107,9 +107,7 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     s = node.sample
     live = node.status == st.OK
     status_level = levels.status(node.status)
-    status = f"{levels.STATUS_GLYPH[status_level]} {node.status}"
-    if len(status) > STATUS_W:
-        status = status[: STATUS_W - 1] + "…"
+    status = fmt.clip(f"{levels.STATUS_GLYPH[status_level]} {node.status}", STATUS_W)
     parts: list = [
         " ",
         (node.name.ljust(layout.name_w + 1), "bold"),
@@ -129,7 +127,8 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     if layout.trend_w:
         parts += [" ", _trend(node, layout.trend_w, th, live)]
     if layout.note_w:
-        parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
+        note_style = "$foreground-muted" if live else levels.STYLE[status_level]
+        parts += [" ", (fmt.clip(_note(node), layout.note_w), note_style)]
     return Content.assemble(*parts)
 
 
