@@ -162,6 +162,7 @@ def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
         connect_timeout_s=float(s.get("connect_timeout", 10.0)),
         keepalive_interval_s=float(s.get("keepalive_interval", 15.0)),
         keepalive_count=int(s.get("keepalive_count", 3)),
+        sysfs=cfg.probe.get("sysfs", "/sys"),
     )
     return cfg, ssh
 

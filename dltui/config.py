@@ -19,6 +19,10 @@ The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/co
     [burnin]                     # burn-in verdict thresholds, see dltui/burnin/verdict.py
     temperature_max_c = 85
 
+    [probe]
+    sysfs = "/sys"               # where the nodes' sysfs is mounted (a probe in a container:
+                                 # the host's /sys at /host/sys, as node_exporter --path.sysfs)
+
     [groups.training]            # per node group overrides
     hosts = ["gpu0*"]
     [groups.training.rules.gpu_temp_high]
@@ -61,6 +65,7 @@ class Config:
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
     actions: dict[str, Any] = field(default_factory=dict)  # [actions], see dltui/actions/policy.py
     burnin: dict[str, Any] = field(default_factory=dict)  # [burnin]: verdict thresholds
+    probe: dict[str, Any] = field(default_factory=dict)  # [probe]: where the probe reads (sysfs)
     source: str | None = None  # the file read, for messages
 
 
@@ -94,6 +99,7 @@ def load(path: str | None = None) -> Config:
         cfg.groups = {k: dict(v) for k, v in data.get("groups", {}).items()}
         cfg.actions = dict(data.get("actions", {}))
         cfg.burnin = dict(data.get("burnin", {}))
+        cfg.probe = _probe_table(data.get("probe", {}), file)
     except (TypeError, ValueError, AttributeError) as exc:
         raise ConfigError(f"{file}: {exc}") from None
     if cfg.interval_s <= 0:
@@ -108,3 +114,20 @@ def load(path: str | None = None) -> Config:
             raise ConfigError(f"DLTUI_INTERVAL={env_interval!r}: the interval must be positive")
     cfg.theme = os.environ.get("DLTUI_THEME", cfg.theme)
     return cfg
+
+
+PROBE_KEYS = {"sysfs": "/sys"}
+
+
+def _probe_table(table: Any, file: Path) -> dict[str, Any]:
+    """``[probe]`` with its defaults; an unknown key or a relative sysfs path is an error."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{file}: [probe] must be a table")
+    unknown = set(table) - set(PROBE_KEYS)
+    if unknown:
+        raise ConfigError(f"{file}: [probe] has unknown keys {sorted(unknown)} (known: {', '.join(PROBE_KEYS)})")
+    probe = {**PROBE_KEYS, **table}
+    sysfs = probe["sysfs"]
+    if not isinstance(sysfs, str) or not sysfs.startswith("/"):
+        raise ConfigError(f'{file}: [probe] sysfs must be an absolute path such as "/host/sys", not {sysfs!r}')
+    return probe

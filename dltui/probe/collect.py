@@ -6,6 +6,8 @@ import time
 from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
+from .infiniband import InfinibandCollector
+from .nvlink import open_nvlink
 from .problems import Problems
 
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
@@ -23,6 +25,10 @@ class Collector:
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
+        self.infiniband = InfinibandCollector(sys_dir)
+        self.nvlink = None
+        with self.problems.guard("nvlink"):
+            self.nvlink = open_nvlink(self.gpu, self.gpu_source, self.problems)
         self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
         self._events_since = None
         self._gpu_facts = []
@@ -56,6 +62,11 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu"):
                 sample["gpus"] = self.gpu.sample()
+        with self.problems.guard("infiniband"):
+            sample["ib_ports"] = self.infiniband.sample()
+        if self.nvlink is not None:
+            with self.problems.guard("nvlink"):
+                sample["nvlinks"] = self.nvlink.sample()
         if self.units is not None:
             with self.problems.guard("units"):
                 sample["units"], checkpoint = self.units.sample()
@@ -85,5 +96,7 @@ class Collector:
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()
+        if self.nvlink is not None:
+            self.nvlink.close()
         if self.gpu is not None:
             self.gpu.close()

@@ -20,12 +20,13 @@ from .wire import Encoder
 class Args:
     """The parsed options: what argparse's Namespace would hold."""
 
-    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0, unit=None, checkpoint=None):
+    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0, unit=None, checkpoint=None, sysfs="/sys"):
         self.interval = interval
         self.count = count
         self.stdin_watchdog = stdin_watchdog
         self.unit = unit if unit is not None else []
         self.checkpoint = checkpoint
+        self.sysfs = sysfs
 
 
 _PLAIN_OPTIONS = {
@@ -33,6 +34,7 @@ _PLAIN_OPTIONS = {
     "--count": ("count", int),
     "--stdin-watchdog": ("stdin_watchdog", float),
     "--checkpoint": ("checkpoint", str),
+    "--sysfs": ("sysfs", str),
 }
 
 
@@ -77,6 +79,12 @@ def _parse_with_argparse(argv):
     )
     parser.add_argument("--unit", action="append", default=[], help="systemd unit to report (repeatable)")
     parser.add_argument("--checkpoint", metavar="GLOB", help="report the newest mtime of files matching GLOB")
+    parser.add_argument(
+        "--sysfs",
+        default="/sys",
+        metavar="PATH",
+        help="where the node's sysfs is mounted (a probe in a container: the host's /sys)",
+    )
     args = parser.parse_args(argv)
     if not args.interval > 0:
         parser.error("--interval must be positive")
@@ -144,7 +152,9 @@ def main(argv=None):
     stop = threading.Event()
     watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
     problems = Problems()
-    collector = Collector(args.interval, problems, units=args.unit, checkpoint=args.checkpoint)
+    collector = Collector(
+        args.interval, problems, sys_dir=args.sysfs, units=args.unit, checkpoint=args.checkpoint
+    )
     try:
         out.emit(
             {

@@ -21,7 +21,9 @@ LIST_RECORDS = (
     ("disks", "disk", "name"),
     ("filesystems", "filesystem", "mountpoint"),
     ("networks", "network", "name"),
+    ("ib_ports", "ib_port", "name"),
     ("gpus", "gpu", "index"),
+    ("nvlinks", "nvlink", "gpu"),
     ("units", "unit", "name"),
 )
 SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")

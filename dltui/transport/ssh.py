@@ -207,7 +207,9 @@ class _NodeLink:
         self.connector = connector
         self.jumps = jumps
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
-        self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
+        self.command = bundle.ssh_command(
+            interval_s, self.silence_s, python, *probe, sysfs=connector.options.sysfs
+        )
         self.python = python
         self.ok_since: float | None = None  # when this session's probe said hello
         self.node: _Hop | None = (

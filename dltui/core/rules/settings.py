@@ -9,6 +9,9 @@
     warning = 80
     [groups.training.rules.persistence_off]
     enabled = false
+    [groups.ib]
+    hosts = ["gpu*"]
+    ib_rate_gbps = 400                  # a group key naming a rule parameter (RULE_GROUP_KEYS)
 
 A node takes the defaults, then ``[rules.*]``, then every group whose ``hosts`` match its
 name, in the order the groups appear in the file. An unknown rule or parameter, or a value
@@ -27,6 +30,9 @@ from .base import Rule
 
 # Group keys read elsewhere (dltui/actions/unit_config.py): the units and checkpoint glob
 GROUP_KEYS = ("units", "checkpoint")
+# Group keys that set the rule parameter of the same name, for every rule that has it: what a
+# node group is built to (the HCA ports' rate), said once rather than per rule.
+RULE_GROUP_KEYS = ("ib_rate_gbps",)
 
 ENABLED = "enabled"  # every rule has it
 
@@ -63,7 +69,7 @@ class RuleSettings:
         where = f"[groups.{name}]"
         if not isinstance(group, dict):
             raise ConfigError(f"{self._source}: {where} must be a table")
-        known = {"hosts", "rules", *GROUP_KEYS}
+        known = {"hosts", "rules", *GROUP_KEYS, *RULE_GROUP_KEYS}
         unknown = set(group) - known
         if unknown:
             raise ConfigError(
@@ -72,11 +78,17 @@ class RuleSettings:
         hosts = group.get("hosts")
         if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
             raise ConfigError(f'{self._source}: {where} needs hosts = ["glob", ...]')
-        return (
-            name,
-            tuple(hosts),
-            self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]"),
-        )
+        rules = self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]")
+        for key in RULE_GROUP_KEYS:
+            if key in group:
+                for rule_id, rule in self.rules.items():
+                    if key not in rule.defaults:
+                        continue
+                    kind = type(rule.defaults[key]).__name__
+                    if not _same_kind(group[key], rule.defaults[key]):
+                        raise ConfigError(f"{self._source}: {where}.{key} = {group[key]!r}: expected {kind}")
+                    rules[rule_id] = {key: group[key], **rules.get(rule_id, {})}
+        return (name, tuple(hosts), rules)
 
     def _checked_rules(self, table: Any, where: str) -> dict[str, dict[str, Any]]:
         if not isinstance(table, dict):
