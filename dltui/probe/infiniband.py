@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, Callable
 
 COUNTER_REFRESH_S = 5.0
 LISTING_REFRESH_S = 60.0
@@ -165,16 +165,20 @@ class InfinibandCollector:
     """Every HCA port under ``<sys_root>/class/infiniband``; [] on a node without one."""
 
     def __init__(
-        self, sys_root: str = "/sys", counter_refresh_s: float = COUNTER_REFRESH_S
+        self,
+        sys_root: str = "/sys",
+        counter_refresh_s: float = COUNTER_REFRESH_S,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.root = sys_root.rstrip("/") + "/class/infiniband"
         self.counter_refresh_s = counter_refresh_s
+        self.clock = clock
         self.ports: list[_Port] = []
         self.listed_at: float | None = None
         self.counters_at: float | None = None
 
     def sample(self) -> list[dict[str, Any]]:
-        now = time.monotonic()
+        now = self.clock()
         if self.listed_at is None or now - self.listed_at >= LISTING_REFRESH_S:
             self._list(now)
         if not self.ports:
