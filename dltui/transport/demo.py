@@ -47,6 +47,7 @@ from dltui.probe.schema import (
 
 from .base import Sink
 from .command import CommandResult
+from .demo_fabric import DemoFabric
 
 EPOCH = 1_767_258_000.0  # 2026-01-01 09:00 UTC: a fixed start so stepped runs are repeatable
 SUBSAMPLES_PER_S = 6  # NVML utilisation samples every 1/6 s (H100)
@@ -153,6 +154,7 @@ class _Node:
         self.crashloops = index % len(_PATTERN) == CRASHLOOP_INDEX
         # its own random stream: the samples' numbers stay what they were before units existed
         self.unit = _DemoUnit(random.Random(f"{seed}:{name}:unit"), job_pid, active=self.scenario != IDLE)
+        self.fabric = DemoFabric(name, index, seed, gpus, len(_PATTERN))
         self.boot_time = EPOCH - 19 * 86400
 
     def facts(self, boot_time: float) -> NodeFacts:
@@ -228,7 +230,9 @@ class _Node:
             disks=self._disks(),
             filesystems=self._filesystems(),
             networks=self._networks(job_share),
+            ib_ports=self.fabric.ib_ports(job_share),
             gpus=gpus,
+            nvlinks=self.fabric.nvlinks,
             units=[self.unit.sample(self.boot_time)],
         )
 

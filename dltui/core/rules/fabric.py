@@ -176,13 +176,13 @@ def ib_port_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
     for _, name, field, rise in rises:
         totals[(name, field)] = totals.get((name, field), 0) + rise
     by_name = {q.name: q for q in sample.ib_ports}
-    span_min = max(1.0, now - rises[0][0] + node.interval_s) / 60.0
+    span_s = now - rises[0][0] + node.interval_s
     words, actions = [], []
     for (name, field), total in sorted(totals.items()):
         what, action = next((w, a) for f, w, a in _IB_COUNTERS if f == field)
         port = by_name.get(name)
         label = port_label(port, sample.ib_ports) if port is not None else name
-        words.append(f"{label} {what} +{total} ({total / span_min:.1f}/min)")
+        words.append(f"{label} {what} {_rise(total, span_s)}")
         if action not in actions:
             actions.append(action)
     return Finding(
@@ -192,6 +192,11 @@ def ib_port_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
         evidence={"fabric": "errors", "rises": {f"{n}/{f}": t for (n, f), t in totals.items()}},
         immediate=True,
     )
+
+
+def _rise(total: int, span_s: float) -> str:
+    """``+120 (12.0/min)``: the rate once the rises span a minute (one link down is not a rate)."""
+    return f"+{total} ({total * 60.0 / span_s:.1f}/min)" if span_s >= 60 else f"+{total}"
 
 
 # -- NVLink -----------------------------------------------------------------------------------
@@ -299,12 +304,8 @@ def nvlink_errors(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
             out[n.gpu] = CLEAR
             continue
         totals = {f: sum(r for _, g, r in window if g == f) for f, _ in _NVLINK_COUNTERS}
-        span_min = max(1.0, now - window[0][0] + node.interval_s) / 60.0
-        words = [
-            f"{name} +{totals[f]} ({totals[f] / span_min:.1f}/min)"
-            for f, name in _NVLINK_COUNTERS
-            if totals[f]
-        ]
+        span_s = now - window[0][0] + node.interval_s
+        words = [f"{name} {_rise(totals[f], span_s)}" for f, name in _NVLINK_COUNTERS if totals[f]]
         out[n.gpu] = Finding(
             "warning",
             "NVLink errors " + ", ".join(words) + f" in the last {p['window_s'] / 60:g} min",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
+from dltui.core import fabric
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
@@ -25,6 +26,7 @@ HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
+FABRIC_W = 6  # "errors"; the column exists only when some node reports an HCA port or NVLink
 NOTE_MIN_W = 16
 TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
 TREND_SPAN_S = 300
@@ -41,12 +43,15 @@ class Layout:
     note_w: int  # 0: no note column
     unit: bool = False  # the UNIT badge column
     trend_w: int = 0  # 0: no trend column
+    fabric: bool = False  # the FABRIC badge column
 
     @property
     def width(self) -> int:
         w = 1 + self.name_w + 1 + STATUS_W + 1 + AGE_W + 2 + self._gpu_w() + 1 + ALERT_W
         if self.unit:
             w += UNIT_W + 1
+        if self.fabric:
+            w += FABRIC_W + 1
         if self.host:
             w += 2 * (PCT_W + 1)
         if self.io:
@@ -58,7 +63,7 @@ class Layout:
         return self.gpus * (cell + (cell > 1)) if self.gpus else 6
 
 
-def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Layout:
+def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False, fabric: bool = False) -> Layout:
     # GPU temperatures go last: host columns are dropped before GPU cells shrink to one character.
     for cell, host, io in (
         ("full", True, True),
@@ -69,15 +74,15 @@ def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Lay
         ("tiny", True, False),
         ("tiny", False, False),
     ):
-        layout = Layout(name_w, gpus, cell, host, io, 0, unit)
+        layout = Layout(name_w, gpus, cell, host, io, 0, unit, fabric=fabric)
         if layout.width <= width:
             spare = width - layout.width - 1
             # The note says why a node needs a look: it keeps its room, the trend takes the rest.
             trend = min(TREND_MAX_W, spare - NOTE_MIN_W - 1) if gpus else 0
             if trend >= TREND_MIN_W:
-                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend)
-            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit)
-    return Layout(name_w, gpus, "tiny", False, False, 0, unit)
+                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend, fabric)
+            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit, fabric=fabric)
+    return Layout(name_w, gpus, "tiny", False, False, 0, unit, fabric=fabric)
 
 
 def header(layout: Layout) -> Content:
@@ -95,6 +100,8 @@ def header(layout: Layout) -> Content:
         parts += ["DISK r/w".rjust(RATE_W), " ", "NET rx/tx".rjust(RATE_W), " "]
     if layout.unit:
         parts += ["UNIT".ljust(UNIT_W), " "]
+    if layout.fabric:
+        parts += ["FABRIC".ljust(FABRIC_W), " "]
     parts.append("ALRT")
     if layout.trend_w:
         parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
@@ -125,6 +132,8 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
         parts += _io(s, live)
     if layout.unit:
         parts += [_unit(node, live), " "]
+    if layout.fabric:
+        parts += [_fabric(node, live), " "]
     parts.append(_alerts(node))
     if layout.trend_w:
         parts += [" ", _trend(node, layout.trend_w, th, live)]
@@ -268,6 +277,22 @@ def _unit(node: NodeState, live: bool) -> Content:
     if word is None:
         return Content(" " * UNIT_W)
     return Content.styled(word.ljust(UNIT_W), _UNIT_STYLE.get(word, "$foreground-muted") if live else STALE_STYLE)
+
+
+_FABRIC_STYLE = {
+    fabric.DOWN: "bold reverse $text-error",  # reversed: a shape, not only a colour
+    fabric.SLOW: "bold $text-warning",
+    fabric.ERRORS: "bold $text-warning",
+    fabric.OK: "$foreground-muted",
+}
+
+
+def _fabric(node: NodeState, live: bool) -> Content:
+    """HCA ports and NVLink at a glance: ok / down / slow / errors (blank: the node has none)."""
+    word = fabric.badge(node.sample, node.alerts)
+    if word is None:
+        return Content(" " * FABRIC_W)
+    return Content.styled(word.ljust(FABRIC_W), _FABRIC_STYLE[word] if live else STALE_STYLE)
 
 
 def _alerts(node: NodeState) -> Content:
