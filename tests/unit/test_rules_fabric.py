@@ -196,7 +196,7 @@ def test_rising_nvlink_replays_warn_and_a_pcie_only_node_is_not_judged():
     rig.run(10, [busy_gpu(0)], nvlinks=nvlink_node(errors=errors))
     alert = rig.alert("nvlink_errors", 5)
     assert alert.severity == "warning"
-    assert alert.message.startswith("NVLink errors replay +40 (")
+    assert alert.message.startswith("NVLink errors replay +40 in the last 10 min")
     pcie = Rig()
     pcie.run(10, [busy_gpu(0)])
     assert pcie.alerts() == {} and badge(pcie.node().sample, pcie.node().alerts) is None
