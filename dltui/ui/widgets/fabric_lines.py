@@ -39,7 +39,6 @@ def port_lines(node: NodeState, name_w: int) -> list[Content]:
     ]
     for p in ports:
         label = port_label(p, ports)
-        style = flagged.get(p.name, "")
         if p.up:
             state = "active"
         elif p.phys_state not in (None, "LinkUp"):
@@ -52,10 +51,17 @@ def port_lines(node: NodeState, name_w: int) -> list[Content]:
                 fmt.size(p.rx_bytes_per_s).rjust(8),
                 fmt.size(p.tx_bytes_per_s).rjust(8),
                 "  ",
-                (_rate(p).rjust(5), style if flagged.get(p.name + "/rate") else ""),
+                (
+                    _rate(p).rjust(5),
+                    flagged.get(p.name + "/rate", "" if p.up is not False else "$foreground-muted"),
+                ),
                 " ",
-                (state.ljust(8), levels.STYLE[levels.HOT] if p.up is False else ""),
-                _errors(p),
+                # red with the alert that expects it up; a spare port nobody expects stays calm
+                (
+                    state.ljust(8),
+                    flagged.get(p.name, "" if p.up is not False else "$foreground-muted"),
+                ),
+                _errors(p, flagged.get(p.name + "/errors", "")),
                 (
                     f" {p.netdev}" if p.netdev and p.link_layer == "Ethernet" else "",
                     "$foreground-muted",
@@ -71,7 +77,9 @@ def _rate(p: IbPortSample) -> str:
     return f"{p.rate_gbps:g}G"
 
 
-def _errors(p: IbPortSample) -> Content:
+def _errors(p: IbPortSample, style: str) -> Content:
+    """Lifetime counts, muted (history is not a fault); in the alert's colour while an alert
+    says they are rising."""
     parts: list = []
     for field, word in (
         ("symbol_errors_total", "sym"),
@@ -81,30 +89,35 @@ def _errors(p: IbPortSample) -> Content:
         value = getattr(p, field)
         if value:
             saturated = value >= SATURATED.get(field, 1 << 64)
-            parts += [" ", (f"{word} {value}{'+' if saturated else ''}", levels.STYLE[levels.WARM])]
+            parts += [
+                " ",
+                (f"{word} {value}{'+' if saturated else ''}", style or "$foreground-muted"),
+            ]
     if not parts:
         return Content(" 0" if p.symbol_errors_total is not None else " " + fmt.NA)
     return Content.assemble(*parts)
 
 
 def _flagged_ports(node: NodeState) -> dict[str, str]:
-    """Port name (and ``name/rate`` for a slow one) -> the style of the worst alert on it."""
+    """Port name (``name/rate`` for a slow one, ``name/errors`` for rising counters) -> the
+    style of the alert on it."""
     out: dict[str, str] = {}
     for rule in PORT_RULES:
         alert = node.alerts.get((rule, None))
         if alert is None or alert.severity == "info":
             continue
         style = levels.STYLE[levels.HOT if alert.severity == "critical" else levels.WARM]
+        slow = alert.evidence.get("fabric") == "slow"
         for entry in alert.evidence.get("ports", ()):
-            out[entry["port"]] = style
-            if alert.evidence.get("fabric") == "slow":
-                out[entry["port"] + "/rate"] = style
+            out[entry["port"] + ("/rate" if slow else "")] = style
+        for rising in alert.evidence.get("rises", {}):  # "mlx5_0:1/symbol_errors_total"
+            out[rising.split("/", 1)[0] + "/errors"] = style
     return out
 
 
 def nvlink_line(node: NodeState, gpu: int) -> Content | None:
-    """``NVLink 18/18 up  26.6 GB/s  err 0 replay 0 recov 0 CRC``; None for a GPU without NVLink
-    (PCIe cards: nothing to say, not n/a)."""
+    """``NVLink 18/18 · 26.562 GB/s · errors 0`` (the kinds named once any counts: ``replay 40
+    CRC 3``); None for a GPU without NVLink (PCIe cards: nothing to say, not n/a)."""
     links = next((n for n in node.sample.nvlinks if n.gpu == gpu), None) if node.sample else None
     if links is None:
         return None
@@ -112,15 +125,21 @@ def nvlink_line(node: NodeState, gpu: int) -> Content | None:
     link_style = _worst([a for a in alerts if a.evidence.get("fabric") in ("down", "slow")])
     error_style = _worst([a for a in alerts if a.evidence.get("fabric") == "errors"])
     counts = (
-        f"{fmt.num(links.replay_errors_total)} replay {fmt.num(links.recovery_errors_total)} recov "
-        f"{fmt.num(links.crc_errors_total)} CRC"
+        ("replay", links.replay_errors_total),
+        ("recov", links.recovery_errors_total),
+        ("CRC", links.crc_errors_total),
     )
+    if all(value is None for _, value in counts):
+        errors = fmt.NA
+    else:
+        errors = " ".join(f"{word} {value}" for word, value in counts if value) or "0"
+    speed = _speed(links)
     return Content.assemble(
         ("NVLink ", "$foreground-muted"),
         (_count(links), link_style),
-        ("  " + _speed(links), link_style),
-        ("  err ", "$foreground-muted"),
-        (counts, error_style),
+        (f" · {speed}" if speed else "", link_style),
+        (" · errors ", "$foreground-muted"),
+        (errors, error_style),
     )
 
 
@@ -135,7 +154,7 @@ def _count(links: NvlinkSample) -> str:
     if links.links_active is None:
         return fmt.NA
     total = fmt.num(links.links_total) if links.links_total is not None else "?"
-    return f"{links.links_active}/{total} up"
+    return f"{links.links_active}/{total}"
 
 
 def _speed(links: NvlinkSample) -> str:
