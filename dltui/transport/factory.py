@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from .base import Transport
 from .hostspec import expand_ranges
 from .local import LOCAL_NAMES, LocalTransport
-from .ssh_options import SshOptions
+from .ssh.options import SshOptions
 
 
 def build_transports(
@@ -25,7 +25,7 @@ def build_transports(
             LocalTransport(interval_s, units=units, checkpoint=checkpoint, sysfs=ssh.sysfs)
         )
     if remote:
-        from .ssh import SshFleet
+        from .ssh.fleet import SshFleet
 
         transports.append(SshFleet(remote, interval_s, ssh, probe_extras))
     return transports

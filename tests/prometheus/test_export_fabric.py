@@ -11,8 +11,8 @@ from dltui.core import status as st
 from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample
 from dltui.core.state import FleetState
 from dltui.export.metrics import render
-from dltui.probe.infiniband import InfinibandCollector
-from dltui.probe.nvlink_smi import parse_errors, parse_status, records
+from dltui.node.probe.infiniband import InfinibandCollector
+from dltui.node.probe.nvlink_smi import parse_errors, parse_status, records
 from tests import sysfs_tree
 
 from .tools import promtool_check

@@ -1,10 +1,10 @@
 """The probe's HCA port reader on real sysfs captures (prometheus/procfs and node_exporter's
 ``class/infiniband`` trees), through the ``sysfs`` root every sysfs read of the probe takes."""
 
-from dltui.probe import bundle
-from dltui.probe.collect import Collector
-from dltui.probe.infiniband import InfinibandCollector, parse_rate, parse_state
-from dltui.probe.main import parse_args
+from dltui.node import bundle
+from dltui.node.probe.collect import Collector
+from dltui.node.probe.infiniband import InfinibandCollector, parse_rate, parse_state
+from dltui.node.probe.main import parse_args
 from tests import sysfs_tree
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe import nvlink
-from dltui.probe.collect import Collector
-from dltui.probe.nvlink_smi import SmiNvlink, parse_errors, parse_status
-from dltui.probe.problems import Problems
-from dltui.probe.schema import NVLINK_FIELDS
+from dltui.node.probe import nvlink
+from dltui.node.probe.collect import Collector
+from dltui.node.probe.nvlink_smi import SmiNvlink, parse_errors, parse_status
+from dltui.node.probe.problems import Problems
+from dltui.node.schema import NVLINK_FIELDS
 from tests.fakes.fake_nvml import install_fake_nvml
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -10,8 +10,8 @@ import pytest
 from dltui import snapshot
 from dltui.config import Config, ConfigError
 from dltui.core.fabric import badge
-from dltui.probe.infiniband import InfinibandCollector
-from dltui.probe.nvlink_smi import parse_errors, parse_status, records
+from dltui.node.probe.infiniband import InfinibandCollector
+from dltui.node.probe.nvlink_smi import parse_errors, parse_status, records
 from tests import sysfs_tree
 from tests.unit.rules_support import Rig, busy_gpu
 
