@@ -64,6 +64,15 @@ class Layout:
 
 
 def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False, fabric: bool = False) -> Layout:
+    layout = _choose_layout(width, name_w, gpus, unit, fabric)
+    if fabric and not layout.note_w:  # the note (why a node needs a look) before the badge
+        without = _choose_layout(width, name_w, gpus, unit, False)
+        if without.note_w:
+            return without
+    return layout
+
+
+def _choose_layout(width: int, name_w: int, gpus: int, unit: bool, fabric: bool) -> Layout:
     # GPU temperatures go last: host columns are dropped before GPU cells shrink to one character.
     for cell, host, io in (
         ("full", True, True),
