@@ -49,16 +49,16 @@ def test_node_exporter_capture_iwarp_counters_without_a_pma_are_not_reported_not
 def test_data_rates_come_from_the_64_bit_counters_in_4_byte_words(tmp_path):
     """node_exporter's mlx4_0 port 1 holds both the 32-bit ``counters/port_rcv_data`` and the
     pre-4.5 kernels' ``counters_ext/port_rcv_data_64``: the wide one is read. The test adds
-    1,000,000 words to it between two readings 5 s apart (on the collector's clock)."""
+    1,000,000 words to it between two readings 10 s apart (on the collector's clock)."""
     root = sysfs_tree.unpack(sysfs_tree.NODE_EXPORTER, tmp_path)
     now = [100.0]
     ib = InfinibandCollector(str(root), clock=lambda: now[0])
     ib.sample()
     path = sysfs_tree.port(root, "mlx4_0") / "counters_ext" / "port_rcv_data_64"
     sysfs_tree.write(path, int(path.read_text()) + 1_000_000)
-    now[0] += 5.0
+    now[0] += 10.0
     port = by_name(ib.sample())["mlx4_0:1"]
-    assert port["rx_bytes_per_s"] == 4_000_000 / 5.0
+    assert port["rx_bytes_per_s"] == 4_000_000 / 10.0
     assert port["tx_bytes_per_s"] == 0.0  # its transmit counter did not move
 
 

@@ -96,6 +96,7 @@ class Collector:
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()
+        self.infiniband.close()
         if self.nvlink is not None:
             self.nvlink.close()
         if self.gpu is not None:

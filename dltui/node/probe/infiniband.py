@@ -5,13 +5,14 @@ NDR)``), ``link_layer`` (``InfiniBand`` or ``Ethernet``: RoCE), the netdev besid
 (``<hca>/device/net/``), and the error counters operators watch, plus the data counters, which
 count 4-byte words.
 
-Cadence. State, physical state and rate are read every sample: a port going down shows within a
-second. The counters are read every ``COUNTER_REFRESH_S`` and repeated in between: each counter
-file read is a management query answered by the HCA's firmware (a PMA MAD), not a memory read,
-and nine per port per second on an eight-port node would be the probe's busiest source. Errors
-are judged over minutes, and the data rates are the average over the refresh. The HCA and port
-listing (and each port's link layer, HCA type and netdev, which change only with the hardware)
-is read again every ``LISTING_REFRESH_S``.
+Cadence. The port's ``state`` is read every sample (a port going down shows within a second),
+its physical state and rate again when the state changed and with the counters, every
+``COUNTER_REFRESH_S``; in between the port's last record is repeated. Each counter file read is
+a management query answered by the HCA's firmware (a PMA MAD), not a memory read, and nine per
+port per second on an eight-port node would be the probe's busiest source. Errors are judged
+over minutes, and the data rates are the average over the refresh. The HCA and port listing
+(and each port's link layer, HCA type and netdev, which change only with the hardware) is read
+again every ``LISTING_REFRESH_S``.
 
 Counters that cannot be read (``N/A (no PMA)`` on some RoCE and iWARP ports, EINVAL) are None,
 never 0. Older HCAs keep the 32-bit data counters in ``counters/`` and the 64-bit ones in
@@ -24,7 +25,7 @@ import os
 import time
 from typing import Any, Callable
 
-COUNTER_REFRESH_S = 5.0
+COUNTER_REFRESH_S = 10.0  # as the probe's other slow counters (ECC, PCIe replays: nvml.py)
 LISTING_REFRESH_S = 60.0
 WORD_BYTES = 4  # port_rcv_data / port_xmit_data count 4-byte words (per lane group, as shown)
 
@@ -86,6 +87,37 @@ def read_attribute(path: str) -> str | None:
         os.close(fd)
 
 
+class Attributes:
+    """The sysfs attributes read again and again, each kept open and re-read with ``pread`` at
+    offset 0 (sysfs produces the value afresh on every read from the start): an open and a
+    close per read cost ten times the read itself. A file that cannot be read is dropped and
+    opened again at its next read (the HCA's driver was reloaded, the counter refuses)."""
+
+    def __init__(self) -> None:
+        self.fds: dict[str, int] = {}
+
+    def read(self, path: str) -> str | None:
+        fd = self.fds.get(path)
+        if fd is None:
+            try:
+                fd = self.fds[path] = os.open(path, os.O_RDONLY)
+            except OSError:
+                return None
+        try:
+            return os.pread(fd, 256, 0).decode("utf-8", "replace").strip()
+        except OSError:
+            os.close(self.fds.pop(path))
+            return None
+
+    def forget(self, prefix: str) -> None:
+        """Close the files under ``prefix`` (a port gone)."""
+        for path in [p for p in self.fds if p.startswith(prefix)]:
+            os.close(self.fds.pop(path))
+
+    def close(self) -> None:
+        self.forget("")
+
+
 class _Port:
     """One port's static facts and the state kept between counter refreshes."""
 
@@ -101,9 +133,16 @@ class _Port:
         "rates",
         "words",
         "words_at",
+        "state_text",
+        "last",
+        "wide",
+        "files",
     )
 
-    def __init__(self, device_path: str, device: str, number: int, netdev: str | None) -> None:
+    def __init__(
+        self, device_path: str, device: str, number: int, netdev: str | None, files: Attributes
+    ) -> None:
+        self.files = files
         self.device = device
         self.number = number
         self.name = "%s:%d" % (device, number)  # as NCCL_IB_HCA spells a port
@@ -115,12 +154,13 @@ class _Port:
         self.rates: dict[str, float | None] = {}
         self.words: dict[str, int | None] = {}
         self.words_at: float | None = None
+        self.state_text: str | None = None
+        self.last: dict[str, Any] | None = None  # the record returned last
+        self.wide = os.path.isdir(self.path + "/counters_ext")  # kernels before 4.5
 
     def read_counters(self, now: float) -> None:
-        base = self.path + "/counters/"
-        self.counters = {
-            field: parse_counter(read_attribute(base + name)) for field, name in ERROR_COUNTERS
-        }
+        base, read = self.path + "/counters/", self.files.read
+        self.counters = {field: parse_counter(read(base + name)) for field, name in ERROR_COUNTERS}
         words = {field: self._data_words(name) for field, name in DATA_COUNTERS}
         elapsed = now - self.words_at if self.words_at is not None else None
         for field, value in words.items():
@@ -132,21 +172,28 @@ class _Port:
         self.words, self.words_at = words, now
 
     def _data_words(self, name: str) -> int | None:
-        wide = parse_counter(read_attribute("%s/counters_ext/%s_64" % (self.path, name)))
-        return (
-            wide
-            if wide is not None
-            else parse_counter(read_attribute("%s/counters/%s" % (self.path, name)))
-        )
+        if self.wide:
+            wide = parse_counter(self.files.read("%s/counters_ext/%s_64" % (self.path, name)))
+            if wide is not None:
+                return wide
+        return parse_counter(self.files.read("%s/counters/%s" % (self.path, name)))
 
-    def record(self) -> dict[str, Any]:
-        rate, detail = parse_rate(read_attribute(self.path + "/rate"))
+    def record(self, refreshed: bool) -> dict[str, Any]:
+        """The port's record. Only ``state`` is read every sample; the physical state and the
+        rate again when it changed or the counters were ``refreshed``, else the last record is
+        returned as it was (records are never changed once returned)."""
+        read = self.files.read
+        state_text = read(self.path + "/state")
+        if not refreshed and self.last is not None and state_text == self.state_text:
+            return self.last
+        self.state_text = state_text
+        rate, detail = parse_rate(read(self.path + "/rate"))
         record: dict[str, Any] = {
             "name": self.name,
             "device": self.device,
             "port": self.number,
-            "state": parse_state(read_attribute(self.path + "/state")),
-            "phys_state": parse_state(read_attribute(self.path + "/phys_state")),
+            "state": parse_state(state_text),
+            "phys_state": parse_state(read(self.path + "/phys_state")),
             "rate_gbps": rate,
             "rate_detail": detail,
             "link_layer": self.link_layer,
@@ -158,6 +205,7 @@ class _Port:
         record.update(self.rates)
         if record["state"] is None and record["phys_state"] is None:
             record["error"] = "%s/state cannot be read" % self.path
+        self.last = record
         return record
 
 
@@ -173,6 +221,7 @@ class InfinibandCollector:
         self.root = sys_root.rstrip("/") + "/class/infiniband"
         self.counter_refresh_s = counter_refresh_s
         self.clock = clock
+        self.files = Attributes()
         self.ports: list[_Port] = []
         self.listed_at: float | None = None
         self.counters_at: float | None = None
@@ -183,11 +232,12 @@ class InfinibandCollector:
             self._list(now)
         if not self.ports:
             return []
-        if self.counters_at is None or now - self.counters_at >= self.counter_refresh_s:
+        refresh = self.counters_at is None or now - self.counters_at >= self.counter_refresh_s
+        if refresh:
             for port in self.ports:
                 port.read_counters(now)
             self.counters_at = now
-        return [port.record() for port in self.ports]
+        return [port.record(refresh) for port in self.ports]
 
     def _list(self, now: float) -> None:
         self.listed_at = now
@@ -195,6 +245,7 @@ class InfinibandCollector:
             devices = sorted(os.listdir(self.root))
         except OSError:  # no InfiniBand/RDMA driver loaded: nothing to report
             self.ports = []
+            self.files.close()
             return
         known = {(p.device, p.number): p for p in self.ports}
         ports = []
@@ -208,11 +259,17 @@ class InfinibandCollector:
             for number in numbers:
                 port = known.get((device, number))
                 if port is None:
-                    port = _Port(device_path, device, number, _netdev_of(netdevs, number))
+                    netdev = _netdev_of(netdevs, number)
+                    port = _Port(device_path, device, number, netdev, self.files)
                 ports.append(port)
         if [p.name for p in ports] != [p.name for p in self.ports]:
             self.counters_at = None  # a port came or went: read every port's counters now
+            for gone in set(self.ports) - set(ports):
+                self.files.forget(gone.path + "/")
         self.ports = ports
+
+    def close(self) -> None:
+        self.files.close()
 
 
 def _netdevs(device_path: str) -> dict[str, str | None]:

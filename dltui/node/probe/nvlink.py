@@ -22,6 +22,7 @@ from .nvml import _union_value
 
 STATE_REFRESH_S = 5.0
 ERROR_REFRESH_S = 10.0
+SPEED_REFRESH_S = 60.0  # and whenever a link's state changed: a link retrains to a new speed
 
 
 def open_nvlink(gpu: Any, source: str | None, problems: Any) -> Any:
@@ -41,7 +42,7 @@ def open_nvlink(gpu: Any, source: str | None, problems: Any) -> Any:
 class _Links:
     """One GPU's links and its last readings."""
 
-    __slots__ = ("index", "handle", "count", "up", "speeds", "errors", "error")
+    __slots__ = ("index", "handle", "count", "up", "speeds", "speeds_at", "errors")
 
     def __init__(self, index: int, handle: Any, count: int) -> None:
         self.index = index
@@ -49,8 +50,8 @@ class _Links:
         self.count = count
         self.up: list[bool | None] = []
         self.speeds: list[float | None] = []
+        self.speeds_at: float | None = None
         self.errors: dict[str, int | None] = {}
-        self.error: str | None = None
 
 
 class NvmlNvlink:
@@ -61,6 +62,7 @@ class NvmlNvlink:
         self.problems = problems
         self.states_at: float | None = None
         self.errors_at: float | None = None
+        self.latest: list[dict[str, Any]] = []  # repeated between refreshes, never changed
         self.gpus: list[_Links] = []
         for index, handle in handles:
             count = self._link_count(handle)
@@ -97,6 +99,8 @@ class NvmlNvlink:
         now = time.monotonic()
         states = self.states_at is None or now - self.states_at >= STATE_REFRESH_S
         errors = self.errors_at is None or now - self.errors_at >= ERROR_REFRESH_S
+        if not states and not errors:
+            return self.latest
         if states:
             self.states_at = now
         if errors:
@@ -105,10 +109,9 @@ class NvmlNvlink:
         for g in self.gpus:
             try:
                 if states:
-                    self._read_states(g)
+                    self._read_states(g, now)
                 if errors:
                     g.errors = self._read_errors(g)
-                g.error = None
             except self.nv.NVMLError:  # lost or waiting for a reset: the GPU record says so
                 continue
             active = sum(1 for up in g.up if up)
@@ -122,20 +125,23 @@ class NvmlNvlink:
                     "crc_errors_total": g.errors.get("crc_errors_total"),
                     "replay_errors_total": g.errors.get("replay_errors_total"),
                     "recovery_errors_total": g.errors.get("recovery_errors_total"),
-                    "error": g.error,
+                    "error": None,
                 }
             )
+        self.latest = out
         return out
 
-    def _read_states(self, g: _Links) -> None:
+    def _read_states(self, g: _Links, now: float) -> None:
         nv = self.nv
         up: list[bool | None] = []
         for link in range(g.count):
             state = self._call(nv.nvmlDeviceGetNvLinkState, g.handle, link)
             up.append(None if state is None else state == nv.NVML_FEATURE_ENABLED)
+        if up != g.up or g.speeds_at is None or now - g.speeds_at >= SPEED_REFRESH_S:
+            speeds = self._speeds(g)
+            g.speeds = [speed if is_up else None for speed, is_up in zip(speeds, up)]
+            g.speeds_at = now
         g.up = up
-        speeds = self._speeds(g)
-        g.speeds = [speed if is_up else None for speed, is_up in zip(speeds, up)]
 
     def _speeds(self, g: _Links) -> list[float | None]:
         """Per-link speed in GB/s: the per-link field (newer drivers), else the speed common to
