@@ -5,7 +5,7 @@ mlx5_0..7, unpacked on tmpfs: sysfs is an in-memory file system too) and eight G
 suite's fake NVML (the real pynvml serving the real H100 capture) with the twelve NVLinks of
 Azure's real ``nvidia-smi nvlink -s`` capture. Both collectors run at their real cadence on a
 simulated clock one second per sample (HCA states every second, their counters every 10 s;
-NVLink states every 5 s, errors every 10 s), so the figure is the average per-sample cost.
+NVLink states and errors every 10 s), so the figure is the average per-sample cost.
 
 Reference, measured in the same run: the rest of the probe's sample on the same node, the host
 collector and the NVML GPU collector, plus the wire encoding of the whole sample. Target: the

@@ -4,12 +4,13 @@ from ``nvidia-smi nvlink`` (``nvlink_smi.py``).
 
 NVML: a GPU's links are found once (``nvmlDeviceGetNvLinkState`` for link 0, 1, … until NVML
 says there is no such link); NOT_SUPPORTED on link 0 means the GPU has no NVLink (PCIe cards),
-not an error. Cadence: link states and speeds every ``STATE_REFRESH_S``, error counters every
-``ERROR_REFRESH_S``, both repeated in between. A state is one NVML call per link (18 per GPU on
-Hopper, 144 a second on an 8-GPU node were it read every tick); a link that fails also logs XID
-74, which the probe's kernel-log reader reports as it happens, so polling the state faster buys
-nothing. The counters are cumulative and judged over minutes, like ECC (read every 10 s).
-Counters come from the per-GPU totals (field values, one call per GPU), else per link
+not an error. Cadence: link states every ``STATE_REFRESH_S`` (speeds only when a state changed,
+or every ``SPEED_REFRESH_S``), error counters every ``ERROR_REFRESH_S``, the last record
+repeated in between. A state is one NVML call per link (18 per GPU on Hopper, 144 a second on
+an 8-GPU node were it read every tick); a link that fails also logs XID 74, which the probe's
+kernel-log reader reports as it happens, so polling the state faster buys nothing. The
+counters are cumulative and judged over minutes, like ECC (read every 10 s). Counters come
+from the per-GPU totals (field values, one call per GPU), else per link
 (``nvmlDeviceGetNvLinkErrorCounter``).
 """
 
@@ -20,7 +21,7 @@ from typing import Any
 
 from .nvml import _union_value
 
-STATE_REFRESH_S = 5.0
+STATE_REFRESH_S = 10.0
 ERROR_REFRESH_S = 10.0
 SPEED_REFRESH_S = 60.0  # and whenever a link's state changed: a link retrains to a new speed
 
