@@ -183,6 +183,7 @@ async def _main(mode: str, args: argparse.Namespace, hosts: list[str], ssh, thre
                 args.post,
                 args.launcher,
                 args.interval_s,
+                sysfs=ssh.sysfs,
             )
             await session.start(plan)
             for host, why in session.failed.items():

@@ -55,6 +55,7 @@ class Plan:
     post_s: float = 10.0
     launcher: str = "auto"
     interval_s: float = 1.0  # the node-side sample rate
+    sysfs: str = "/sys"  # where the nodes' sysfs is mounted ([probe] sysfs)
 
 
 class BurnIn:
@@ -126,6 +127,7 @@ class BurnIn:
                 smoke=self.thresholds["smoke"] or None,
                 smoke_s=self.thresholds["smoke_s"],
                 smoke_ramp_s=self.thresholds["smoke_ramp_s"],
+                sysfs=plan.sysfs,
             )
             t0 = time.monotonic()
             try:

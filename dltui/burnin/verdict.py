@@ -45,6 +45,8 @@ DEFAULTS: dict[str, Any] = {
     "smoke_s": 300.0,  # how long the smoke test runs at most
     "smoke_ramp_s": 60.0,  # its first seconds (loading, compiling) are not judged
     "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
+    "ib_rate_gbps": 0.0,  # the HCA ports' expected rate (0: not set; a port below it warns)
+    "ib_ignore_ports": [],  # globs of HCA ports or HCAs the burn-in leaves alone (spare ports)
     # Node checks whose "not run" (tool absent, nothing configured, nothing to compare with) is
     # listed but does not hold back a pass; a failure of theirs still fails. [] is the notes'
     # strict reading: every item must hold. The GPU checks are never optional.
@@ -53,6 +55,7 @@ DEFAULTS: dict[str, Any] = {
 # The node-wide checks a verdict can hold (what "optional" may name).
 NODE_CHECKS = (
     "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke",
+    "ib", "nvlink",
 )
 
 
@@ -64,6 +67,10 @@ def settings(overrides: dict[str, Any] | None) -> dict[str, Any]:
             raise ValueError(f"[burnin] {key}: unknown setting (known: {', '.join(DEFAULTS)})")
         if key == "optional":
             out[key] = _check_names(value)
+        elif key == "ib_ignore_ports":
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError('[burnin] ib_ignore_ports: a list of port globs, e.g. ["mlx5_bond*"]')
+            out[key] = list(value)
         else:
             out[key] = type(DEFAULTS[key])(value)
     return out
@@ -255,6 +262,9 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         verdict.gpus.append(gv)
     _consistency(verdict, fold if has_load else None, run, cfg)
     verdict.items += _host_checks(run, cfg)
+    from .fabric import items as fabric_items  # it builds on this module's Item
+
+    verdict.items += fabric_items(fold.fabric, cfg)
     if run.result.get("stopped"):
         verdict.items.append(
             Item(

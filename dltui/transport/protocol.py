@@ -153,7 +153,7 @@ class ProbeReader:
             disks=list(lists["disk"].values()),
             filesystems=list(lists["filesystem"].values()),
             networks=list(lists["network"].values()),
-            ib_ports=list(lists["ib_port"].values()),
+            ib_ports=sorted(lists["ib_port"].values(), key=lambda p: p.name),  # the probe's order
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
             nvlinks=sorted(lists["nvlink"].values(), key=lambda n: n.gpu),
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
