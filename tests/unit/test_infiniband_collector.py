@@ -122,3 +122,44 @@ def test_sysfs_file_formats():
     assert parse_rate("400 Gb/sec (4X NDR)") == (400.0, "4X NDR")
     assert parse_rate("2.5 Gb/sec (1X SDR)") == (2.5, "1X SDR")
     assert parse_rate("garbage") == (None, None)
+
+
+def test_probe_sysfs_from_the_config_reaches_the_local_transport(tmp_path):
+    """``dltui snapshot`` of this machine with ``[probe] sysfs`` at procfs's captured tree (plus
+    an empty net/ and block/): the in-process probe lists the tree's HCA ports and none of this
+    machine's NICs or disks among the facts (interface rates come from /proc, not sysfs)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = sysfs_tree.unpack(sysfs_tree.PROCFS, tmp_path / "host-sys")
+    (root / "class" / "net").mkdir()
+    (root / "block").mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(f'[probe]\nsysfs = "{root}"\n')
+    env = dict(os.environ, HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path / ".config"))
+    env.pop("DLTUI_CONFIG", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "dltui", "snapshot", "--json", "--seconds", "1", "--interval", "0.5",
+         "--config", str(config)],
+        capture_output=True, text=True, timeout=60, env=env, cwd=str(sysfs_tree.FIXTURES.parents[2]),
+    )
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert node["name"] == "localhost"
+    assert [p["name"] for p in node["sample"]["ib_ports"]] == ["hfi1_0:1", "mlx4_0:1", "mlx4_0:2", "mlx5_0:1"]
+    assert node["facts"]["nics"] == [] and node["facts"]["block_devices"] == []
+
+
+def test_probe_sysfs_must_be_an_absolute_path(tmp_path):
+    import pytest
+
+    from dltui.config import ConfigError, load
+
+    config = tmp_path / "config.toml"
+    config.write_text('[probe]\nsysfs = "host/sys"\n')
+    with pytest.raises(ConfigError, match=r'\[probe\] sysfs must be an absolute path such as "/host/sys"'):
+        load(str(config))
+    config.write_text('[probe]\nsysfs_root = "/host/sys"\n')
+    with pytest.raises(ConfigError, match=r"\[probe\] has unknown keys \['sysfs_root'\]"):
+        load(str(config))
