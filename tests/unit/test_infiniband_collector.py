@@ -161,5 +161,5 @@ def test_probe_sysfs_must_be_an_absolute_path(tmp_path):
     with pytest.raises(ConfigError, match=r'\[probe\] sysfs must be an absolute path such as "/host/sys"'):
         load(str(config))
     config.write_text('[probe]\nsysfs_root = "/host/sys"\n')
-    with pytest.raises(ConfigError, match=r"\[probe\] has unknown keys \['sysfs_root'\]"):
+    with pytest.raises(ConfigError, match=r"\[probe\] unknown key 'sysfs_root' \(did you mean 'sysfs'\?\)"):
         load(str(config))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dltui import snapshot
-from dltui.config import Config, ConfigError
+from dltui.config import Config, ConfigError, parse
 from dltui.core.fabric import badge
 from dltui.node.probe.infiniband import InfinibandCollector
 from dltui.node.probe.nvlink_smi import parse_errors, parse_status, records
@@ -71,7 +71,7 @@ def test_a_port_never_seen_up_alerts_only_where_the_group_expects_it(tmp_path):
     rig = Rig()
     watch(rig, InfinibandCollector(str(root)), 5)
     assert rig.alert("ib_port_down", None) is None  # an unused port on a node no group describes
-    cfg = Config(groups={"ib": {"hosts": ["gpu*"], "ib_rate_gbps": 40}})
+    cfg = parse({"groups": {"ib": {"hosts": ["gpu*"], "ib_rate_gbps": 40}}})
     rig = Rig(cfg=cfg)
     watch(rig, InfinibandCollector(str(root)), 5)
     assert rig.alert("ib_port_down", None).message.startswith(
@@ -80,10 +80,10 @@ def test_a_port_never_seen_up_alerts_only_where_the_group_expects_it(tmp_path):
 
 
 def test_the_group_rate_is_a_number_and_an_unknown_group_key_is_refused():
-    with pytest.raises(ConfigError, match="ib_rate_gbps = '400': expected int"):
-        Rig(cfg=Config(groups={"ib": {"hosts": ["gpu*"], "ib_rate_gbps": "400"}}))
-    with pytest.raises(ConfigError, match="unknown keys"):
-        Rig(cfg=Config(groups={"ib": {"hosts": ["gpu*"], "ib_rate": 400}}))
+    with pytest.raises(ConfigError, match=r'ib_rate_gbps = "400": expected a number from 0 to 100000 Gb/s'):
+        parse({"groups": {"ib": {"hosts": ["gpu*"], "ib_rate_gbps": "400"}}})
+    with pytest.raises(ConfigError, match="ib_rate"):
+        parse({"groups": {"ib": {"hosts": ["gpu*"], "ib_rate": 400}}})
 
 
 def test_a_port_slower_than_its_siblings_is_a_warning_naming_both_rates(eight_hcas):
@@ -99,7 +99,7 @@ def test_a_port_slower_than_its_siblings_is_a_warning_naming_both_rates(eight_hc
 
 
 def test_every_port_below_the_groups_rate_is_slow_even_when_all_agree(eight_hcas):
-    rig = Rig(cfg=Config(groups={"ib": {"hosts": ["gpu01"], "ib_rate_gbps": 200}}))
+    rig = Rig(cfg=parse({"groups": {"ib": {"hosts": ["gpu01"], "ib_rate_gbps": 200}}}))
     watch(rig, InfinibandCollector(str(eight_hcas)), 15)
     alert = rig.alert("ib_port_rate_low", None)
     assert "mlx5_0 at 100 Gb/s (4X EDR), the group expects 200 Gb/s" in alert.message
