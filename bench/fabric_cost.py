@@ -21,7 +21,6 @@ Prints figures only; nothing is asserted.
 
 import argparse
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -61,15 +60,6 @@ class Clock:
         return self.now
 
 
-def eight_hcas(base):
-    root = sysfs_tree.unpack(sysfs_tree.PROCFS, Path(base))
-    for name in ("hfi1_0", "mlx4_0"):
-        shutil.rmtree(root / "class" / "infiniband" / name)
-    for i in range(1, 8):
-        sysfs_tree.copy_device(root, "mlx5_0", "mlx5_%d" % i)
-    return root
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7, help="alternating measurement rounds")
@@ -82,7 +72,7 @@ def main():
     fake.nvlink_from_smi(NVLINK_S.read_text(), NVLINK_E.read_text())
     problems = Problems()
     with tempfile.TemporaryDirectory(dir=TMPFS if Path(TMPFS).is_dir() else None) as base:
-        root = eight_hcas(base)
+        root = sysfs_tree.eight_hcas(Path(base))
         host = HostCollector(problems)
         gpus = nvml.NvmlCollector(problems, 1.0)
         hcas = InfinibandCollector(str(root), clock=clock.monotonic)
@@ -91,7 +81,7 @@ def main():
             probe_s, fabric_s, fabric_bytes = measure(args, clock, host, gpus, hcas, links)
         finally:
             hcas.close()
-    ratios = [f / p for f, p in zip(fabric_s, probe_s)]
+    ratios = [f / p for f, p in zip(fabric_s, probe_s, strict=True)]
     print("node: 8 HCA ports (sysfs on tmpfs), 8 GPUs x 12 NVLinks (fake NVML), Python %s"
           % sys.version.split()[0])
     print("probe without the fabric (host + NVML GPUs + wire encoding): %.3f ms CPU per sample "

@@ -79,3 +79,20 @@ def copy_device(root: Path, source: str, name: str) -> Path:
     dst = root / "class" / "infiniband" / name
     shutil.copytree(src, dst)
     return dst
+
+
+def eight_hcas(root: Path, rate: str = "100 Gb/sec (4X EDR)") -> Path:
+    """A GPU node's eight one-port HCAs under ``root``, built from procfs's captured ``mlx5_0``
+    (copied as mlx5_1..mlx5_7; the capture's other HCAs left out), each port at ``rate`` and
+    LinkUp (the capture's port reads 25 Gb/s 1X EDR and "4: ACTIVE" as its physical state)."""
+    import shutil
+
+    unpack(PROCFS, root)
+    for name in ("hfi1_0", "mlx4_0"):
+        shutil.rmtree(root / "class" / "infiniband" / name)
+    for i in range(1, 8):
+        copy_device(root, "mlx5_0", f"mlx5_{i}")
+    for i in range(8):
+        write(port(root, f"mlx5_{i}") / "rate", rate)
+        write(port(root, f"mlx5_{i}") / "phys_state", "5: LinkUp")
+    return root

@@ -54,6 +54,23 @@ def _minutes(fold: FabricFold) -> float:
     return max(0.0, fold.last_time - fold.first_time) / 60.0
 
 
+def _rises(
+    pairs: list[tuple[str, Any, Any]], counters: tuple[tuple[str, str, bool], ...], minutes: float
+) -> tuple[list[str], list[str]]:
+    """(the rises that fail, those that warn) between each (label, first, last) reading."""
+    failing: list[str] = []
+    warning: list[str] = []
+    for label, first, last in pairs:
+        for attr, words, fails in counters:
+            before, after = getattr(first, attr), getattr(last, attr)
+            if before is not None and after is not None and after > before:
+                rise = after - before
+                (failing if fails else warning).append(
+                    f"{label} {words} +{rise}{_rate(rise, minutes)}"
+                )
+    return failing, warning
+
+
 def _rate(rise: int, minutes: float) -> str:
     return f" ({rise / minutes:.1f}/min)" if minutes >= 1 else ""
 
@@ -80,18 +97,8 @@ def _ports(fold: FabricFold, cfg: dict[str, Any]) -> tuple[str, str, str, str]:
             f"{labels[n]} went {fold.ports_last[n].state or 'down'} under load" for n in lost
         )
         return ("ib", FAIL, words, _CABLE)
-    minutes = _minutes(fold)
-    failing: list[str] = []
-    warning: list[str] = []
-    for n in names:
-        first, last = fold.ports_first[n], fold.ports_last[n]
-        for attr, words, fails in _PORT_COUNTERS:
-            before, after = getattr(first, attr), getattr(last, attr)
-            if before is not None and after is not None and after > before:
-                rise = after - before
-                (failing if fails else warning).append(
-                    f"{labels[n]} {words} +{rise}{_rate(rise, minutes)}"
-                )
+    pairs = [(labels[n], fold.ports_first[n], fold.ports_last[n]) for n in names]
+    failing, warning = _rises(pairs, _PORT_COUNTERS, _minutes(fold))
     if failing:
         return (
             "ib",
@@ -154,18 +161,8 @@ def _links(fold: FabricFold) -> tuple[str, str, str, str]:
             "NVLink down during the run: " + words,
             "look for XID 74; reseat the GPU or baseboard (or RMA)",
         )
-    minutes = _minutes(fold)
-    failing: list[str] = []
-    warning: list[str] = []
-    for g, first in sorted(firsts.items()):
-        last = fold.links_last[g]
-        for attr, words, fails in _LINK_COUNTERS:
-            before, after = getattr(first, attr), getattr(last, attr)
-            if before is not None and after is not None and after > before:
-                rise = after - before
-                (failing if fails else warning).append(
-                    f"GPU{g}: {words} +{rise}{_rate(rise, minutes)}"
-                )
+    pairs = [(f"GPU{g}:", first, fold.links_last[g]) for g, first in sorted(firsts.items())]
+    failing, warning = _rises(pairs, _LINK_COUNTERS, _minutes(fold))
     step = "reset the GPU at the next drain; reseat the GPU or baseboard if they keep rising, then rerun"
     if failing:
         return ("nvlink", FAIL, "NVLink " + "; ".join(failing + warning) + " during the run", step)

@@ -7,7 +7,6 @@ real probe on the node, and the fabric rules' alerts."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -23,18 +22,10 @@ NVLINK = Path(__file__).resolve().parents[1] / "fixtures" / "nvidia-smi-nvlink"
 
 
 def eight_hca_tree(root: Path) -> Path:
-    """procfs's mlx5_0 copied as mlx5_0..7 at 100 Gb/s 4X EDR, LinkUp (the capture's port reads
-    25 Gb/s 1X and "4: ACTIVE" as its physical state); mlx5_2 DOWN/Polling, mlx5_6 back at the
-    captured 25 Gb/s 1X EDR; an empty net/ and block/ (so the node lists no NIC or disk of this
-    machine: every sysfs read goes to the tree)."""
-    sysfs_tree.unpack(sysfs_tree.PROCFS, root)
-    for name in ("hfi1_0", "mlx4_0"):
-        shutil.rmtree(root / "class" / "infiniband" / name)
-    for i in range(1, 8):
-        sysfs_tree.copy_device(root, "mlx5_0", f"mlx5_{i}")
-    for i in range(8):
-        sysfs_tree.write(sysfs_tree.port(root, f"mlx5_{i}") / "rate", "100 Gb/sec (4X EDR)")
-        sysfs_tree.write(sysfs_tree.port(root, f"mlx5_{i}") / "phys_state", "5: LinkUp")
+    """The eight-HCA node of sysfs_tree.eight_hcas (procfs's captured mlx5_0, copied), with
+    mlx5_2 DOWN/Polling and mlx5_6 back at the captured 25 Gb/s 1X EDR; an empty net/ and
+    block/ (so the node lists no NIC or disk of this machine: every sysfs read goes to the tree)."""
+    sysfs_tree.eight_hcas(root)
     sysfs_tree.take_down(root, "mlx5_2")
     sysfs_tree.write(sysfs_tree.port(root, "mlx5_6") / "rate", "25 Gb/sec (1X EDR)")
     (root / "class" / "net").mkdir()
@@ -61,7 +52,7 @@ def test_snapshot_reads_the_nodes_hca_ports_from_its_sysfs_root_and_nvlink_fake_
     config = tmp_path / "config.toml"
     config.write_text(f'[probe]\nsysfs = "{root}"\n\n[groups.ib]\nhosts = ["gpu-ib"]\nib_rate_gbps = 100\n')
     done = subprocess.run(
-        [sys.executable, "-m", "dltui", "snapshot", "gpu-ib", "--json", "--seconds", "4", "--interval", "0.5",
+        [sys.executable, "-m", "dltui", "snapshot", "gpu-ib", "--json", "--seconds", "6", "--interval", "0.5",
          "--config", str(config)],
         cwd=REPO,
         env=client_env(fabric_lab.make_home(tmp_path / "home")),
@@ -77,7 +68,7 @@ def test_snapshot_reads_the_nodes_hca_ports_from_its_sysfs_root_and_nvlink_fake_
     assert sorted(ports) == [f"mlx5_{i}:1" for i in range(8)]
     assert (ports["mlx5_2:1"]["state"], ports["mlx5_2:1"]["phys_state"]) == ("DOWN", "Polling")
     assert ports["mlx5_0:1"]["hca_type"] == "MT4118"
-    (links,) = node["sample"]["nvlinks"]  # the capture is GPU 7's
+    (links,) = node["sample"]["nvlinks"]  # the capture is GPU 7's; polled from 3 s into the run
     assert (links["gpu"], links["links_active"], links["links_total"], links["replay_errors_total"]) == (7, 12, 12, 0)
     alerts = {a["rule"]: a for a in node["alerts"]}
     assert alerts["ib_port_down"]["severity"] == "critical"

@@ -155,7 +155,7 @@ def wait_for(poller, timeout_s=10.0):
 def test_nvidia_smi_fallback_reads_the_captures_fake_smi(monkeypatch):
     monkeypatch.setenv("FAKE_SMI_NVLINK_STATUS", str(STATUS))
     monkeypatch.setenv("FAKE_SMI_NVLINK_ERRORS", str(ERRORS))
-    poller = SmiNvlink(str(FAKE_SMI), Problems())
+    poller = SmiNvlink(str(FAKE_SMI), Problems(), first_delay_s=0)
     try:
         wait_for(poller)
         (record,) = poller.sample()
@@ -168,7 +168,7 @@ def test_nvidia_smi_without_nvlink_stops_asking_fake_smi(monkeypatch, tmp_path):
     log = tmp_path / "calls"
     monkeypatch.setenv("FAKE_SMI_LOG", str(log))
     monkeypatch.delenv("FAKE_SMI_NVLINK_STATUS", raising=False)
-    poller = SmiNvlink(str(FAKE_SMI), Problems(), refresh_s=0.01)
+    poller = SmiNvlink(str(FAKE_SMI), Problems(), refresh_s=0.01, first_delay_s=0)
     try:
         wait_for(poller)
         poller._thread.join(timeout=10)

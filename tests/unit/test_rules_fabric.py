@@ -23,20 +23,8 @@ ALL_INACTIVE = (NVLINK / "azurehpc_a100-sxm4-80gb_nvlink-s_all-inactive.txt").re
 
 @pytest.fixture
 def eight_hcas(tmp_path):
-    """A GPU node's eight one-port HCAs, built from procfs's captured ``mlx5_0`` (copied seven
-    times as mlx5_1..mlx5_7), each port raised from the capture's 25 Gb/s 1X EDR to the node's
-    100 Gb/s 4X EDR and its physical state set to LinkUp (the capture says 4: ACTIVE there)."""
-    root = sysfs_tree.unpack(sysfs_tree.PROCFS, tmp_path / "sys")
-    for name in ("hfi1_0", "mlx4_0"):  # the other HCAs of the capture are not on this node
-        import shutil
-
-        shutil.rmtree(root / "class" / "infiniband" / name)
-    for i in range(1, 8):
-        sysfs_tree.copy_device(root, "mlx5_0", f"mlx5_{i}")
-    for i in range(8):
-        sysfs_tree.write(sysfs_tree.port(root, f"mlx5_{i}") / "rate", "100 Gb/sec (4X EDR)")
-        sysfs_tree.write(sysfs_tree.port(root, f"mlx5_{i}") / "phys_state", "5: LinkUp")
-    return root
+    """A GPU node's eight HCAs built from procfs's captured mlx5_0 (see sysfs_tree.eight_hcas)."""
+    return sysfs_tree.eight_hcas(tmp_path / "sys")
 
 
 def watch(rig, collector, seconds, **records):

@@ -22,6 +22,9 @@ from typing import Any
 
 REFRESH_S = 30.0
 TIMEOUT_S = 30.0
+# The first poll waits this long: the probe's own start (its hello, the GPU facts' nvidia-smi
+# runs) comes first, as for the kernel log, so a fleet starting together is on screen sooner.
+FIRST_POLL_DELAY_S = 3.0
 ALL_INACTIVE = "all links are inactive"
 
 _GPU = re.compile(r"^GPU (\d+):")
@@ -125,10 +128,17 @@ class SmiNvlink:
     """``nvidia-smi nvlink -s`` and ``-e`` every REFRESH_S in a thread; ``sample`` returns the
     latest records at once."""
 
-    def __init__(self, binary: str, problems: Any, refresh_s: float = REFRESH_S) -> None:
+    def __init__(
+        self,
+        binary: str,
+        problems: Any,
+        refresh_s: float = REFRESH_S,
+        first_delay_s: float = FIRST_POLL_DELAY_S,
+    ) -> None:
         self.binary = binary
         self.problems = problems
         self.refresh_s = refresh_s
+        self.first_delay_s = first_delay_s
         self.latest: list[dict[str, Any]] = []
         self.has_nvlink: bool | None = None  # None until the first answer
         self._stop = threading.Event()
@@ -141,6 +151,8 @@ class SmiNvlink:
     def _run(self) -> None:
         from .smi import describe_failure, run_smi
 
+        if self._stop.wait(self.first_delay_s):
+            return
         while not self._stop.is_set():
             code, status_text = run_smi([self.binary, "nvlink", "-s"], TIMEOUT_S)
             # parsed whatever the exit status: some drivers exit non-zero for "all inactive"

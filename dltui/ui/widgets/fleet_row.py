@@ -26,7 +26,9 @@ HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
-FABRIC_W = 6  # "errors"; the column exists only when some node reports an HCA port or NVLink
+# The fabric badge: one glyph, so a 160-column fleet keeps its NOTE; the column exists only when
+# some node reports an HCA port or NVLink (words in the `/` filter: fabric=ok|down|slow|errors).
+FABRIC_W = 1
 NOTE_MIN_W = 16
 TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
 TREND_SPAN_S = 300
@@ -43,7 +45,7 @@ class Layout:
     note_w: int  # 0: no note column
     unit: bool = False  # the UNIT badge column
     trend_w: int = 0  # 0: no trend column
-    fabric: bool = False  # the FABRIC badge column
+    fabric: bool = False  # the fabric badge column (⇄)
 
     @property
     def width(self) -> int:
@@ -110,7 +112,7 @@ def header(layout: Layout) -> Content:
     if layout.unit:
         parts += ["UNIT".ljust(UNIT_W), " "]
     if layout.fabric:
-        parts += ["FABRIC".ljust(FABRIC_W), " "]
+        parts += ["⇄", " "]
     parts.append("ALRT")
     if layout.trend_w:
         parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
@@ -288,20 +290,23 @@ def _unit(node: NodeState, live: bool) -> Content:
     return Content.styled(word.ljust(UNIT_W), _UNIT_STYLE.get(word, "$foreground-muted") if live else STALE_STYLE)
 
 
-_FABRIC_STYLE = {
-    fabric.DOWN: "bold reverse $text-error",  # reversed: a shape, not only a colour
-    fabric.SLOW: "bold $text-warning",
-    fabric.ERRORS: "bold $text-warning",
-    fabric.OK: "$foreground-muted",
+# (glyph, style): a shape for each state, never colour alone
+_FABRIC_BADGE = {
+    fabric.DOWN: ("✖", "bold reverse $text-error"),
+    fabric.SLOW: ("↓", "bold $text-warning"),
+    fabric.ERRORS: ("!", "bold $text-warning"),
+    fabric.OK: ("✓", "$foreground-muted"),
 }
 
 
 def _fabric(node: NodeState, live: bool) -> Content:
-    """HCA ports and NVLink at a glance: ok / down / slow / errors (blank: the node has none)."""
+    """HCA ports and NVLink at a glance: ✓ ok, ✖ a port or link down, ↓ one slow, ! errors
+    rising (blank: the node has none)."""
     word = fabric.badge(node.sample, node.alerts)
     if word is None:
         return Content(" " * FABRIC_W)
-    return Content.styled(word.ljust(FABRIC_W), _FABRIC_STYLE[word] if live else STALE_STYLE)
+    glyph, style = _FABRIC_BADGE[word]
+    return Content.styled(glyph, style if live else STALE_STYLE)
 
 
 def _alerts(node: NodeState) -> Content:
