@@ -89,10 +89,12 @@ def _choose_layout(width: int, name_w: int, gpus: int, unit: bool, fabric: bool)
         if layout.width <= width:
             spare = width - layout.width - 1
             # The note says why a node needs a look: it keeps its room, the trend takes the rest.
-            trend = min(TREND_MAX_W, spare - NOTE_MIN_W - 1) if gpus else 0
+            # The fabric glyph's two columns come out of the note's minimum: both stay at 160.
+            note_min = NOTE_MIN_W - (FABRIC_W + 1 if fabric else 0)
+            trend = min(TREND_MAX_W, spare - note_min - 1) if gpus else 0
             if trend >= TREND_MIN_W:
                 return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend, fabric)
-            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit, fabric=fabric)
+            return Layout(name_w, gpus, cell, host, io, spare if spare >= note_min else 0, unit, fabric=fabric)
     return Layout(name_w, gpus, "tiny", False, False, 0, unit, fabric=fabric)
 
 
