@@ -19,8 +19,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .nvml import _union_value
-
 STATE_REFRESH_S = 10.0
 ERROR_REFRESH_S = 10.0
 SPEED_REFRESH_S = 60.0  # and whenever a link's state changed: a link retrains to a new speed
@@ -194,6 +192,8 @@ class NvmlNvlink:
 
     def _fields(self, handle: Any, ids: list[Any]) -> list[float | None]:
         """Field values in the order asked; None for each one not answered."""
+        from .nvml import _union_value  # loaded already: this reader runs on NVML's handles
+
         nv = self.nv
         try:
             answers = self._call(nv.nvmlDeviceGetFieldValues, handle, ids)
