@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dltui.node.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
+from dltui.node.schema import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
 SUDO = "sudo"

@@ -13,7 +13,7 @@ import random
 from dltui.core.models import IbPortSample, NvlinkSample
 
 HCAS = 8
-PORT_DOWN_NODE = 4  # gpu05 (the demo's pattern repeats every 16 nodes)
+PORT_DOWN_NODE = 4  # gpu05 (scenarios.PATTERN repeats every 16 nodes)
 PORT_DOWN_HCA = 3  # mlx5_3 ...
 PORT_DOWN_AT = 120  # ... from its 120th sample on (the demo opens at sample 170)
 LINKS, LINK_GB_S = 18, 26.562
