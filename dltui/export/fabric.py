@@ -37,26 +37,38 @@ def _ports(page: Page, n: Labels, ports: list[IbPortSample]) -> None:
     if not ports:
         return
     info = page.family(
-        "dltui_infiniband_port_info", "gauge", "An InfiniBand/RoCE HCA port and its facts (value 1)."
+        "dltui_infiniband_port_info",
+        "gauge",
+        "An InfiniBand/RoCE HCA port and its facts (value 1).",
     )
-    up = page.family("dltui_infiniband_port_up", "gauge", "1 when the port is ACTIVE with its physical link up.")
+    up = page.family(
+        "dltui_infiniband_port_up",
+        "gauge",
+        "1 when the port is ACTIVE with its physical link up, else 0.",
+    )
     rate = page.family(
-        "dltui_infiniband_port_rate_bytes_per_second", "gauge", "The port's negotiated signalling rate."
+        "dltui_infiniband_port_rate_bytes_per_second",
+        "gauge",
+        "The port's negotiated signalling rate.",
     )
-    rx = page.family("dltui_infiniband_port_receive_bytes_per_second", "gauge", "Port receive rate.")
-    tx = page.family("dltui_infiniband_port_transmit_bytes_per_second", "gauge", "Port transmit rate.")
+    rx = page.family(
+        "dltui_infiniband_port_receive_bytes_per_second", "gauge", "Port receive rate."
+    )
+    tx = page.family(
+        "dltui_infiniband_port_transmit_bytes_per_second", "gauge", "Port transmit rate."
+    )
     errors = page.family(
         "dltui_infiniband_port_errors_total",
         "counter",
         "Port error counters, by sysfs counter name (some older HCAs saturate them at 16 bits).",
     )
     for p in ports:
-        lab = n + labels(("device", p.device or p.name), ("port", None if p.port is None else str(p.port)))
+        lab = n + labels(
+            ("device", p.device or p.name), ("port", None if p.port is None else str(p.port))
+        )
         info.add(
             lab
-            + labels(
-                ("state", p.state),
-                ("phys_state", p.phys_state),
+            + labels(  # facts only: a state as a label would make a new series at each change
                 ("link_layer", p.link_layer),
                 ("hca_type", p.hca_type),
                 ("netdev", p.netdev),
@@ -74,13 +86,19 @@ def _ports(page: Page, n: Labels, ports: list[IbPortSample]) -> None:
 def _nvlinks(page: Page, links: list[NvlinkSample], gpu_labels: dict[int, Labels]) -> None:
     if not links:
         return
-    active = page.family("dltui_gpu_nvlink_links_active", "gauge", "NVLinks of the GPU that are up.")
+    active = page.family(
+        "dltui_gpu_nvlink_links_active", "gauge", "NVLinks of the GPU that are up."
+    )
     total = page.family("dltui_gpu_nvlink_links", "gauge", "NVLinks the GPU has.")
     speed = page.family(
-        "dltui_gpu_nvlink_link_speed_bytes_per_second", "gauge", "One NVLink's speed, 0 when it is down."
+        "dltui_gpu_nvlink_link_speed_bytes_per_second",
+        "gauge",
+        "One NVLink's speed, 0 when it is down.",
     )
     errors = page.family(
-        "dltui_gpu_nvlink_errors_total", "counter", "NVLink errors over all the GPU's links, by type."
+        "dltui_gpu_nvlink_errors_total",
+        "counter",
+        "NVLink errors over all the GPU's links, by type.",
     )
     for x in links:
         lab = gpu_labels.get(x.gpu) or labels(("gpu", str(x.gpu)))
