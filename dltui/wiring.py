@@ -76,6 +76,7 @@ def load_settings(
         connect_timeout_s=s.connect_timeout,
         keepalive_interval_s=s.keepalive_interval,
         keepalive_count=s.keepalive_count,
+        sysfs=cfg.probe.sysfs,
     )
     return Settings(cfg, ssh, record)
 

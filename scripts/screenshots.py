@@ -37,6 +37,7 @@ SHOTS = (
     ("fleet-80x24", 12, "dltui-dark", (80, 24), ()),
     ("node-200x60", 12, "dltui-dark", (200, 60), ("j", "enter")),
     ("node-unit-crash-loop", 12, "dltui-dark", (160, 48), ("j",) * 7 + ("enter",)),
+    ("node-hca-port-down", 12, "dltui-dark", (200, 60), ("j",) * 4 + ("enter",)),
     ("confirm-fleet-restart", 12, "dltui-dark", (160, 48), ("space", "space", "R")),
     ("chart-hot-gpu", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "n", "n", "n")),
     ("chart-every-gpu-temperature", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "o")),

@@ -70,6 +70,7 @@ async def _main(
                 args.post,
                 args.launcher,
                 args.interval_s,
+                sysfs=ssh.sysfs,
             )
             await session.start(plan)
             for host, why in session.failed.items():

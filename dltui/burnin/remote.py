@@ -319,6 +319,7 @@ def start_args(
     smoke: str | None = None,
     smoke_s: float = 300.0,
     smoke_ramp_s: float = 60.0,
+    sysfs: str = "/sys",
 ) -> list[str]:
     args = [
         "--run-id",
@@ -348,6 +349,8 @@ def start_args(
         args += ["--net", net_address]
     if expected_gpus is not None:
         args += ["--expected-gpus", str(expected_gpus)]
+    if sysfs != "/sys":  # [probe] sysfs: the run's samples read the node's sysfs there
+        args += ["--sysfs", sysfs]
     if smoke:  # the operator's own command, from [burnin] smoke; quoted like every argument
         args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s)),
                  "--smoke-ramp", repr(float(smoke_ramp_s))]

@@ -56,6 +56,7 @@ class Plan:
     post_s: float = 10.0
     launcher: str = "auto"
     interval_s: float = 1.0  # the node-side sample rate
+    sysfs: str = "/sys"  # where the nodes' sysfs is mounted ([probe] sysfs)
 
 
 class BurnIn:
@@ -119,6 +120,7 @@ class BurnIn:
                 smoke=self.thresholds["smoke"] or None,
                 smoke_s=self.thresholds["smoke_s"],
                 smoke_ramp_s=self.thresholds["smoke_ramp_s"],
+                sysfs=plan.sysfs,
             )
             argv = [ship.DRIVER_NAME, "start", *args]
             try:

@@ -99,6 +99,9 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         verdict.gpus.append(gv)
     consistency(verdict, fold if has_load else None, run, cfg)
     verdict.items += host_checks(run, cfg)
+    from .fabric import items as fabric_items  # it builds on this module's Item
+
+    verdict.items += fabric_items(fold.fabric, cfg)
     if run.result.get("stopped"):
         verdict.items.append(
             Item(

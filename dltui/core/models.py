@@ -110,6 +110,39 @@ class NetworkSample:
 
 
 @dataclass(slots=True)
+class IbPortSample:
+    """An InfiniBand or RoCE HCA port (probe/infiniband.py): ``name`` is ``mlx5_0:1``."""
+
+    name: str
+    device: str | None = None
+    port: int | None = None
+    state: str | None = None  # ACTIVE, DOWN, INIT, ARMED
+    phys_state: str | None = None  # LinkUp, Polling, Disabled, ...
+    rate_gbps: float | None = None
+    rate_detail: str | None = None  # "4X NDR"
+    link_layer: str | None = None  # "InfiniBand" or "Ethernet" (RoCE)
+    hca_type: str | None = None
+    netdev: str | None = None
+    symbol_errors_total: int | None = None
+    link_downed_total: int | None = None
+    link_error_recovery_total: int | None = None
+    rcv_errors_total: int | None = None
+    xmit_discards_total: int | None = None
+    excessive_buffer_overrun_errors_total: int | None = None
+    local_link_integrity_errors_total: int | None = None
+    rx_bytes_per_s: float | None = None
+    tx_bytes_per_s: float | None = None
+    error: str | None = None
+
+    @property
+    def up(self) -> bool | None:
+        """ACTIVE with the physical link up; None when neither is known."""
+        if self.state is None and self.phys_state is None:
+            return None
+        return self.state == "ACTIVE" and self.phys_state in (None, "LinkUp")
+
+
+@dataclass(slots=True)
 class GpuProcess:
     pid: int
     name: str | None = None
@@ -178,6 +211,28 @@ class GpuSample:
 
 
 @dataclass(slots=True)
+class NvlinkSample:
+    """One GPU's NVLink (probe/nvlink.py): per-link state and speed, errors over all links."""
+
+    gpu: int
+    links_active: int | None = None
+    links_total: int | None = None  # None: the source could not say (all links inactive)
+    links_up: list[bool | None] = field(default_factory=list)
+    link_speeds_gbytes_per_s: list[float | None] = field(default_factory=list)
+    crc_errors_total: int | None = None
+    replay_errors_total: int | None = None
+    recovery_errors_total: int | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NvlinkSample:
+        data = dict(data)
+        data["links_up"] = list(data.get("links_up") or ())
+        data["link_speeds_gbytes_per_s"] = list(data.get("link_speeds_gbytes_per_s") or ())
+        return cls(**data)
+
+
+@dataclass(slots=True)
 class UnitSample:
     """A systemd unit as ``systemctl show`` gave it (probe/units.py)."""
 
@@ -228,7 +283,9 @@ class Sample:
     disks: list[DiskSample] = field(default_factory=list)
     filesystems: list[FilesystemSample] = field(default_factory=list)
     networks: list[NetworkSample] = field(default_factory=list)
+    ib_ports: list[IbPortSample] = field(default_factory=list)
     gpus: list[GpuSample] = field(default_factory=list)
+    nvlinks: list[NvlinkSample] = field(default_factory=list)
     units: list[UnitSample] = field(default_factory=list)
     checkpoint: CheckpointSample | None = None
 
@@ -251,7 +308,9 @@ class Sample:
             disks=[DiskSample(**d) for d in data.get("disks") or ()],
             filesystems=[FilesystemSample(**f) for f in data.get("filesystems") or ()],
             networks=[NetworkSample(**n) for n in data.get("networks") or ()],
+            ib_ports=[IbPortSample(**p) for p in data.get("ib_ports") or ()],
             gpus=[GpuSample.from_dict(g) for g in data.get("gpus") or ()],
+            nvlinks=[NvlinkSample.from_dict(n) for n in data.get("nvlinks") or ()],
             units=[UnitSample(**u) for u in data.get("units") or ()],
             checkpoint=_maybe(CheckpointSample, data.get("checkpoint")),
         )

@@ -300,6 +300,9 @@ def _node(page: Page, node: NodeState) -> None:
         _host(page, n, node.sample)
         _gpus(page, node, node.sample)
         _units(page, n, node.sample)
+        from .fabric import render as fabric  # it builds on this module's Page and Labels
+
+        fabric(page, n, node.sample, {g.index: _gpu_labels(node, g) for g in node.sample.gpus})
     _alerts(page, node)
 
 

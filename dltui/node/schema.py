@@ -117,6 +117,31 @@ NETWORK_FIELDS = (
     "tx_drops_total",
 )
 
+# One per InfiniBand / RoCE HCA port, from sysfs (see infiniband.py); the counters are read
+# every few seconds and repeated in between.
+IB_PORT_FIELDS = (
+    "name",  # "mlx5_0:1", as NCCL_IB_HCA spells a port
+    "device",
+    "port",
+    "state",  # ACTIVE, DOWN, INIT, ARMED
+    "phys_state",  # LinkUp, Polling, Disabled, ...
+    "rate_gbps",  # the negotiated signalling rate
+    "rate_detail",  # lanes and generation: "4X NDR"; "1X" on a 4-lane port is a degraded link
+    "link_layer",  # "InfiniBand" or "Ethernet" (RoCE)
+    "hca_type",  # "MT4129"; ports of one HCA type are each other's siblings
+    "netdev",  # the interface beside the port (RoCE, IPoIB), null when none
+    "symbol_errors_total",  # cumulative, from the HCA; alert on rises
+    "link_downed_total",
+    "link_error_recovery_total",
+    "rcv_errors_total",
+    "xmit_discards_total",
+    "excessive_buffer_overrun_errors_total",
+    "local_link_integrity_errors_total",
+    "rx_bytes_per_s",
+    "tx_bytes_per_s",
+    "error",
+)
+
 GPU_FIELDS = (
     "index",
     "uuid",
@@ -165,6 +190,19 @@ GPU_FIELDS = (
     "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
 )
 
+# One per GPU that has NVLink (see nvlink.py): links by index, error counters summed over links.
+NVLINK_FIELDS = (
+    "gpu",  # the GPU's index
+    "links_active",
+    "links_total",  # links the GPU has; null when the source cannot say (all inactive)
+    "links_up",  # per link index: true active, false inactive
+    "link_speeds_gbytes_per_s",  # per link index, null where inactive
+    "crc_errors_total",  # flow-control and data CRC errors, every link together
+    "replay_errors_total",
+    "recovery_errors_total",
+    "error",
+)
+
 # One per configured systemd unit (``--unit``), from ``systemctl show`` (see units.py).
 UNIT_FIELDS = (
     "name",
@@ -200,7 +238,9 @@ RECORD_FIELDS = {
     "disk": DISK_FIELDS,
     "filesystem": FILESYSTEM_FIELDS,
     "network": NETWORK_FIELDS,
+    "ib_port": IB_PORT_FIELDS,
     "gpu": GPU_FIELDS,
+    "nvlink": NVLINK_FIELDS,
     "unit": UNIT_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
 }

@@ -17,11 +17,13 @@ from .command import CommandResult, LocalRunner
 LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
 
 
-def make_collector(interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None):
+def make_collector(
+    interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None, sysfs: str = "/sys"
+):
     if sys.platform.startswith("linux"):
         from dltui.node.probe.collect import Collector
 
-        return Collector(interval_s, units=units, checkpoint=checkpoint)
+        return Collector(interval_s, sys_dir=sysfs, units=units, checkpoint=checkpoint)
     from .psutil_collector import PsutilCollector
 
     return PsutilCollector(interval_s)
@@ -36,11 +38,13 @@ class LocalTransport:
         name: str = "localhost",
         units: tuple[str, ...] = (),
         checkpoint: str | None = None,
+        sysfs: str = "/sys",
     ):
         self.interval_s = interval_s
         self.names = [name]
         self.units = units
         self.checkpoint = checkpoint
+        self.sysfs = sysfs  # [probe] sysfs: this machine's sysfs, mounted elsewhere in a container
         self.runner = LocalRunner()
         self._interval_told: float | None = None  # a new interval, said at the next tick
 
@@ -56,7 +60,7 @@ class LocalTransport:
         name = self.names[0]
         sink.on_status(name, st.CONNECTING)
         collector = await asyncio.to_thread(
-            make_collector, self.interval_s, self.units, self.checkpoint
+            make_collector, self.interval_s, self.units, self.checkpoint, self.sysfs
         )
         try:
             facts = await asyncio.to_thread(collector.facts)

@@ -22,10 +22,12 @@ from dltui.core.models import (
     DiskSample,
     FilesystemSample,
     GpuSample,
+    IbPortSample,
     MemorySample,
     NetworkSample,
     NodeEvent,
     NodeFacts,
+    NvlinkSample,
     PressureSample,
     Sample,
     TaskSample,
@@ -46,11 +48,13 @@ _BUILDERS = {
     "disk": lambda r: DiskSample(**r),
     "filesystem": lambda r: FilesystemSample(**r),
     "network": lambda r: NetworkSample(**r),
+    "ib_port": lambda r: IbPortSample(**r),
     "gpu": GpuSample.from_dict,
+    "nvlink": NvlinkSample.from_dict,
     "unit": lambda r: UnitSample(**r),
     "checkpoint": lambda r: CheckpointSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu", "unit")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -160,7 +164,9 @@ class ProbeReader:
             disks=list(lists["disk"].values()),
             filesystems=list(lists["filesystem"].values()),
             networks=list(lists["network"].values()),
+            ib_ports=sorted(lists["ib_port"].values(), key=lambda p: p.name),  # the probe's order
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
+            nvlinks=sorted(lists["nvlink"].values(), key=lambda n: n.gpu),
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
         )

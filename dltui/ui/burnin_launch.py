@@ -81,7 +81,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
             app.notify("burn-in not started", severity="information")
             return
         session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin)
-        _launch(app, session, Plan(duration_s=seconds))
+        _launch(app, session, Plan(duration_s=seconds, sysfs=options.sysfs))
 
     app.push_screen(
         PromptScreen(

@@ -45,6 +45,15 @@ def test_node_screen_of_the_starved_loader(snap_compare):
     assert snap_compare(app, press=["j", "j", "enter"], terminal_size=FULL, run_before=_fed(app, demo))
 
 
+def test_node_screen_of_the_hca_port_down(snap_compare):
+    """gpu05: the critical "HCA port mlx5_3 DOWN (physical link Polling), up earlier" alert with
+    the cable as next step and the link-down warning under it; the network pane lists the eight
+    HCA ports under the NICs, mlx5_3 at 0 B/s "polling" in red with "down 1"; each GPU pane's
+    "NVLink 18/18 · 26.562 GB/s · errors 0"."""
+    app, demo = demo_app()
+    assert snap_compare(app, press=["j"] * 4 + ["enter"], terminal_size=(200, 60), run_before=_fed(app, demo))
+
+
 def test_help_lists_every_key(snap_compare):
     """The help box over the fleet: keys everywhere, on the fleet and on a node, the filter syntax
     with its keys, and the : commands."""

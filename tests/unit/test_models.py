@@ -15,7 +15,9 @@ RECORD_MODELS = {
     "disk": models.DiskSample,
     "filesystem": models.FilesystemSample,
     "network": models.NetworkSample,
+    "ib_port": models.IbPortSample,
     "gpu": models.GpuSample,
+    "nvlink": models.NvlinkSample,
     "unit": models.UnitSample,
     "checkpoint": models.CheckpointSample,
 }
@@ -36,8 +38,12 @@ def test_units_live_in_field_names():
                 # systemd's own words and ids; the checkpoint's path and epoch mtime
                 "load_state", "active_state", "sub_state", "result", "main_pid", "exec_main_status",
                 "invocation_id", "glob", "newest_path", "newest_mtime", "matched_files"}
+    # an HCA port's names and states; a GPU's NVLink counts and per-link states
+    unitless |= {"port", "state", "phys_state", "rate_detail", "link_layer", "hca_type", "netdev",
+                 "gpu", "links_active", "links_total", "links_up"}
     suffixes = ("_percent", "_bytes", "_bytes_per_s", "_per_s", "_iops", "_mib", "_c", "_w", "_mhz", "_ms",
-                "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable")
+                "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable",
+                "_gbps")
     for kind, fields in schema.RECORD_FIELDS.items():
         for name in fields:
             assert name in unitless or name.endswith(suffixes), f"{kind}.{name} has no unit in its name"

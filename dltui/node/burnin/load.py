@@ -220,7 +220,9 @@ class Load:
         self.result["net"] = {
             "tool": "iperf3",
             "exit_code": None,
-            "line_rate_mbps": stressors.line_rate_mbps(peer.partition(":")[0]),
+            "line_rate_mbps": stressors.line_rate_mbps(
+                peer.partition(":")[0], self.plan.get("sysfs") or "/sys"
+            ),
         }
         self._iperf_args = stressors.iperf_argv(peer, max(2, min(30, duration // 4)))
         self._iperf = Stressor("net", self._iperf_args, self.run.path("iperf3.json"), cwd=self.run.dir)

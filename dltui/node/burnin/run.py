@@ -68,7 +68,7 @@ class Run:
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         problems = Problems()
-        collector = Collector(self.interval, problems)
+        collector = Collector(self.interval, problems, sys_dir=self.plan.get("sysfs") or "/sys")
         code = 3
         samples = open(self.path("samples.jsonl"), "a")
         try:

@@ -199,7 +199,7 @@ def direct_ok(scratch: str) -> bool:
             pass
 
 
-def line_rate_mbps(host: str) -> int | None:
+def line_rate_mbps(host: str, sysfs: str = "/sys") -> int | None:
     """The speed of the link the route to ``host`` leaves by, when the kernel knows it."""
     try:
         out = subprocess.run(
@@ -212,7 +212,7 @@ def line_rate_mbps(host: str) -> int | None:
         m = re.search(r"\bdev (\S+)", out)
         if m is None:
             return None
-        with open("/sys/class/net/%s/speed" % m.group(1)) as f:
+        with open("%s/class/net/%s/speed" % (sysfs, m.group(1))) as f:
             speed = int(f.read().strip())
         return speed if speed > 0 else None
     except (OSError, ValueError, subprocess.TimeoutExpired):

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Iterable
 from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
+from .infiniband import InfinibandCollector
+from .nvlink import open_nvlink
 from .problems import Problems
 
 if TYPE_CHECKING:
@@ -38,6 +40,10 @@ class Collector:
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
+        self.infiniband = InfinibandCollector(sys_dir)
+        self.nvlink: Any = None
+        with self.problems.guard("nvlink"):
+            self.nvlink = open_nvlink(self.gpu, self.gpu_source, self.problems)
         self.kernel_log: KernelLog | None = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
         self._events_since: float | None = None
         self._gpu_facts: list[dict[str, Any]] = []
@@ -78,6 +84,11 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu"):
                 sample["gpus"] = self.gpu.sample()
+        with self.problems.guard("infiniband"):
+            sample["ib_ports"] = self.infiniband.sample()
+        if self.nvlink is not None:
+            with self.problems.guard("nvlink"):
+                sample["nvlinks"] = self.nvlink.sample()
         if self.units is not None:
             with self.problems.guard("units"):
                 sample["units"], checkpoint = self.units.sample()
@@ -108,5 +119,8 @@ class Collector:
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()
+        self.infiniband.close()
+        if self.nvlink is not None:
+            self.nvlink.close()
         if self.gpu is not None:
             self.gpu.close()

@@ -33,12 +33,14 @@ class Args:
         stdin_watchdog: float = 0.0,
         unit: list[str] | None = None,
         checkpoint: str | None = None,
+        sysfs: str = "/sys",
     ) -> None:
         self.interval = interval
         self.count = count
         self.stdin_watchdog = stdin_watchdog
         self.unit: list[str] = unit if unit is not None else []
         self.checkpoint = checkpoint
+        self.sysfs = sysfs
 
 
 _PLAIN_OPTIONS = {
@@ -46,6 +48,7 @@ _PLAIN_OPTIONS = {
     "--count": ("count", int),
     "--stdin-watchdog": ("stdin_watchdog", float),
     "--checkpoint": ("checkpoint", str),
+    "--sysfs": ("sysfs", str),
 }
 
 
@@ -90,6 +93,12 @@ def _parse_with_argparse(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument("--unit", action="append", default=[], help="systemd unit to report (repeatable)")
     parser.add_argument("--checkpoint", metavar="GLOB", help="report the newest mtime of files matching GLOB")
+    parser.add_argument(
+        "--sysfs",
+        default="/sys",
+        metavar="PATH",
+        help="where the node's sysfs is mounted (a probe in a container: the host's /sys)",
+    )
     args = parser.parse_args(argv)
     if not args.interval > 0:
         parser.error("--interval must be positive")
@@ -181,7 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     stop = threading.Event()
     watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
     problems = Problems()
-    collector = Collector(args.interval, problems, units=args.unit, checkpoint=args.checkpoint)
+    collector = Collector(
+        args.interval, problems, sys_dir=args.sysfs, units=args.unit, checkpoint=args.checkpoint
+    )
     try:
         out.emit(
             {

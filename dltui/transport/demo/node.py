@@ -7,6 +7,7 @@ import random
 from dltui.core.models import BlockDeviceFacts, NicFacts, NodeFacts, Sample
 
 from . import h100, host
+from .fabric import DemoFabric
 from .gpu import SimGpu, loader_util
 from .scenarios import (
     CORES,
@@ -49,6 +50,7 @@ class SimNode:
         self.crashloops = index % len(PATTERN) == CRASHLOOP_INDEX
         # its own random stream: the samples' numbers stay what they were before units existed
         self.unit = SimUnit(random.Random(f"{seed}:{name}:unit"), job_pid, active=self.scenario != IDLE)
+        self.fabric = DemoFabric(name, index, seed, gpus, len(PATTERN))
         self.boot_time = EPOCH - 19 * 86400
 
     @property
@@ -109,7 +111,9 @@ class SimNode:
             disks=host.disks(rng, scenario),
             filesystems=host.filesystems(),
             networks=host.networks(rng, scenario, job_share),
+            ib_ports=self.fabric.ib_ports(job_share),
             gpus=gpus,
+            nvlinks=self.fabric.nvlinks,
             units=[self.unit.sample(self.boot_time)],
         )
 

@@ -24,6 +24,7 @@ from dltui.core.models import (
 )
 from dltui.node.schema import decode_clock_event_reasons
 
+from . import fabric
 from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
 
 # Counters and flags become ints and bools, as the probe's records have them.
@@ -55,6 +56,7 @@ _HOST_KIND = {
     "node_os_info": "os",
     **{m: "fs" for m in HOST_GAUGES if m.startswith("node_filesystem_")},
     **{m: "nic" for m in HOST_GAUGES if m.startswith("node_network_")},
+    **{m: "ib" for m in fabric.IB_GAUGES},
 }
 
 
@@ -78,6 +80,8 @@ class _Node:
     psi: dict[str, float] = field(default_factory=dict)
     gpus: dict[int, dict[str, Any]] = field(default_factory=dict)
     targets_up: dict[str, bool] = field(default_factory=dict)  # instance -> up
+    ib_ports: fabric.Ports = field(default_factory=dict)
+    hca_types: dict[str, str] = field(default_factory=dict)  # HCA device -> node_infiniband_info's hca_type
 
 
 @dataclass
@@ -196,7 +200,9 @@ class Fleet:
             ],
             filesystems=[_filesystem(mp, f) for mp, f in sorted(n.filesystems.items())],
             networks=[_network(nic, v) for nic, v in sorted(n.nics.items())],
+            ib_ports=fabric.ib_ports(n.ib_ports, n.hca_types),
             gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
+            nvlinks=[x for i, g in sorted(n.gpus.items()) if (x := fabric.nvlink(i, g)) is not None],
         )
 
     def status(self, name: str) -> tuple[st.Status, str | None]:
@@ -420,6 +426,8 @@ def build(
         elif what == "nic":
             if "device" in m and v is not None:
                 n.nics[m["device"]][metric] = v
+        elif what == "ib":
+            fabric.add_gauge(n.ib_ports, n.hca_types, metric, m, v)
         elif what == "uname":
             n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
         else:  # os
@@ -443,6 +451,8 @@ def build(
             n.nics[m["device"]][tag] = x
         elif group == "psi_":
             n.psi[tag] = x
+        elif group == "ib_r" or group == "ib_t":
+            fabric.add_rate(n.ib_ports, tag, m, x)
     _node_targets(nodes, ups, inst_node, targets)
     gpus = {}
     for key, g in by_key.items():

@@ -48,7 +48,9 @@ class _NodeLink:
         self.sessions = sessions
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
         self.probe_extras = probe
-        self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
+        self.command = bundle.ssh_command(
+            interval_s, self.silence_s, python, *probe, sysfs=sessions.options.sysfs
+        )
         self.python = python
         self.chan: asyncssh.SSHClientChannel | None = None  # the probe's, while it streams
         self.ok_since: float | None = None  # when this session's probe said hello

@@ -76,6 +76,7 @@ class FleetTable(ScrollView, can_focus=True):
         self._name_w = 4
         self._gpus = 0
         self._units = False  # some node reports a training unit: the UNIT column is shown
+        self._fabric = False  # some node reports an HCA port or NVLink: the FABRIC column
         self._layout: fleet_row.Layout | None = None
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
@@ -97,6 +98,7 @@ class FleetTable(ScrollView, can_focus=True):
             self._name_w = max((len(n.name) for n in nodes), default=4)
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
             self._units = self._units or any(n.sample.units for n in nodes if n.sample)
+            self._fabric = self._fabric or _has_fabric(nodes)
             names = [n.name for n in nodes]
             self.cursor = (
                 names.index(selected.name)
@@ -107,8 +109,9 @@ class FleetTable(ScrollView, can_focus=True):
             return
         gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
         units = self._units or any(n.sample.units for n in nodes if n.sample)
-        if gpus != self._gpus or units != self._units:
-            self._gpus, self._units = gpus, units
+        fabric = self._fabric or _has_fabric(nodes)
+        if gpus != self._gpus or units != self._units or fabric != self._fabric:
+            self._gpus, self._units, self._fabric = gpus, units, fabric
             self._relayout()
             return
         self.nodes = nodes
@@ -136,7 +139,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width
-        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units)
+        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units, self._fabric)
         lines = -(-len(self.nodes) // self.per_line)
         self.virtual_size = Size(width, lines + 1)
         self._redraw_all()
@@ -324,3 +327,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def on_blur(self) -> None:
         self.refresh()
+
+
+def _has_fabric(nodes: list[NodeState]) -> bool:
+    return any(n.sample.ib_ports or n.sample.nvlinks for n in nodes if n.sample)
