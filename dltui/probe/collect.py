@@ -7,6 +7,8 @@ from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
 from .problems import Problems
+from .smart import SmartReader
+from .stack import read_stack
 
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
 # CPU. It waits this long after the first sample, so a fleet that starts together (or nodes
@@ -22,6 +24,9 @@ class Collector:
         self.interval_s = interval_s
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
+        self.sys_dir = sys_dir
+        self.smart = SmartReader()  # its own thread: a SMART read never delays a sample
+        self.smart.start()
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
         self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
         self._events_since = None
@@ -44,6 +49,8 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu facts"):
                 facts.update(self.gpu.facts())
+        with self.problems.guard("stack"):
+            facts["stack"] = read_stack(sys_dir=self.sys_dir, running_kernel=facts.get("kernel"))
         self._gpu_facts = facts["gpus"]
         if self.kernel_log is not None:
             self.kernel_log.set_gpus(self._gpu_facts)
@@ -56,6 +63,11 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu"):
                 sample["gpus"] = self.gpu.sample()
+        sample["drives"] = self.smart.records
+        if self.smart.note is None:
+            self.problems.clear("drives")
+        else:
+            self.problems.report("drives", self.smart.note)
         if self.units is not None:
             with self.problems.guard("units"):
                 sample["units"], checkpoint = self.units.sample()
@@ -82,6 +94,7 @@ class Collector:
         return self.kernel_log.events()
 
     def close(self):
+        self.smart.close()
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()

@@ -173,6 +173,50 @@ CHECKPOINT_FIELDS = (
     "error",
 )
 
+# One per drive smartctl reads (see smart.py), re-read every few minutes: the wire sends a
+# drive's fields only when a new reading changed them. NVMe fields are null on SATA/SAS drives
+# and the ATA attribute counts null on NVMe.
+DRIVE_FIELDS = (
+    "device",  # /dev/nvme0, /dev/sda; "/dev/bus/0 megaraid,1" behind a RAID controller
+    "type",  # smartctl's device type: nvme, sat, scsi, megaraid,N, ...
+    "protocol",  # NVMe, ATA, SCSI
+    "model",
+    "serial",
+    "capacity_bytes",
+    "smart_passed",  # SMART overall-health self-assessment; null when the drive gives none
+    "critical_warning_mask",  # NVMe critical warning byte
+    "critical_warnings",  # its bits by name (smart.CRITICAL_WARNING_BITS)
+    "available_spare_percent",  # NVMe
+    "available_spare_threshold_percent",
+    "endurance_used_percent",  # NVMe "percentage used": 100 = rated endurance reached
+    "media_errors_total",  # NVMe media and data integrity errors; SAS uncorrected errors
+    "error_log_entries_total",
+    "unsafe_shutdowns_total",
+    "reallocated_sectors_total",  # ATA attribute 5; SAS grown defect list
+    "pending_sectors",  # ATA 197: waiting to be reallocated (a count now, not cumulative)
+    "offline_uncorrectable_sectors",  # ATA 198
+    "udma_crc_errors_total",  # ATA 199: cabling, not the media
+    "temperature_c",
+    "power_on_hours",
+    "read_time",  # epoch seconds (node clock) of this reading
+    "error",  # plain words when the drive could not be read now (its last reading is kept)
+)
+
+# The ``stack`` fact (stack.py): read once per connection, from files only.
+STACK_FIELDS = (
+    "package_manager",  # dpkg, rpm, or null
+    "driver_packages",  # installed NVIDIA driver packages (dpkg; null on RPM systems)
+    "driver_packages_unheld",  # those without a hold: an upgrade may replace them
+    "driver_package_version",  # the userspace driver the packages installed (535.183.01)
+    "driver_held",  # every driver package held (dpkg) / version-locked or excluded (dnf)
+    "driver_module_version",  # the loaded kernel module's version
+    "auto_upgrades",  # unattended-upgrades / dnf-automatic installs updates on its own
+    "auto_upgrades_skip_driver",  # its blacklist covers every driver package
+    "auto_upgrades_source",  # where that was read, in words
+    "kernel_newest_installed",  # newest release under /lib/modules
+    "reboot_reasons",  # why a reboot is pending, in words; [] when none
+)
+
 RECORD_FIELDS = {
     "cpu": CPU_FIELDS,
     "core": CORE_FIELDS,
@@ -185,6 +229,7 @@ RECORD_FIELDS = {
     "gpu": GPU_FIELDS,
     "unit": UNIT_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
+    "drive": DRIVE_FIELDS,
 }
 
 # Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them: the one place

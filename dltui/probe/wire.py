@@ -23,6 +23,7 @@ LIST_RECORDS = (
     ("networks", "network", "name"),
     ("gpus", "gpu", "index"),
     ("units", "unit", "name"),
+    ("drives", "drive", "device"),
 )
 SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")
 

@@ -17,6 +17,7 @@ from dltui.core.models import (
     CoreSample,
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuSample,
     MemorySample,
@@ -44,8 +45,9 @@ _BUILDERS = {
     "gpu": GpuSample.from_dict,
     "unit": lambda r: UnitSample(**r),
     "checkpoint": lambda r: CheckpointSample(**r),
+    "drive": lambda r: DriveSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu", "unit")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu", "unit", "drive")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -152,6 +154,7 @@ class ProbeReader:
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
+            drives=list(lists["drive"].values()),
         )
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:
