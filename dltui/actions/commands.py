@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dltui.probe import privilege
 from dltui.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
-SUDO = "sudo"
+SUDO = privilege.SUDO
 POLKIT = "polkit"
 PRIVILEGES = (SUDO, POLKIT)
 
@@ -111,18 +112,8 @@ def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
 
 def sudoers_line(who: Identity, argv: Sequence[str]) -> str:
     """The sudoers line that allows exactly ``argv`` (as run: ``sudo -n PATH ARGS…``) for this
-    user and nothing else. Characters special to sudoers in arguments are escaped."""
-    command = list(argv)
-    if command[:2] == [SUDO, "-n"]:
-        command = command[2:]
-    args = " ".join(_sudoers_escape(a) for a in command[1:])
-    return f"{who.user} ALL=(root) NOPASSWD: {command[0]} {args}".rstrip()
-
-
-def _sudoers_escape(arg: str) -> str:
-    for ch in "\\,:=":
-        arg = arg.replace(ch, "\\" + ch)
-    return arg
+    user and nothing else (the probe's own rule, which its SMART reads use too)."""
+    return privilege.sudoers_line(who.user, argv)
 
 
 def polkit_rule(who: Identity, verb: str, unit: str) -> str:

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from dltui.core.models import UnitSample
+from dltui.probe.privilege import sudo_refused
 from dltui.probe.units import parse_show, unit_record
 from dltui.transport.command import TIMED_OUT, CommandResult, Runner, shell_line
 
@@ -33,12 +34,6 @@ from .policy import (
 JOURNAL_LINES = 20
 JOURNAL_TRIES, JOURNAL_RETRY_S = 4, 0.5  # an invocation's journal read again while empty
 READ_ONLY = "read-only: actions that change a node are disabled"
-_SUDO_DENIED = (
-    "a password is required",
-    "is not allowed to execute",
-    "not in the sudoers file",
-    "a terminal is required",
-)
 _POLKIT_DENIED = ("Interactive authentication required", "Access denied")
 # The words of systemctl and of the unit's journal when its start rate limit refuses a start.
 # systemd 252 keeps Result=exit-code and says only "Start request repeated too quickly" in the
@@ -236,7 +231,7 @@ class ActionService:
                 started,
             )
         error = res.first_error_line()
-        if argv[0] == cmd.SUDO and any(s in res.stderr for s in _SUDO_DENIED):
+        if sudo_refused(argv, res.stderr):
             line = cmd.sudoers_line(who, argv)
             return self._done(
                 node,
@@ -513,11 +508,7 @@ class ActionService:
         sent = cmd.with_timeout(argv, self.settings.query_timeout_s)
         res = await self.runner.run_command(node, sent, self.settings.query_timeout_s + 5)
         if not res.ok:
-            if (
-                res.problem is None
-                and argv[0] == cmd.SUDO
-                and any(s in res.stderr for s in _SUDO_DENIED)
-            ):
+            if res.problem is None and sudo_refused(argv, res.stderr):
                 return self._done(
                     node,
                     action,

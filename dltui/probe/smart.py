@@ -253,10 +253,10 @@ class SmartReader:
                 timeout=READ_TIMEOUT_S,
                 env=dict(os.environ, LC_ALL="C"),
             )
-        except FileNotFoundError:
-            return None, None, "%s not found" % argv[0]
         except subprocess.TimeoutExpired:
             return None, None, "no answer within %g s" % READ_TIMEOUT_S
+        except OSError as exc:  # not found, not executable by this account
+            return None, None, "%s: %s" % (argv[0], exc.strerror or exc)
         err = done.stderr.decode("utf-8", "replace").strip().splitlines()
         try:
             data = json.loads(done.stdout.decode("utf-8", "replace"))

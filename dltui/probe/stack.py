@@ -50,7 +50,7 @@ def read_stack(
     """The ``stack`` fact (schema.STACK_FIELDS); ``running_kernel`` defaults to ``uname -r``."""
     kernel = running_kernel or os.uname().release
     stack: dict[str, Any] = dict.fromkeys(STACK_FIELDS)
-    stack["driver_module_version"] = _module_version(root, sys_dir)
+    stack["driver_module_version"] = _module_version(sys_dir)
     if os.path.exists(_at(root, "var/lib/dpkg/status")):
         stack.update(_dpkg(root))
     elif os.path.isdir(_at(root, "var/lib/rpm")) or os.path.isdir(
@@ -217,16 +217,9 @@ def _lock_name(line: str) -> str:
     return re.split(r"-\d", entry, maxsplit=1)[0]
 
 
-def _module_version(root: str, sys_dir: str) -> str | None:
-    """The loaded NVIDIA kernel module's version (sysfs; procfs on older drivers)."""
-    text = _read(os.path.join(sys_dir, "module/nvidia/version")).strip()
-    if text:
-        return text
-    match = re.search(
-        r"Kernel Module\s+(?:for \S+\s+)?(\d+\.\d+(?:\.\d+)?)",
-        _read(_at(root, "proc/driver/nvidia/version")),
-    )
-    return match.group(1) if match else None
+def _module_version(sys_dir: str) -> str | None:
+    """The loaded NVIDIA kernel module's version (``modinfo``'s, as sysfs shows it)."""
+    return _read(os.path.join(sys_dir, "module/nvidia/version")).strip() or None
 
 
 def _modules_dirs(root: str) -> list[str]:
