@@ -9,12 +9,14 @@ from __future__ import annotations
 from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
-from . import capacity, connectivity, fleet, hardware, pipeline, thermal, training
+from . import capacity, connectivity, drives, fleet, hardware, pipeline, stack, thermal, training
 from .engine import Engine
 from .settings import RuleSettings
 
 RULES = (
     thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES + training.RULES
+    + drives.RULES
+    + stack.RULES
 )
 
 
