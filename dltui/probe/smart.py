@@ -87,10 +87,10 @@ def drive_record(device: str, data: dict[str, Any], read_time: float) -> dict[st
     )
     return {
         "device": device,
-        "type": _text(dev.get("type")),
-        "protocol": _text(dev.get("protocol")),
-        "model": _text(data.get("model_name") or data.get("scsi_model_name")),
-        "serial": _text(data.get("serial_number")),
+        "type": printable(dev.get("type")),
+        "protocol": printable(dev.get("protocol")),
+        "model": printable(data.get("model_name") or data.get("scsi_model_name")),
+        "serial": printable(data.get("serial_number")),
         "capacity_bytes": capacity,
         "smart_passed": passed if isinstance(passed, bool) else None,
         "critical_warning_mask": warning,
@@ -118,7 +118,7 @@ def unreadable_record(
     """The record of a drive that could not be read now: its last reading (if any) with the
     reason, so a drive that stops answering keeps what it said last."""
     rec = dict(previous) if previous else drive_record(device, {}, read_time)
-    rec["error"] = _text(reason)
+    rec["error"] = printable(reason)
     return rec
 
 
@@ -314,8 +314,9 @@ def _sum(values: Any) -> int | None:
     return sum(known) if known else None
 
 
-def _text(value: Any) -> str | None:
-    """A string from the drive or smartctl, printable characters only, cut to TEXT_LIMIT."""
+def printable(value: Any) -> str | None:
+    """A string from the drive or smartctl (or a Prometheus label), printable characters only,
+    cut to TEXT_LIMIT."""
     if value is None:
         return None
     text = "".join(ch for ch in str(value) if ch.isprintable()).strip()

@@ -45,6 +45,7 @@ from dltui.probe.schema import (
     decode_clock_event_reasons,
 )
 
+from . import demo_drives
 from .base import Sink
 from .command import CommandResult
 
@@ -141,6 +142,7 @@ class _Gpu:
 class _Node:
     def __init__(self, name: str, index: int, seed: int, gpus: int):
         self.name = name
+        self.index = index
         self.scenario = scenario_for(index)
         self.rng = random.Random(f"{seed}:{name}")
         rng = self.rng
@@ -188,7 +190,7 @@ class _Node:
         return NodeFacts(
             hostname=self.name,
             os="Ubuntu 22.04.4 LTS",
-            kernel="5.15.0-119-generic",
+            kernel=demo_drives.kernel(self.index),
             cpu_model="Intel(R) Xeon(R) Platinum 8462Y+",
             cpu_count=CORES,
             memory_total_bytes=2048 * GIB,
@@ -206,10 +208,11 @@ class _Node:
             ],
             gpu_source="nvml" if gpus else None,  # --gpus 0: a CPU node, as the probe reports one
             gpu_note=None if gpus else "no NVIDIA driver found",
-            driver_version="550.90.07" if gpus else None,
+            driver_version=demo_drives.driver(self.index) if gpus else None,
             cuda_version="12.4" if gpus else None,
-            nvml_version="12.550.90.07" if gpus else None,
+            nvml_version=f"12.{demo_drives.driver(self.index)}" if gpus else None,
             gpus=gpus,
+            stack=demo_drives.stack(self.index) if gpus else None,
         )
 
     # -- one sample --------------------------------------------------------------------------
@@ -230,6 +233,7 @@ class _Node:
             networks=self._networks(job_share),
             gpus=gpus,
             units=[self.unit.sample(self.boot_time)],
+            drives=demo_drives.drives(self.name, self.index, now),
         )
 
     def _loader_util(self, now: float, interval_s: float) -> list[float]:

@@ -43,8 +43,8 @@ def test_an_nvme_critical_warning_is_critical_naming_the_device_and_the_bit():
     alert = rig.alert("drive_failing", None)
     assert alert.severity == "critical"
     assert alert.message.startswith(
-        "/dev/nvme0 (SAMSUNG MZWLL3T2HAJQ-00005, S/N REDACTED): NVMe critical warning 0x10 "
-        "(volatile_memory_backup_failed) — back up"
+        "NVMe critical warning 0x10 (volatile_memory_backup_failed) on /dev/nvme0 "
+        "(SAMSUNG MZWLL3T2HAJQ-00005, S/N REDACTED) — back up"
     )
     assert "/dev/nvme1" not in alert.message and alert.evidence == {"drives": ["/dev/nvme0"]}
 
@@ -109,7 +109,9 @@ def test_a_sas_drive_with_uncorrected_errors_and_grown_defects_is_reported_as_hi
     feed(rig, [drive("sas_seagate-st373453lc_grown-defects.json", "/dev/sdb")])
     alert = rig.alert("drive_errors", None)
     assert alert.severity == "info"
-    assert alert.message.startswith("/dev/sdb (SEAGATE ST373453LC, S/N REDACTED): 536 media errors, 260 reallocated sectors")
+    assert alert.message.startswith(
+        "536 media errors, 260 reallocated sectors on /dev/sdb (SEAGATE ST373453LC, S/N REDACTED)"
+    )
 
 
 # -- the stack ------------------------------------------------------------------------------------

@@ -39,9 +39,11 @@ def drive_failing(sample: Sample, node: NodeMemory, p: dict) -> object:
         bits = [n for n in d.critical_warnings or () if n != "spare_below_threshold"]
         only_spare = mask == SPARE_BELOW_THRESHOLD
         if bits:
-            found.append(f"{drive_name(d)}: NVMe critical warning 0x{mask:02x} ({', '.join(bits)})")
+            found.append(
+                f"NVMe critical warning 0x{mask:02x} ({', '.join(bits)}) on {drive_name(d)}"
+            )
         elif d.smart_passed is False and not only_spare:
-            found.append(f"{drive_name(d)}: SMART overall-health self-assessment FAILED")
+            found.append(f"SMART overall-health self-assessment FAILED on {drive_name(d)}")
         else:
             continue
         devices.append(d.device)
@@ -66,22 +68,25 @@ def drive_wear(sample: Sample, node: NodeMemory, p: dict) -> object:
     ]
     if not judged:
         return None
-    found = []
+    found, devices = [], []
     for d in judged:
         spare, floor = d.available_spare_percent, d.available_spare_threshold_percent
+        said = []
         if spare is not None and floor is not None and spare < floor:
-            found.append(
-                f"{drive_name(d)}: available spare {spare} % under its threshold {floor} %"
-            )
+            said.append(f"available spare {spare} % under its threshold {floor} %")
         used = d.endurance_used_percent
         if used is not None and used >= p["used_percent"]:
-            found.append(f"{drive_name(d)}: {used} % of its rated endurance used")
+            said.append(f"{used} % of its rated endurance used")
+        if said:
+            found.append(f"{', '.join(said)} on {drive_name(d)}")
+            devices.append(d.device)
     if not found:
         return CLEAR
     return Finding(
         "warning",
         "; ".join(found),
         "plan its replacement before it turns read-only; move hot data off it",
+        evidence={"drives": devices},
         lasting=False,
         immediate=True,
     )
@@ -93,7 +98,7 @@ def drive_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
     if not sample.drives:
         return None
     seen = node.rule_state.setdefault("drive_counters", {})  # (device, serial) -> counts
-    rises, present = [], []
+    rises, present, risen, held = [], [], [], []
     for d in sample.drives:
         key = (d.device, d.serial)
         before = seen.get(key)
@@ -101,7 +106,8 @@ def drive_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
         seen[key] = now
         counts = [f"{now[n]} {words}" for n, words in _COUNTERS if now[n]]
         if counts:
-            present.append(f"{drive_name(d)}: {', '.join(counts)}")
+            present.append(f"{', '.join(counts)} on {drive_name(d)}")
+            held.append(d.device)
         if before is None:
             continue
         grew = [
@@ -110,14 +116,15 @@ def drive_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
             if now[n] is not None and before[n] is not None and now[n] > before[n]
         ]
         if grew:
-            rises.append(f"{drive_name(d)}: {', '.join(grew)}")
+            rises.append(f"{', '.join(grew)} on {drive_name(d)}")
+            risen.append(d.device)
     if rises:
         return Finding(
             "warning",
             "; ".join(rises),
             "the medium is degrading: back up, then replace the drive; run a long self-test "
             "(smartctl -t long) to see how far it goes",
-            evidence={"rises": rises},
+            evidence={"drives": risen, "rises": rises},
             lasting=False,
             immediate=True,
         )
@@ -126,6 +133,7 @@ def drive_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
             "info",
             "; ".join(present),
             "history, not a new fault: alerts follow rises",
+            evidence={"drives": held},
             lasting=False,
         )
     return CLEAR

@@ -69,6 +69,7 @@ RULES = (
         "NVIDIA driver packages not held (dpkg) / version-locked (dnf) while automatic upgrades "
         "are on; warning, or info with warning = false",
         slow=True,
+        concerns="driver_held",
     ),
     Rule(
         "reboot_pending",
@@ -78,5 +79,6 @@ RULES = (
         "a reboot waits: /run/reboot-required, a newer kernel installed than running, or newer "
         "NVIDIA packages than the loaded module (info)",
         slow=True,
+        concerns="reboot",
     ),
 )

@@ -12,6 +12,7 @@ from dltui.core import status as st
 from dltui.core.models import (
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuFacts,
     GpuSample,
@@ -41,7 +42,7 @@ _GPU_FIELD: dict[str, tuple[str, Any]] = {
 }
 
 
-def _host_of(instance: str) -> str:
+def host_of(instance: str) -> str:
     """``gpu01:9100`` -> ``gpu01``; ``[fe80::1]:9100`` -> ``fe80::1``."""
     if instance.startswith("["):
         return instance[1:].split("]", 1)[0]
@@ -112,7 +113,13 @@ class Fleet:
     nodes: dict[str, _Node]
     # Each GPU's readings by its key in the answers (the same dicts as in ``nodes``).
     gpu_keys: dict[GpuKey, dict[str, Any]] = field(default_factory=dict)
+    host_nodes: dict[str, str] = field(default_factory=dict)  # host part of an instance -> node
+    drives: dict[str, list[DriveSample]] = field(default_factory=dict)  # by node
     _prepared: dict[str, tuple[NodeFacts, Sample]] = field(default_factory=dict)
+
+    def set_drives(self, by_host: dict[str, list[DriveSample]]) -> None:
+        """smartctl_exporter's drives (``smartctl.drives_by_host``) onto the nodes they are on."""
+        self.drives = {self.host_nodes.get(host, host): d for host, d in by_host.items()}
 
     def unknown_gpus(self, known: dict[GpuKey, GpuFactLabels]) -> list[GpuKey]:
         """GPUs of this refresh that the facts in ``known`` do not cover (new ones)."""
@@ -183,6 +190,7 @@ class Fleet:
             filesystems=[_filesystem(mp, f) for mp, f in sorted(n.filesystems.items())],
             networks=[_network(nic, v) for nic, v in sorted(n.nics.items())],
             gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
+            drives=self.drives.get(name, []),
         )
 
     def status(self, name: str) -> tuple[str, str | None]:
@@ -337,6 +345,8 @@ def build(
         m = s["metric"]
         if m.get("__name__") == "node_uname_info" and m.get("nodename"):
             inst_node[m.get("instance", "")] = m["nodename"]
+    # An exporter beside node_exporter on its host (smartctl_exporter on :9633) joins its node.
+    host_nodes = {host_of(inst): name for inst, name in inst_node.items()}
     stamp = now
     by_key: dict[GpuKey, dict[str, Any] | None] = {}  # None: not a GPU (no index)
     known = gpu_facts(answers[GPU_FACTS_QUERY]) if GPU_FACTS_QUERY in answers else facts or {}
@@ -368,7 +378,8 @@ def build(
     by_inst: dict[str, _Node] = {}  # each instance's node, found once
 
     def node_of(inst: str) -> _Node:
-        n = by_inst[inst] = nodes[inst_node.get(inst) or _host_of(inst)]
+        host = host_of(inst)
+        n = by_inst[inst] = nodes[inst_node.get(inst) or host_nodes.get(host) or host]
         return n
 
     for s in host:
@@ -431,7 +442,7 @@ def build(
         if total is None and used is not None and free is not None:
             total = used + free + (g.get("FB_RESERVED") or 0.0)
         g["memory_total_mib"] = total
-    return Fleet(stamp or time.time(), dict(nodes), gpus)
+    return Fleet(stamp or time.time(), dict(nodes), gpus, host_nodes)
 
 
 _NEW: Any = object()
@@ -448,7 +459,7 @@ def _new_gpu(
         index = int(label or "")
     except ValueError:
         return None
-    name = host or inst_node.get(inst) or _host_of(inst or "unknown")
+    name = host or inst_node.get(inst) or host_of(inst or "unknown")
     inst_node.setdefault(inst, name)
     g = nodes[name].gpus.setdefault(index, {})
     g.update(known.get(key, ()))
