@@ -36,11 +36,12 @@ sys.path.insert(0, str(ROOT))
 
 import pynvml  # noqa: E402
 
-from dltui.burnin import driver, fold, report, spool, verdict  # noqa: E402
+from dltui.burnin import fold, report, spool, verdict  # noqa: E402
 from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample  # noqa: E402
-from dltui.probe import collect  # noqa: E402
-from dltui.probe.problems import Problems  # noqa: E402
-from dltui.probe.wire import Encoder  # noqa: E402
+from dltui.node.burnin import run as driver_run  # noqa: E402
+from dltui.node.probe import collect  # noqa: E402
+from dltui.node.probe.problems import Problems  # noqa: E402
+from dltui.node.wire import Encoder  # noqa: E402
 from tests.fakes.fake_nvml import install_fake_nvml  # noqa: E402
 
 CAPTURE = (
@@ -57,7 +58,7 @@ def recorder(ticks: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp)
         (run_dir / "plan.json").write_text(json.dumps({"run_id": "bench", "duration_s": ticks}))
-        run = driver.Run(str(run_dir))
+        run = driver_run.Run(str(run_dir))
         probe_enc, rec_enc = Encoder(), Encoder()
         stream = io.StringIO()
         samples = open(run_dir / "samples.jsonl", "a")
@@ -75,7 +76,7 @@ def recorder(ticks: int) -> None:
             t3 = time.process_time()
             samples.write(json.dumps(rec_enc.encode(sample), separators=(",", ":")) + "\n")
             samples.flush()
-            run._poll_progress()
+            run.load.poll(stop_asked=False)
             run._write_status("running")
             t4 = time.process_time()
             sample_cpu.append(t1 - t0)

@@ -3,7 +3,7 @@
 An 8-GPU node is simulated with the test suite's fake NVML (the real pynvml with its functions
 serving the real H100 capture, tests/fixtures/nvidia-smi/), moving the way a training job
 moves: utilisation with short dips, temperatures and power drifting, SM clock stepping, six
-sub-second utilisation readings per GPU per second. Lines go through dltui.probe.wire.Encoder
+sub-second utilisation readings per GPU per second. Lines go through dltui.node.wire.Encoder
 as the probe sends them (compact JSON).
 
 References measured in the same run: the same records spelled out in full JSON (bytes), and
@@ -30,10 +30,10 @@ sys.path.insert(0, str(ROOT))
 
 import pynvml  # noqa: E402
 
-from dltui.probe import nvml  # noqa: E402
-from dltui.probe.problems import Problems  # noqa: E402
-from dltui.probe.smi import SAMPLE_QUERY, choose_fields, gpu_record, parse_query_csv  # noqa: E402
-from dltui.probe.wire import Encoder  # noqa: E402
+from dltui.node.probe import nvml  # noqa: E402
+from dltui.node.probe.problems import Problems  # noqa: E402
+from dltui.node.probe.smi import SAMPLE_QUERY, choose_fields, gpu_record, parse_query_csv  # noqa: E402
+from dltui.node.wire import Encoder  # noqa: E402
 from tests.fakes.fake_nvml import install_fake_nvml  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "nvidia-smi"

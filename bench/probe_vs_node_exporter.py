@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dltui.probe.host import HostCollector  # noqa: E402
-from dltui.probe.problems import Problems  # noqa: E402
-from dltui.probe.wire import Encoder  # noqa: E402
+from dltui.node.probe.host import HostCollector  # noqa: E402
+from dltui.node.probe.problems import Problems  # noqa: E402
+from dltui.node.wire import Encoder  # noqa: E402
 
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
 COLLECTORS = ("cpu", "meminfo", "diskstats", "filesystem", "netdev", "pressure", "loadavg", "stat")

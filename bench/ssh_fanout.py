@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 
 from dltui.core.state import FleetState  # noqa: E402
 from dltui.transport.protocol import ProbeReader  # noqa: E402
-from dltui.transport.ssh import SshFleet  # noqa: E402
-from dltui.transport.ssh_options import SshOptions  # noqa: E402
+from dltui.transport.ssh.fleet import SshFleet  # noqa: E402
+from dltui.transport.ssh.options import SshOptions  # noqa: E402
 from tests.integration.sshd import SshLab  # noqa: E402
 
 

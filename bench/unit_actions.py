@@ -34,19 +34,19 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dltui.actions.commands import show_argv  # noqa: E402
-from dltui.probe.units import UNIT_POLL_S  # noqa: E402
+from dltui.node.probe.units import UNIT_POLL_S  # noqa: E402
 from dltui.transport.command import shell_line  # noqa: E402
-from dltui.transport.ssh import SshCommands  # noqa: E402
-from dltui.transport.ssh_options import SshOptions  # noqa: E402
+from dltui.transport.ssh.commands import SshCommands  # noqa: E402
+from dltui.transport.ssh.options import SshOptions  # noqa: E402
 from tests.integration.sshd import SshLab  # noqa: E402
 from tests.integration.systemd_node import SystemdNode, missing  # noqa: E402
 
 NODE_SIDE = r"""
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from dltui.probe.host import HostCollector
-from dltui.probe.problems import Problems
-from dltui.probe.units import UnitPoller
+from dltui.node.probe.host import HostCollector
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.units import UnitPoller
 
 def cpu():
     s, c = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)

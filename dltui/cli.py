@@ -13,7 +13,7 @@ from dltui.actions import cli as actions_cli
 from dltui.config import Config, ConfigError, load
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.prometheus import add_arguments as add_prometheus
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 if TYPE_CHECKING:
     from dltui.transport.base import Transport
@@ -212,7 +212,7 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
         )
         return _dashboard([demo], cfg, args.record, clock=demo.clock)  # the prefilled past's time
     if args.command == "replay":
-        from dltui.transport.replay import ReplayError, ReplayTransport
+        from dltui.transport.recording.replay import ReplayError, ReplayTransport
 
         try:
             replay = ReplayTransport(args.file, args.speed)
@@ -254,8 +254,8 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
     from dltui import report_text, snapshot
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
-    from dltui.record import Recorder, RecordError
     from dltui.transport.factory import node_names
+    from dltui.transport.recording.recorder import Recorder, RecordError
 
     transports = _transports(args, cfg, ssh)
     names = node_names(transports)
@@ -285,7 +285,7 @@ def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code
 def _dashboard(
     transports: Sequence[Transport], cfg: Config, record: str | None, clock=None, inventory=None
 ) -> int:
-    from dltui.record import RecordError
+    from dltui.transport.recording.recorder import RecordError
     from dltui.ui.app import run_dashboard
 
     try:

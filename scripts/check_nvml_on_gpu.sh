@@ -17,7 +17,7 @@ trap 'rm -rf "$TMP"' EXIT
 # Prints the hello's GPU facts and every sample's GPU records with field names.
 DECODE='
 import json, sys
-from dltui.probe.wire import Decoder
+from dltui.node.wire import Decoder
 decoder = Decoder()
 for line in sys.stdin:
     msg = json.loads(line)
@@ -35,12 +35,12 @@ for line in sys.stdin:
 '
 
 echo "== probe, NVML (standalone bundle, as shipped to nodes)"
-$PY -c 'from dltui.probe.bundle import standalone_script; print(standalone_script())' > "$TMP/probe.py"
+$PY -c 'from dltui.node.bundle import standalone_script; print(standalone_script())' > "$TMP/probe.py"
 python3 -I -S "$TMP/probe.py" --count 3 --interval 1 | $PY -c "$DECODE"
 
 echo "== probe, nvidia-smi fallback (pynvml hidden)"
 $PY -c 'import sys; sys.modules["pynvml"] = None
-from dltui.probe.main import main; sys.exit(main(["--count", "3", "--interval", "1"]))' | $PY -c "$DECODE"
+from dltui.node.probe.main import main; sys.exit(main(["--count", "3", "--interval", "1"]))' | $PY -c "$DECODE"
 
 echo "== nvidia-smi"
 nvidia-smi --query-gpu=index,name,utilization.gpu,memory.used,memory.total,temperature.gpu,temperature.memory,temperature.gpu.tlimit,power.draw,enforced.power.limit,clocks.current.sm,clocks.current.memory,pstate,clocks_event_reasons.active,clocks_event_reasons_counters.sw_power_cap,pcie.link.gen.current,pcie.link.width.current --format=csv

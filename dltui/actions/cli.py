@@ -63,7 +63,7 @@ class _NodeRunner:
         if node in self.local_names:
             return await self.local.run_command(node, argv, timeout_s)
         if self.ssh is None:
-            from dltui.transport.ssh import SshCommands
+            from dltui.transport.ssh.commands import SshCommands
 
             self.ssh = SshCommands(self.ssh_options)
         return await self.ssh.run_command(node, argv, timeout_s)

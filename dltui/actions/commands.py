@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dltui.probe import privilege
-from dltui.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
+from dltui.node.probe import privilege
+from dltui.node.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
 SUDO = privilege.SUDO

@@ -13,8 +13,8 @@ import time
 from collections.abc import Iterable, Sequence
 
 from dltui.core.models import UnitSample
-from dltui.probe.privilege import sudo_refused
-from dltui.probe.units import parse_show, unit_record
+from dltui.node.probe.privilege import sudo_refused
+from dltui.node.probe.units import parse_show, unit_record
 from dltui.transport.command import TIMED_OUT, CommandResult, Runner, shell_line
 
 from . import commands as cmd

@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from dltui.config import Config
 from dltui.transport.hostspec import expand_ranges
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 from .remote import NodeRunView, NodeShell, new_run_id
 from .session import BurnIn, Plan

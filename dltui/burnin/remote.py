@@ -23,9 +23,10 @@ from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.transport.base import Sink
 from dltui.transport.hostspec import HostSpecError, parse_destination
 from dltui.transport.protocol import ProbeReader
-from dltui.transport.ssh import _Connector, _Hop, _JumpPool, backoff_s
-from dltui.transport.ssh_errors import Failure, describe
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.connector import Connector, Hop, backoff_s
+from dltui.transport.ssh.errors import Failure, describe
+from dltui.transport.ssh.jump_pool import JumpPool
+from dltui.transport.ssh.options import SshOptions
 
 from . import ship
 from .fold import RunFold
@@ -60,11 +61,11 @@ class NodeShell:
 
     def __init__(self, options: SshOptions):
         self.options = options
-        self.connector = _Connector(options)
-        self.jumps = _JumpPool(self.connector)
-        self.hops: dict[str, _Hop] = {}
+        self.connector = Connector(options)
+        self.jumps = JumpPool(self.connector)
+        self.hops: dict[str, Hop] = {}
 
-    async def connection(self, name: str) -> _Hop:
+    async def connection(self, name: str) -> Hop:
         hop = self.hops.get(name)
         if hop is not None and not hop.client.closed:
             return hop

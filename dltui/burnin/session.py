@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from dltui.actions.audit import AuditLog
-from dltui.transport.ssh_errors import Failure
+from dltui.transport.ssh.errors import Failure
 
 from . import remote, report, ship, spool, verdict
 from .remote import NodeRunView, NodeShell, RunCollector

@@ -8,34 +8,24 @@ The run must outlive the SSH session, so unlike the probe the driver lands on th
 from __future__ import annotations
 
 import base64
-import marshal
 import shlex
-import zlib
 from functools import lru_cache
-from pathlib import Path
 
-from dltui.probe import bundle
+from dltui.node import bundle
+from dltui.node.burnin.plan import RUN_ID
 
-from .driver import RUN_ID
-
-PACKAGE = "dltui_burnin"
-_HERE = Path(__file__).resolve().parent
-SHIPPED = ("parse.py", "driver.py")  # stdlib only, Python 3.8 syntax
+DRIVER_ENTRY = "dltui.node.burnin.driver"
 DRIVER_NAME = "dltui-burnin"  # the driver as the audit log names it (its argparse prog)
 
 
 @lru_cache(maxsize=1)
 def driver_script() -> str:
-    mods = dict(bundle.sources())
-    mods[PACKAGE] = ""
-    for name in SHIPPED:
-        mods[f"{PACKAGE}.{name[:-3]}"] = (_HERE / name).read_text(encoding="utf-8")
-    blob = marshal.dumps({n: zlib.compress(src.encode(), 9) for n, src in mods.items()}, 4)
-    text = base64.b64encode(blob).decode()
+    mods = {**bundle.sources(), **bundle.node_sources("burnin")}
+    text = base64.b64encode(bundle.compress(mods)).decode()
     return (
         "#!/usr/bin/env python3\n# dltui burn-in driver (generated)\nimport binascii\n"
         f"D=binascii.a2b_base64({text!r})\n"
-        + bundle.loader((bundle.PACKAGE, PACKAGE), f"{PACKAGE}.driver")
+        + bundle.loader(bundle.packages(mods), DRIVER_ENTRY)
     )
 
 

@@ -1,5 +1,5 @@
 """The local copy of a run's raw samples while it is followed: one recording-format file per
-node (``dltui.record``), appended as samples arrive and timed by the samples' own clock, so
+node (``dltui.transport.recording``), appended as samples arrive and timed by the samples' own clock, so
 memory stays bounded however long the run. At the end ``merge`` streams the nodes' files
 into the run's one ``dltui replay`` recording, in time order; nothing is held whole.
 """
@@ -14,9 +14,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.record import FORMAT, Recorder, RecordError
+from dltui.transport.recording.format import encode, header
+from dltui.transport.recording.recorder import Recorder, RecordError
 
 REORDER = 256  # lines a node's file may be out of time order by (events vs samples)
 
@@ -127,7 +127,7 @@ def _lines(path: Path) -> Iterator[tuple[float, int, bytes]]:
             if early:
                 for e in early:
                     e["t"] = line["t"] - 0.001
-                    heapq.heappush(held, (e["t"], 0, seq, _dump(e)))
+                    heapq.heappush(held, (e["t"], 0, seq, encode(e)))
                     seq += 1
                 early = []
             heapq.heappush(held, (float(line["t"]), _KIND.get(kind, 2), seq, raw))
@@ -140,10 +140,6 @@ def _lines(path: Path) -> Iterator[tuple[float, int, bytes]]:
         yield t, k, data
 
 
-def _dump(line: dict[str, Any]) -> bytes:
-    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
-
-
 def merge(path: Path, sources: Iterable[tuple[str, Iterator[tuple[float, int, bytes]]]]) -> None:
     """Writes a recording at ``path`` from each node's time-ordered lines."""
     sources = list(sources)
@@ -153,8 +149,7 @@ def merge(path: Path, sources: Iterable[tuple[str, Iterator[tuple[float, int, by
     path.unlink(missing_ok=True)
     with open(path, "xb") as out:
         out.write(
-            _dump({"dltui_recording": FORMAT, "started": started, "nodes": names,
-                   "dltui": __version__})
+            encode(header(started, names))
         )
         for _, _, data in heapq.merge(*(it for _, it in streams), key=lambda x: (x[0], x[1])):
             out.write(data if data.endswith(b"\n") else data + b"\n")
@@ -192,4 +187,4 @@ def object_lines(
     calls += [(e.time, 2, {"kind": "event", "event": e.to_dict()}) for e in events]
     calls.sort(key=lambda c: (c[0], c[1]))
     for t, kind, payload in calls:
-        yield t, kind, _dump({"t": t, "node": node, **payload})
+        yield t, kind, encode({"t": t, "node": node, **payload})

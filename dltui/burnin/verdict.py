@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.node.burnin import parse
 
-from . import parse
 from .fold import GpuFold, RunFold
 
 PASS, WARN, FAIL, NOT_RUN = "pass", "warn", "fail", "not run"

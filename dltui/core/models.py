@@ -2,7 +2,7 @@
 
 Units live in field names. ``None`` means the hardware or kernel does not report the value:
 it is shown as ``n/a`` and never counts as 0. Field names match the probe's field tables
-(``dltui/probe/schema.py``) one for one; ``tests/unit/test_models.py`` holds them together.
+(``dltui/node/schema.py``) one for one; ``tests/unit/test_models.py`` holds them together.
 Treat instances as immutable: the decoder reuses unchanged records between samples.
 """
 

@@ -36,8 +36,8 @@ from dltui.core.models import (
     TaskSample,
     UnitSample,
 )
-from dltui.probe.kernel_log import oom_event
-from dltui.probe.schema import (
+from dltui.node.probe.kernel_log import oom_event
+from dltui.node.schema import (
     GPU_IDLE,
     HW_SLOWDOWN,
     SW_POWER_CAP,

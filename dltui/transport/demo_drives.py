@@ -13,7 +13,7 @@ import zlib
 from functools import lru_cache
 
 from dltui.core.models import DriveSample, StackFacts
-from dltui.probe.smart import decode_critical_warning
+from dltui.node.probe.smart import decode_critical_warning
 
 SMART_EVERY_S = 300.0
 FAILING_DRIVE_INDEX = 9  # gpu10

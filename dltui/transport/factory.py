@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from .base import Transport
 from .hostspec import expand_ranges
 from .local import LOCAL_NAMES, LocalTransport
-from .ssh_options import SshOptions
+from .ssh.options import SshOptions
 
 
 def build_transports(
@@ -23,7 +23,7 @@ def build_transports(
         units, checkpoint = probe_extras("localhost") if probe_extras else ((), None)
         transports.append(LocalTransport(interval_s, units=units, checkpoint=checkpoint))
     if remote:
-        from .ssh import SshFleet
+        from .ssh.fleet import SshFleet
 
         transports.append(SshFleet(remote, interval_s, ssh, probe_extras))
     return transports

@@ -8,7 +8,7 @@ import time
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.probe.main import until_next_tick
+from dltui.node.probe.main import until_next_tick
 
 from .base import Sink
 from .command import CommandResult, LocalRunner
@@ -18,7 +18,7 @@ LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
 
 def make_collector(interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None):
     if sys.platform.startswith("linux"):
-        from dltui.probe.collect import Collector
+        from dltui.node.probe.collect import Collector
 
         return Collector(interval_s, units=units, checkpoint=checkpoint)
     from .psutil_collector import PsutilCollector

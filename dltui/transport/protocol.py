@@ -1,6 +1,6 @@
 """Reads the probe's JSON lines into models and hands them to a sink.
 
-Rebuilds only the records that changed in a line (see ``dltui.probe.wire``); unchanged disks,
+Rebuilds only the records that changed in a line (see ``dltui.node.wire``); unchanged disks,
 GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
 is counted and reported, never raised.
 """
@@ -29,8 +29,8 @@ from dltui.core.models import (
     TaskSample,
     UnitSample,
 )
-from dltui.probe.schema import PROTOCOL
-from dltui.probe.wire import DecodeError, Decoder
+from dltui.node.schema import PROTOCOL
+from dltui.node.wire import DecodeError, Decoder
 
 from .base import Sink
 

@@ -14,8 +14,8 @@ import time
 
 import psutil
 
-from dltui.probe.gpu import open_gpu
-from dltui.probe.problems import Problems
+from dltui.node.probe.gpu import open_gpu
+from dltui.node.probe.problems import Problems
 
 _SKIP_FS = {"devfs", "autofs", "nullfs", "tmpfs", "devtmpfs", "proc", "sysfs", "overlay", "squashfs"}
 

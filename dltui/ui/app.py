@@ -18,8 +18,8 @@ from textual.worker import WorkerState
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
-from dltui.record import Recorder
 from dltui.transport.base import Sink, Transport
+from dltui.transport.recording.recorder import Recorder
 
 from . import commands, levels
 from .action_flows import ActionFlows

@@ -15,8 +15,8 @@ import types
 
 import pynvml
 
-from dltui.probe import values
-from dltui.probe.smi import parse_compute_apps_csv, parse_query_csv
+from dltui.node.probe import values
+from dltui.node.probe.smi import parse_compute_apps_csv, parse_query_csv
 
 MIB = 1024 * 1024
 SAMPLE_CLOCK_START_US = 1_760_000_000_000_000  # NVML sample timestamps are CPU time in µs

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import psutil
 
-from dltui.probe.bundle import PACKAGE as PROBE_PACKAGE
+from dltui.node.bundle import PROBE_ENTRY
 
 SSHD = "/usr/sbin/sshd"
 REPO = Path(__file__).resolve().parents[2]
@@ -164,7 +164,7 @@ class SshdNode:
         found = []
         for proc in self.processes():
             try:
-                if any(PROBE_PACKAGE in arg for arg in proc.cmdline()):  # the loader names it
+                if any(PROBE_ENTRY in arg for arg in proc.cmdline()):  # the loader names it
                     found.append(proc)
             except (psutil.NoSuchProcess, psutil.ZombieProcess):
                 continue

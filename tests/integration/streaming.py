@@ -13,8 +13,8 @@ from typing import Callable
 import psutil
 
 from dltui.core.state import FleetState
-from dltui.transport.ssh import SshFleet
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.fleet import SshFleet
+from dltui.transport.ssh.options import SshOptions
 
 WAIT_LIMIT_S = 30.0
 

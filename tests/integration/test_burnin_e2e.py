@@ -18,7 +18,7 @@ from dltui.burnin import verdict as v
 from dltui.burnin.remote import NodeShell
 from dltui.burnin.session import BurnIn, Plan
 from dltui.core.models import Sample
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 from .conftest import build_lab, require
 from .sshd import REPO, client_env, free_port

@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from dltui.core import status as st
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 from .sshd import REPO, client_env
 from .streaming import Streaming, tcp_connections_to

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 
 from dltui.core import status as st
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 from .sshd import keygen
 from .streaming import Streaming

@@ -22,8 +22,8 @@ from dltui.actions.policy import (
 )
 from dltui.actions.service import ActionService
 from dltui.transport.command import TIMED_OUT, LocalRunner
-from dltui.transport.ssh import SshCommands
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.commands import SshCommands
+from dltui.transport.ssh.options import SshOptions
 
 from .conftest import require
 from .systemd_node import SYSTEMCTL, SystemdNode, missing
@@ -352,7 +352,7 @@ def test_probe_sees_the_unit_and_kills_of_its_main_pid_raise_unit_flapping(clien
     from dltui.config import Config
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
-    from dltui.transport.ssh import SshFleet
+    from dltui.transport.ssh.fleet import SshFleet
 
     nodes, options, audit = client
     name = "sdnode0-root"

@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.app import App
 
 from dltui.burnin import demo
-from dltui.burnin.parse import GpuBurnParser
+from dltui.node.burnin.parse import GpuBurnParser
 from dltui.burnin.remote import NodeRunView, RunCollector
 from dltui.core.models import Sample
 from dltui.ui.screens.burnin import BurnInScreen

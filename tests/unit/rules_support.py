@@ -12,8 +12,8 @@ from dltui.core.models import NodeFacts, Sample
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import Alert
-from dltui.probe.gpu_records import new_gpu_record
-from dltui.probe.smi_text import parse
+from dltui.node.probe.gpu_records import new_gpu_record
+from dltui.node.probe.smi_text import parse
 
 REPO = Path(__file__).resolve().parents[2]
 TEXT_CAPTURES = REPO / "tests" / "fixtures" / "nvidia-smi-text"

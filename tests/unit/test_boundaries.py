@@ -1,8 +1,8 @@
 """The layering of dltui, checked for every module (imports anywhere in a file count, lazy
 ones included; relative imports are resolved):
 
-- the probe runs on the nodes: standard library only (and the ``pynvml`` shipped beside it),
-  Python 3.8 syntax;
+- ``dltui.node`` (the probe, the burn-in driver, the wire schema) runs on the nodes: standard
+  library only (and the ``pynvml`` shipped beside it), Python 3.8 syntax;
 - ``core`` (models, state, rules) never imports the UI, the transports or the entry points;
 - ``transport``, ``actions``, ``burnin``, ``export`` and the report modules never import the UI;
 - nothing but the entry point imports ``cli``.
@@ -25,14 +25,13 @@ NOT_UI = ("dltui.ui", *UI_LIBS, *ENTRY)
 
 # module prefix -> prefixes it must not import (the longest matching prefix applies)
 LAYERS: dict[str, tuple[str, ...]] = {
-    "dltui.probe": (),  # checked apart: stdlib only
-    "dltui.core": (*NOT_UI, "dltui.transport", "dltui.snapshot", "dltui.report_text", "dltui.record", "asyncssh"),
+    "dltui.node": (),  # checked apart: stdlib only
+    "dltui.core": (*NOT_UI, "dltui.transport", "dltui.snapshot", "dltui.report_text", "asyncssh"),
     "dltui.config": (*NOT_UI, "dltui.core", "dltui.transport"),
     "dltui.transport": NOT_UI,
     "dltui.actions": NOT_UI,
     "dltui.burnin": NOT_UI,
     "dltui.export": NOT_UI,
-    "dltui.record": NOT_UI,
     "dltui.snapshot": NOT_UI,
     "dltui.report_text": NOT_UI,
     "dltui.ui": ENTRY,
@@ -40,7 +39,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dltui.__main__": (),
     "dltui": ENTRY,  # dltui/__init__.py
 }
-PROBE_ALLOWED = ("dltui.probe", "pynvml")
+NODE_ALLOWED = ("dltui.node", "pynvml")
 
 
 def module_of(path: Path) -> str:
@@ -79,6 +78,7 @@ def under(module: str, prefix: str) -> bool:
 
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
+NODE_MODULES = {module_of(p) for p in (PACKAGE / "node").rglob("*.py")}
 
 
 def test_every_module_has_a_layer():
@@ -97,27 +97,27 @@ def test_no_layer_imports_what_it_must_not(layer):
     assert offenders == []
 
 
-def test_the_probe_imports_only_the_standard_library_and_itself():
+def test_node_code_imports_only_the_standard_library_and_itself():
     offenders = [
         f"{module_of(path)} imports {mod}"
-        for path in (PACKAGE / "probe").rglob("*.py")
+        for path in (PACKAGE / "node").rglob("*.py")
         for mod in imported_modules(path)
         if mod.split(".")[0] not in sys.stdlib_module_names
-        and not any(under(mod, allowed) for allowed in PROBE_ALLOWED)
+        and not any(under(mod, allowed) for allowed in NODE_ALLOWED)
     ]
     assert offenders == []
 
 
-def test_the_probe_is_python_3_8_syntax():
+def test_node_code_is_python_3_8_syntax():
     """Parsed as 3.8 here; compiled by a real Python 3.8 when there is one (there must be one
     in CI: ``make test`` runs on machines with pyenv's 3.8)."""
-    sources = sorted((PACKAGE / "probe").rglob("*.py"))
+    sources = sorted((PACKAGE / "node").rglob("*.py"))
     for path in sources:
         ast.parse(path.read_text(encoding="utf-8"), str(path), feature_version=(3, 8))
     found = subprocess.run([str(REPO / "scripts" / "find-python"), "3.8"], capture_output=True, text=True)
     if found.returncode != 0:
         if __import__("os").environ.get("CI") == "true":
-            pytest.fail("no Python 3.8 to compile the probe with (CI=true)")
+            pytest.fail("no Python 3.8 to compile the node code with (CI=true)")
         pytest.skip("no Python 3.8 here: parsed with feature_version=(3, 8) only")
     code = "import sys\nfor p in sys.argv[1:]:\n    compile(open(p, encoding='utf-8').read(), p, 'exec')\n"
     done = subprocess.run(
@@ -133,17 +133,17 @@ def test_the_checks_see_relative_imports(tmp_path):
     assert "dltui.core.format" in set(imported_modules(engine))  # from .. import format
 
 
-def test_the_probe_has_no_import_cycles():
+def test_node_code_has_no_import_cycles():
     """Record shapes live in a leaf (``gpu_records``): the module that picks a GPU source and
     the sources do not import each other."""
     graph = {
         module_of(path): {
             mod
             for mod in imported_modules(path)
-            if under(mod, "dltui.probe") and (PACKAGE / "probe" / (mod.split(".")[-1] + ".py")).exists()
+            if under(mod, "dltui.node") and mod in NODE_MODULES
         }
         - {module_of(path)}
-        for path in (PACKAGE / "probe").glob("*.py")
+        for path in (PACKAGE / "node").rglob("*.py")
     }
 
     def reaches(start, goal, seen):

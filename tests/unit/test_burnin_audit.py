@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from dltui.burnin.session import BurnIn, Plan
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 
 class _Answer:

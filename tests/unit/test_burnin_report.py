@@ -9,7 +9,7 @@ from dltui.burnin import report
 from dltui.burnin import verdict as v
 from dltui.burnin.session import write_recording
 from dltui.core.models import GpuFacts, NodeFacts
-from dltui.transport.replay import ReplayTransport
+from dltui.transport.recording.replay import ReplayTransport
 
 from .test_burnin_verdict import _run
 

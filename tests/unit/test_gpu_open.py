@@ -9,11 +9,11 @@ from pathlib import Path
 import pynvml
 
 from dltui.core.models import GpuFacts
-from dltui.probe.gpu import NO_DRIVER, open_gpu
-from dltui.probe.gpu_records import GPU_FACT_FIELDS
-from dltui.probe.nvml import NvmlCollector
-from dltui.probe.problems import Problems
-from dltui.probe.smi import SmiCollector
+from dltui.node.probe.gpu import NO_DRIVER, open_gpu
+from dltui.node.probe.gpu_records import GPU_FACT_FIELDS
+from dltui.node.probe.nvml import NvmlCollector
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.smi import SmiCollector
 from tests.fakes.fake_nvml import install_fake_nvml
 
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from dltui.core.models import BlockDeviceFacts, NicFacts, NodeFacts
-from dltui.probe import host
-from dltui.probe.host import (
+from dltui.node.probe import host
+from dltui.node.probe.host import (
     BoundedStatvfs,
     HostCollector,
     cpu_percents,
@@ -18,9 +18,9 @@ from dltui.probe.host import (
     network_record,
     watched_mounts,
 )
-from dltui.probe.problems import Problems
-from dltui.probe.procfs import parse_diskstats, parse_mounts, parse_net_dev, parse_stat
-from dltui.probe.schema import RECORD_FIELDS
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.procfs import parse_diskstats, parse_mounts, parse_net_dev, parse_stat
+from dltui.node.schema import RECORD_FIELDS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "proc"
 RATE_FIELDS = {
@@ -448,8 +448,8 @@ def test_filesystem_percentages_count_only_what_non_root_can_use():
     """df(1) arithmetic: root's reserved blocks and inodes are neither used nor available."""
     import collections
 
-    from dltui.probe.host import filesystem_record
-    from dltui.probe.procfs import parse_mounts
+    from dltui.node.probe.host import filesystem_record
+    from dltui.node.probe.procfs import parse_mounts
 
     mount = parse_mounts("/dev/nvme0n1p2 / ext4 rw,relatime 0 0\n")[0]
     Stat = collections.namedtuple("Stat", "f_frsize f_blocks f_bfree f_bavail f_files f_ffree f_favail")
@@ -462,7 +462,7 @@ def test_filesystem_percentages_count_only_what_non_root_can_use():
 
 
 def test_per_container_interfaces_are_not_shown_but_bridges_are():
-    from dltui.probe.host import shown_nic
+    from dltui.node.probe.host import shown_nic
 
     assert [n for n in ("lo", "eth0", "docker0", "cni0", "veth1a2b", "cali12ab", "lxc9f", "tap0", "ib0", "bond0")
             if shown_nic(n)] == ["eth0", "docker0", "cni0", "ib0", "bond0"]

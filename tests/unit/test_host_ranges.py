@@ -5,7 +5,7 @@ import pytest
 from dltui import cli
 from dltui.transport.factory import build_transports, node_names
 from dltui.transport.hostspec import HostSpecError, expand_ranges, parse_destination
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.options import SshOptions
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ import time
 
 import psutil
 
-from dltui.probe.kernel_log import KernelLog
-from dltui.probe.problems import Problems
+from dltui.node.probe.kernel_log import KernelLog
+from dltui.node.probe.problems import Problems
 
 OOM = "Out of memory: Killed process 4242 (python3) total-vm:1000kB, anon-rss:2097152kB, file-rss:0kB"
 
@@ -73,8 +73,8 @@ def test_a_probe_killed_outright_takes_its_follower_with_it_fake_journalctl(tmp_
     probe = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent("""\
             import time
-            from dltui.probe.kernel_log import KernelLog
-            from dltui.probe.problems import Problems
+            from dltui.node.probe.kernel_log import KernelLog
+            from dltui.node.probe.problems import Problems
             log = KernelLog(Problems(), poll_s=0.1)
             while not log.events():
                 time.sleep(0.1)

@@ -2,7 +2,7 @@
 
 import asyncssh
 
-from dltui.transport import known_hosts
+from dltui.transport.ssh import known_hosts
 
 
 def test_parsed_once_while_unchanged_and_again_when_a_key_is_added(tmp_path):

@@ -4,7 +4,7 @@ import dataclasses
 import json
 
 from dltui.core import models
-from dltui.probe import schema
+from dltui.node import schema
 
 RECORD_MODELS = {
     "cpu": models.CpuSample,

@@ -12,10 +12,10 @@ from pathlib import Path
 import pynvml
 import pytest
 
-from dltui.probe import nvml
-from dltui.probe.gpu_records import GPU_FACT_FIELDS, GPU_LOST
-from dltui.probe.problems import Problems
-from dltui.probe.schema import GPU_FIELDS
+from dltui.node.probe import nvml
+from dltui.node.probe.gpu_records import GPU_FACT_FIELDS, GPU_LOST
+from dltui.node.probe.problems import Problems
+from dltui.node.schema import GPU_FIELDS
 from tests.fakes.fake_nvml import install_fake_nvml
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "nvidia-smi"

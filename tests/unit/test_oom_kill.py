@@ -10,8 +10,8 @@ import time
 import pytest
 
 from dltui.core.models import NodeEvent
-from dltui.probe.kernel_log import KernelLog, oom_event, parse_oom
-from dltui.probe.problems import Problems
+from dltui.node.probe.kernel_log import KernelLog, oom_event, parse_oom
+from dltui.node.probe.problems import Problems
 from tests.unit.rules_support import Rig, busy_gpu
 from tests.unit.test_rules_capacity import memory
 from tests.unit.test_xid import FELL_OFF, FakeJournalctl, entry
@@ -92,7 +92,7 @@ def test_an_old_oom_kill_from_the_boots_backfill_is_history_not_an_alert():
 
 
 def test_the_probe_opens_the_kernel_log_on_every_node_but_only_after_its_first_samples(monkeypatch):
-    from dltui.probe import collect
+    from dltui.node.probe import collect
 
     monkeypatch.setattr(collect, "KERNEL_LOG_DELAY_S", 0.2)
     collector = collect.Collector(0.1)  # this machine: no NVIDIA driver, OOM kills still matter

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dltui.core.state import FleetState
-from dltui.probe import bundle
+from dltui.node import bundle
 from dltui.transport.protocol import ProbeReader
 
 # The node's interpreter: the system one where present (what sshd would run), else ours.
@@ -98,7 +98,7 @@ def test_payload_is_small_enough_to_send_on_every_connect():
 def test_the_shipped_binding_knows_its_version_without_package_metadata():
     from importlib.metadata import version
 
-    assert bundle.sources()["dltui_probe.binding"] == f"NVML_BINDING_VERSION = {version('nvidia-ml-py')!r}\n"
+    assert bundle.sources()["dltui.node.probe.binding"] == f"NVML_BINDING_VERSION = {version('nvidia-ml-py')!r}\n"
 
 
 def _other_pythons():

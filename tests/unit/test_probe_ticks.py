@@ -3,7 +3,7 @@ it reads the arguments dltui passes without importing argparse."""
 
 import pytest
 
-from dltui.probe.main import until_next_tick
+from dltui.node.probe.main import until_next_tick
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,7 @@ def test_nodes_started_at_different_moments_sample_at_the_same_instants():
     [[], ["--interval", "0.5"], ["--interval", "2", "--stdin-watchdog", "30"], ["--count", "3", "--interval", "0.25"]],
 )
 def test_the_fast_argument_path_reads_what_argparse_would(argv):
-    from dltui.probe.main import _parse_plain, _parse_with_argparse
+    from dltui.node.probe.main import _parse_plain, _parse_with_argparse
 
     fast, slow = _parse_plain(argv), _parse_with_argparse(argv)
     assert fast is not None
@@ -53,7 +53,7 @@ def test_the_fast_argument_path_reads_what_argparse_would(argv):
 
 @pytest.mark.parametrize("argv", [["--interval", "0"], ["--interval", "nan"], ["--intervl", "1"], ["--interval"], ["--help"]])
 def test_anything_else_gets_argparses_message(argv, capsys):
-    from dltui.probe.main import parse_args
+    from dltui.node.probe.main import parse_args
 
     with pytest.raises(SystemExit):
         parse_args(argv)

@@ -5,8 +5,8 @@ import os
 import shutil
 import subprocess
 
-from dltui.probe.problems import Problems
-from dltui.probe.units import UnitPoller, mark_unit_processes, newest_file, parse_show, unit_record
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.units import UnitPoller, mark_unit_processes, newest_file, parse_show, unit_record
 
 # `systemctl show dl_train.service nosuch.service -p …` as systemd 252 printed it (the
 # integration tests' systemd node, Debian 12)

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe.host import memory_record
-from dltui.probe.procfs import (
+from dltui.node.probe.host import memory_record
+from dltui.node.probe.procfs import (
     SECTOR_BYTES,
     CpuTimes,
     parse_diskstats,

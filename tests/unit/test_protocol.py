@@ -5,8 +5,8 @@ import json
 import pytest
 
 from dltui.core.state import FleetState
-from dltui.probe.schema import PROTOCOL
-from dltui.probe.wire import Encoder
+from dltui.node.schema import PROTOCOL
+from dltui.node.wire import Encoder
 from dltui.transport.protocol import ProbeReader, ProtocolError
 from tests.unit.test_wire import collected
 

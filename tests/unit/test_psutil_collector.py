@@ -3,7 +3,7 @@
 import time
 
 from dltui.core.models import NodeFacts, Sample
-from dltui.probe.schema import RECORD_FIELDS
+from dltui.node.schema import RECORD_FIELDS
 from dltui.transport.psutil_collector import PsutilCollector
 
 

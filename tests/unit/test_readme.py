@@ -4,7 +4,7 @@ import dataclasses
 from pathlib import Path
 
 from dltui.core import models
-from dltui.probe.schema import RECORD_FIELDS
+from dltui.node.schema import RECORD_FIELDS
 
 README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
 

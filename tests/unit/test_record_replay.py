@@ -11,9 +11,9 @@ import pytest
 from dltui.core import status as st
 from dltui.core.models import GpuFacts, GpuSample, NodeEvent, NodeFacts, Sample
 from dltui.core.state import FleetState
-from dltui.record import RecordError, Recorder
+from dltui.transport.recording.recorder import RecordError, Recorder
 from dltui.transport.local import LocalTransport
-from dltui.transport.replay import ReplayError, ReplayTransport
+from dltui.transport.recording.replay import ReplayError, ReplayTransport
 
 NODES = ["gpu01", "gpu02"]
 

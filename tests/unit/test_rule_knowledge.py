@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dltui.core.rules import RULES
 from dltui.core.rules.thermal import temperature_limits
-from dltui.probe import schema
+from dltui.node import schema
 from dltui.ui import levels
 
 PACKAGE = Path(__file__).resolve().parents[2] / "dltui"

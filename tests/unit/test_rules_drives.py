@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dltui.config import Config
 from dltui.core.models import DriveSample, NodeFacts, Sample, StackFacts
-from dltui.probe.smart import drive_record
+from dltui.node.probe.smart import drive_record
 
 from .rules_support import Rig, host
 

@@ -1,4 +1,4 @@
-"""Drive health from smartctl's JSON (dltui/probe/smart.py), on real captures of healthy and
+"""Drive health from smartctl's JSON (dltui/node/probe/smart.py), on real captures of healthy and
 failing NVMe, SATA and SAS drives (tests/fixtures/smartctl/PROVENANCE.md), and the reader run
 against the fake ``smartctl`` replaying them (tests/fakes/smartctl) as a real subprocess."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe import smart
+from dltui.node.probe import smart
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = REPO / "tests" / "fixtures" / "smartctl"
@@ -197,7 +197,7 @@ def test_sudo_refusal_names_the_exact_sudoers_line_for_the_scan_and_each_drive_f
     drives({"/dev/nvme0": ["nvme_samsung-mzql23t8hcls_healthy.json"]})
     script = (
         "import json, sys; sys.path.insert(0, %r)\n"
-        "from dltui.probe.smart import SmartReader\n"
+        "from dltui.node.probe.smart import SmartReader\n"
         "r = SmartReader(find=lambda n: %r if n == 'smartctl' else __import__('shutil').which(n))\n"
         "print(json.dumps([r.read(), r.note]))\n" % (str(REPO), str(bin_dir / "smartctl"))
     )

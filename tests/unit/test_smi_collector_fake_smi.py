@@ -11,10 +11,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dltui.probe.gpu_records import GPU_LOST
-from dltui.probe.problems import Problems
-from dltui.probe import smi as smi_module
-from dltui.probe.smi import SmiCollector
+from dltui.node.probe.gpu_records import GPU_LOST
+from dltui.node.probe.problems import Problems
+from dltui.node.probe import smi as smi_module
+from dltui.node.probe.smi import SmiCollector
 
 REPO = Path(__file__).resolve().parents[2]
 FAKES = REPO / "tests" / "fakes"
@@ -234,7 +234,7 @@ def test_a_silent_loop_is_reported_and_only_the_first_sample_waits_for_it_fake_s
 ):
     """A wedged driver keeps nvidia-smi alive and silent: the GPUs get a plain error and the
     host part of every later sample must not wait for rows that never come."""
-    from dltui.probe import smi
+    from dltui.node.probe import smi
 
     scenario = tmp_path / "hang.jsonl"
     scenario.write_text('{"hang": true}\n')

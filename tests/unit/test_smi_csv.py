@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe import values
-from dltui.probe.schema import GPU_FIELDS
-from dltui.probe.smi import (
+from dltui.node.probe import values
+from dltui.node.schema import GPU_FIELDS
+from dltui.node.probe.smi import (
     COMPUTE_APPS_FIELDS,
     FACT_QUERY,
     SAMPLE_QUERY,

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from dltui.probe.gpu_records import GPU_FACT_FIELDS
-from dltui.probe.schema import GPU_FIELDS
-from dltui.probe.smi_text import parse
+from dltui.node.probe.gpu_records import GPU_FACT_FIELDS
+from dltui.node.schema import GPU_FIELDS
+from dltui.node.probe.smi_text import parse
 from tests.unit.rules_support import TEXT_CAPTURES, capture
 
 CAPTURES = sorted(p.name for p in TEXT_CAPTURES.glob("*.txt"))

@@ -3,7 +3,7 @@
 
 import pytest
 
-from dltui.probe import values
+from dltui.node.probe import values
 
 
 @pytest.mark.parametrize(

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe.gpu_records import GPU_FACT_FIELDS
-from dltui.probe.schema import GPU_FIELDS
-from dltui.probe.smi_xml import parse_smi_xml
+from dltui.node.probe.gpu_records import GPU_FACT_FIELDS
+from dltui.node.schema import GPU_FIELDS
+from dltui.node.probe.smi_xml import parse_smi_xml
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "nvidia-smi"

@@ -5,8 +5,8 @@ import os
 import pytest
 
 from dltui.transport.hostspec import parse_destination
-from dltui.transport.ssh_config import SshConfig, SshConfigError
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.config import SshConfig, SshConfigError
+from dltui.transport.ssh.options import SshOptions
 
 CONFIG = """\
 Host bastion

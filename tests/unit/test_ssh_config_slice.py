@@ -8,9 +8,9 @@ import pytest
 from asyncssh.config import SSHClientConfig
 
 from dltui.transport.hostspec import parse_destination
-from dltui.transport.ssh_config import SshConfig, SshConfigError
-from dltui.transport.ssh_config_slice import ConfigSlicer
-from dltui.transport.ssh_options import SshOptions
+from dltui.transport.ssh.config import SshConfig, SshConfigError
+from dltui.transport.ssh.config_slice import ConfigSlicer
+from dltui.transport.ssh.options import SshOptions
 
 CONFIG = """\
 # fleet config, generated

@@ -9,8 +9,8 @@ import pytest
 
 from dltui.core import status as st
 from dltui.transport.hostspec import parse_destination
-from dltui.transport.ssh_config import HostSettings
-from dltui.transport.ssh_errors import Failure, describe, probe_exit_reason, via_jump
+from dltui.transport.ssh.config import HostSettings
+from dltui.transport.ssh.errors import Failure, describe, probe_exit_reason, via_jump
 
 HOP = HostSettings(
     dest=parse_destination("gpu01"),

@@ -5,9 +5,9 @@ import json
 import asyncssh
 
 from dltui.core.state import FleetState
-from dltui.probe.wire import Encoder
+from dltui.node.wire import Encoder
 from dltui.transport.protocol import ProbeReader
-from dltui.transport.ssh import MAX_LINE_BYTES, STDERR_KEPT_BYTES, _ProbeSession
+from dltui.transport.ssh.fleet import MAX_LINE_BYTES, STDERR_KEPT_BYTES, _ProbeSession
 from tests.unit.test_protocol import hello
 from tests.unit.test_wire import collected
 

@@ -1,4 +1,4 @@
-"""The locked stack (dltui/probe/stack.py): node roots assembled from fixture files (dpkg status
+"""The locked stack (dltui/node/probe/stack.py): node roots assembled from fixture files (dpkg status
 files written by the real dpkg, APT and dnf configuration; tests/fixtures/stack/PROVENANCE.md),
 read through ``read_stack(root=…)``; and once this machine's own files."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dltui.probe import aptconf, stack
+from dltui.node.probe import aptconf, stack
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "stack"
 RUNNING = "5.15.0-119-generic"

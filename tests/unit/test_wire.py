@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from dltui.probe.schema import GPU_FIELDS
-from dltui.probe.wire import DecodeError, Decoder, Encoder
+from dltui.node.schema import GPU_FIELDS
+from dltui.node.wire import DecodeError, Decoder, Encoder
 
 
 def collected(t, util=97.0, temp=61, disks=("nvme0n1",)):

@@ -9,10 +9,10 @@ import os
 import subprocess
 
 from dltui.core.models import GpuFacts, NodeEvent, NodeFacts
-from dltui.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line, xid_event
-from dltui.probe.values import pci_key
-from dltui.probe.problems import Problems
-from dltui.probe.xid import describe
+from dltui.node.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line, xid_event
+from dltui.node.probe.values import pci_key
+from dltui.node.probe.problems import Problems
+from dltui.node.probe.xid import describe
 from tests.unit.rules_support import Rig, busy_gpu
 
 FELL_OFF = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -287,7 +287,7 @@ def test_a_kernel_line_sent_again_by_a_reconnect_backfill_is_one_timeline_entry(
 
 def test_kmsg_lines_carry_their_microseconds_since_boot(tmp_path):
     """The id's clock: kmsg's own timestamp, not one recomputed from wall and monotonic time."""
-    from dltui.probe.kernel_log import KmsgSource
+    from dltui.node.probe.kernel_log import KmsgSource
 
     path = tmp_path / "kmsg"
     path.write_bytes(b"4,812,93112233,-;" + FELL_OFF.encode() + b"\n")

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from statistics import median
 from typing import Any, NamedTuple
 
-from dltui.probe.schema import HW_POWER_BRAKE_SLOWDOWN as HW_POWER_BRAKE
-from dltui.probe.schema import HW_SLOWDOWN, SW_POWER_CAP
-from dltui.probe.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
-from dltui.probe.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
+from dltui.node.schema import HW_POWER_BRAKE_SLOWDOWN as HW_POWER_BRAKE
+from dltui.node.schema import HW_SLOWDOWN, SW_POWER_CAP
+from dltui.node.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
+from dltui.node.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
 from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta

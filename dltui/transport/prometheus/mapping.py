@@ -23,7 +23,7 @@ from dltui.core.models import (
     Sample,
     TaskSample,
 )
-from dltui.probe.schema import decode_clock_event_reasons
+from dltui.node.schema import decode_clock_event_reasons
 
 from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
 

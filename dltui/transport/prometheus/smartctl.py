@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from dltui.core.models import DriveSample
-from dltui.probe.smart import decode_critical_warning, printable
+from dltui.node.probe.smart import decode_critical_warning, printable
 
 QUERY = "smartctl"
 # smartctl_exporter gauge -> DriveSample field

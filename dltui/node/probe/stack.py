@@ -23,8 +23,8 @@ import os
 import re
 from typing import Any
 
+from ..schema import STACK_FIELDS
 from .aptconf import read_apt_config
-from .schema import STACK_FIELDS
 
 # Packages that make up the driver (kernel module, its userspace, the fabric manager that must
 # match it). The container toolkit and CUDA toolkits are not the driver.

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import asyncssh
 
-from .file_stamp import file_stamp
+from ..file_stamp import file_stamp
 
 UNKNOWN = "unknown"
 CHANGED = "changed"

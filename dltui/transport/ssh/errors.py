@@ -11,8 +11,8 @@ import asyncssh
 
 from dltui.core import status as st
 
+from .config import HostSettings
 from .known_hosts import CHANGED, OfferedKey, host_pattern
-from .ssh_config import HostSettings
 
 DEFAULT_KEY_FILES = ("id_ed25519", "id_ecdsa", "id_rsa")  # what ssh(1) tries without IdentityFile
 

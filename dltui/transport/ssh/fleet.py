@@ -1,7 +1,7 @@
 """The SSH fleet: one connection per node, one shared connection per jump host, the probe
 streamed over each node's connection.
 
-A node's trouble is a status word with a reason (``ssh_errors``), never an exception, and the
+A node's trouble is a status word with a reason (``errors``), never an exception, and the
 node keeps retrying with jittered exponential backoff. Nodes behind the same jump route share
 one connection to it, so a fleet of 64 behind a bastion costs the bastion one TCP connection.
 """
@@ -9,186 +9,29 @@ one connection to it, so a fleet of 64 behind a bastion costs the bastion one TC
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import cast
 
 import asyncssh
 
 from dltui.core import status as st
-from dltui.probe import bundle
+from dltui.node import bundle
 
-from . import known_hosts
-from .base import Sink
-from .command import CommandResult, run_on_connection, unreachable
-from .hostspec import Destination, HostSpecError, parse_destination
-from .protocol import ProbeReader, ProtocolError
-from .ssh_config import HostSettings, SshConfig, SshConfigError
-from .ssh_errors import DEFAULT_KEY_FILES, Failure, describe, probe_exit_reason, via_jump
-from .ssh_options import SshOptions
+from ..base import Sink
+from ..command import CommandResult, run_on_connection, unreachable
+from ..hostspec import HostSpecError, parse_destination
+from ..protocol import ProbeReader, ProtocolError
+from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Connector, Hop, backoff_s
+from .errors import Failure, describe, probe_exit_reason, via_jump
+from .jump_pool import JumpPool
+from .options import SshOptions
 
 ProbeExtras = tuple[tuple[str, ...], "str | None"]  # units to report, checkpoint glob
 
-BACKOFF_FIRST_S = 1.0
-BACKOFF_CAP_S = 30.0
 PINGS_PER_SILENCE = 3  # stdin pings per watchdog period: one lost or late ping is harmless
-CLOSE_WAIT_S = 2.0  # how long a closing connection may take to say goodbye
 STDERR_KEPT_BYTES = 4096
 MAX_LINE_BYTES = 1 << 20  # longer than any hello or keyframe; beyond it a line is garbage
-# AES-GCM first: asyncssh's ChaCha20 builds cipher objects for every packet, which costs
-# ~0.07 ms per sample through a jump (two layers); an SSH config's Ciphers still wins.
-PREFERRED_CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr"
-
-
-def backoff_s(attempt: int) -> float:
-    """Delay before retry ``attempt`` (1, 2, …): doubling up to the cap, jittered so a fleet
-    that lost its bastion does not reconnect in lockstep."""
-    return min(BACKOFF_CAP_S, BACKOFF_FIRST_S * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0)
-
-
-class _Client(asyncssh.SSHClient):
-    """Checks host keys through a ``HostKeyPolicy`` and remembers why its connection ended."""
-
-    def __init__(self, policy: known_hosts.HostKeyPolicy | None):
-        self.policy = policy
-        self.closed = False
-        self.lost: Exception | None = None
-
-    def validate_host_public_key(self, host: str, addr: str, port: int, key: asyncssh.SSHKey) -> bool:
-        return self.policy is not None and self.policy.accept(host, addr, port, key)
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self.lost = exc
-
-
-@dataclass
-class _Hop:
-    """One open SSH connection (a jump host or a node)."""
-
-    settings: HostSettings
-    conn: asyncssh.SSHClientConnection
-    client: _Client
-
-    def loss(self) -> Failure:
-        """Why this connection ended, as a failure."""
-        return describe(self.client.lost or asyncssh.ConnectionLost("closed"), self.settings, None)
-
-    async def close(self) -> None:
-        self.conn.close()
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(self.conn.wait_closed(), CLOSE_WAIT_S)
-
-
-class _Connector:
-    """Opens one SSH hop the way ssh(1) would: the SSH config, checked host keys, keys and agent,
-    and never a password or passphrase prompt. Re-reads config and known_hosts on every
-    attempt, so a fix the operator makes is picked up by the next retry."""
-
-    def __init__(self, options: SshOptions):
-        self.options = options
-        self.config = SshConfig(options)
-        self.known_hosts = known_hosts.KnownHostsCache()
-
-    def route(self, dest: Destination) -> tuple[Destination, ...]:
-        try:
-            return self.config.route(dest)
-        except (SshConfigError, HostSpecError) as exc:
-            raise Failure(st.UNREACHABLE, str(exc)) from exc
-
-    async def open(self, dest: Destination, tunnel: asyncssh.SSHClientConnection | None) -> _Hop:
-        try:
-            paths = self.config.paths_for(dest)
-            hop = self.config.settings(dest)
-        except SshConfigError as exc:
-            raise Failure(st.UNREACHABLE, str(exc)) from exc
-        known = policy = None
-        if hop.known_hosts_files is not None:
-            try:
-                known = self.known_hosts.load(hop.known_hosts_files)
-            except (OSError, ValueError) as exc:
-                # Without a readable known_hosts no key can be verified: refuse, say which file.
-                raise Failure(st.HOST_KEY_UNKNOWN, f"cannot read known_hosts: {exc}") from exc
-            accept_into = hop.known_hosts_files[0] if self.options.accept_new_host_keys else None
-            policy = known_hosts.HostKeyPolicy(known, accept_into)
-        client = _Client(policy)
-        try:
-            conn = await asyncssh.connect(
-                dest.host,
-                port=dest.port or (),
-                username=dest.user or (),
-                config=paths,
-                tunnel=tunnel,  # None: the route has no jump (ProxyJump is resolved by route())
-                client_factory=lambda: client,
-                known_hosts=known,
-                client_keys=self._client_keys(hop),
-                ignore_encrypted=True,  # a locked key without an agent: skip it, never prompt
-                password_auth=False,
-                kbdint_auth=False,
-                connect_timeout=hop.connect_timeout_s,
-                keepalive_interval=hop.keepalive_interval_s,
-                keepalive_count_max=hop.keepalive_count,
-                encryption_algs=hop.ciphers or PREFERRED_CIPHERS,
-            )
-        except Exception as exc:  # asyncssh, OSError, timeouts: all become a status
-            raise describe(exc, hop, policy.offered if policy else None, self.options.identity) from exc
-        return _Hop(hop, conn, client)
-
-    def _client_keys(self, hop: HostSettings) -> list[str] | tuple:
-        """``-i`` keys come first and the config's (or the default) keys still follow, as in
-        ssh(1); without ``-i`` asyncssh's own defaults already do exactly that."""
-        if not self.options.identity:
-            return ()
-        files = list(self.options.identity) + list(hop.identity_files)
-        if not hop.identity_files:
-            files += [f"~/.ssh/{name}" for name in DEFAULT_KEY_FILES]
-        return [path for path in files if _is_file(path)]
-
-
-class _JumpPool:
-    """One live connection per jump route, shared by every node behind it. A route that is
-    being opened is opened once; every node asking meanwhile awaits the same attempt."""
-
-    def __init__(self, connector: _Connector):
-        self.connector = connector
-        self.hops: dict[tuple[Destination, ...], _Hop] = {}
-        self.opening: dict[tuple[Destination, ...], asyncio.Task] = {}
-
-    async def tunnel(self, route: tuple[Destination, ...]) -> _Hop | None:
-        if not route:
-            return None
-        hop = self.hops.get(route)
-        if hop is not None and not hop.client.closed:
-            return hop
-        task = self.opening.get(route)
-        if task is None:
-            task = self.opening[route] = asyncio.create_task(self._open(route))
-            task.add_done_callback(lambda t: self._opened(route, t))
-        return await asyncio.shield(task)  # a node giving up must not cancel the others' jump
-
-    def _opened(self, route: tuple[Destination, ...], task: asyncio.Task) -> None:
-        del self.opening[route]
-        if not task.cancelled():
-            task.exception()  # retrieved: every waiter may have been cancelled
-
-    async def _open(self, route: tuple[Destination, ...]) -> _Hop:
-        before = await self.tunnel(route[:-1])
-        try:
-            hop = await self.connector.open(route[-1], before.conn if before else None)
-        except Failure as failure:
-            raise via_jump(route[-1].text, failure) from None
-        self.hops[route] = hop
-        return hop
-
-    async def close(self) -> None:
-        for task in list(self.opening.values()):
-            task.cancel()
-        await asyncio.gather(*(hop.close() for hop in reversed(list(self.hops.values()))))
-        self.hops.clear()
 
 
 class _NodeLink:
@@ -197,8 +40,8 @@ class _NodeLink:
     def __init__(
         self,
         name: str,
-        connector: _Connector,
-        jumps: _JumpPool,
+        connector: Connector,
+        jumps: JumpPool,
         interval_s: float,
         python: str,
         probe: ProbeExtras = ((), None),
@@ -210,7 +53,7 @@ class _NodeLink:
         self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
         self.python = python
         self.ok_since: float | None = None  # when this session's probe said hello
-        self.node: _Hop | None = (
+        self.node: Hop | None = (
             None  # the open connection, for commands (actions) beside the probe
         )
         self.status_reason = "not connected yet"
@@ -265,7 +108,7 @@ class _NodeLink:
             if node is not None:
                 await node.close()
 
-    def _blame(self, failure: Failure, jump: _Hop | None) -> Failure:
+    def _blame(self, failure: Failure, jump: Hop | None) -> Failure:
         """A node behind a jump that died is unreachable because of the jump."""
         if jump is not None and jump.client.closed:
             return via_jump(jump.settings.dest.text, jump.loss())
@@ -276,7 +119,7 @@ class _NodeLink:
             return Failure(st.RECONNECTING, failure.reason)
         return failure
 
-    async def _stream(self, node: _Hop, sink: Sink) -> Failure:
+    async def _stream(self, node: Hop, sink: Sink) -> Failure:
         reader = ProbeReader(self.name, sink)
         chan, created = await node.conn.create_session(
             lambda: _ProbeSession(reader, self._said_hello), self.command, encoding=None
@@ -416,8 +259,8 @@ class SshFleet:
         return await link.run_command(argv, timeout_s)
 
     async def run(self, sink: Sink) -> None:
-        connector = _Connector(self.options)
-        jumps = _JumpPool(connector)
+        connector = Connector(self.options)
+        jumps = JumpPool(connector)
         extras = self.probe_extras or (lambda name: ((), None))
         links = [
             _NodeLink(n, connector, jumps, self.interval_s, self.options.python, extras(n))
@@ -432,49 +275,3 @@ class SshFleet:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # each closes its node connection
             await jumps.close()
-
-
-class SshCommands:
-    """Commands on nodes without a dashboard (``dltui unit``, ``dltui signal``, benchmarks):
-    one connection per node, opened on first use the way the dashboard opens it (SSH config,
-    shared jump connection, checked host keys), reused for every later command."""
-
-    def __init__(self, options: SshOptions):
-        self.connector = _Connector(options)
-        self.jumps = _JumpPool(self.connector)
-        self.hops: dict[str, _Hop] = {}
-        self.failures: dict[str, str] = {}
-
-    async def connect(self, node: str) -> str | None:
-        """None when connected, else the reason in plain words."""
-        hop = self.hops.get(node)
-        if hop is not None and not hop.client.closed:
-            return None
-        jump = None
-        try:
-            dest = parse_destination(node)
-            jump = await self.jumps.tunnel(self.connector.route(dest))
-            self.hops[node] = await self.connector.open(dest, jump.conn if jump else None)
-            return None
-        except HostSpecError as exc:
-            return str(exc)
-        except Failure as exc:
-            failure = exc  # a lost jump host is the better reason
-            if jump is not None and jump.client.closed:
-                failure = via_jump(jump.settings.dest.text, jump.loss())
-            return f"{failure.status}: {failure.reason}"
-
-    async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
-        problem = await self.connect(node)
-        if problem is not None:
-            return unreachable(argv, problem)
-        return await run_on_connection(self.hops[node].conn, argv, timeout_s)
-
-    async def close(self) -> None:
-        await asyncio.gather(*(hop.close() for hop in self.hops.values()))
-        self.hops.clear()
-        await self.jumps.close()
-
-
-def _is_file(path: str) -> bool:
-    return os.path.isfile(os.path.expanduser(path))

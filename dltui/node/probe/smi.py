@@ -20,9 +20,9 @@ import subprocess
 import threading
 import time
 
+from ..schema import decode_clock_event_reasons
 from . import values
 from .gpu_records import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
-from .schema import decode_clock_event_reasons
 from .smi_xml import parse_smi_xml
 
 ONE_SHOT_TIMEOUT_S = 30.0

@@ -19,14 +19,19 @@ import zlib
 from functools import lru_cache
 from pathlib import Path
 
-PACKAGE = "dltui_probe"
-_HERE = Path(__file__).resolve().parent
+_NODE = Path(__file__).resolve().parent  # dltui/node
+ROOT = "dltui"  # on the node, an empty package: the shipped modules keep their real names
+PROBE_ENTRY = "dltui.node.probe.main"
+# The operator side's own: this builder, and the reader of pasted `nvidia-smi -q` text (the
+# probe never runs `nvidia-smi -q`).
+NOT_SHIPPED = {"bundle.py", "probe/smi_text.py"}
+
 
 # Loader: each module is decompressed and compiled when first imported, so a node without a
 # GPU never pays for ``pynvml`` (330 KB of source). ``-I -S`` keeps the node's site-packages
 # and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
 # Only cheap imports here: ``importlib.abc``/``util`` alone cost a cold probe ~20 ms of CPU.
-def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main") -> str:
+def loader(packages: tuple[str, ...], entry: str) -> str:
     """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
     return (
         "import sys,zlib,marshal\n"
@@ -43,24 +48,34 @@ def loader(packages: tuple[str, ...] = (PACKAGE,), entry: str = PACKAGE + ".main
     ) % {"pkgs": packages, "entry": entry}
 
 
-_LOADER = loader()
-
-# This module runs on the operator's side; the `-q` text parser serves only captures read
-# there (tests, triage of pasted output): the probe never runs `nvidia-smi -q`.
-NOT_SHIPPED = {"bundle.py", "smi_text.py"}
-
 _STDIN_PRELUDE = "import sys\nB=sys.stdin.buffer\nD=B.read(int(B.readline()))\n"
+
+
+def node_sources(*subpackages: str) -> dict[str, str]:
+    """Module name -> source: ``dltui.node``'s own modules and those of ``subpackages``."""
+    mods = {ROOT: ""}
+    folders = [_NODE] + [_NODE / sub for sub in subpackages]
+    for folder in folders:
+        for path in sorted(folder.glob("*.py")):
+            rel = path.relative_to(_NODE).as_posix()
+            if rel in NOT_SHIPPED:
+                continue
+            parts = ["dltui", "node", *path.relative_to(_NODE).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            mods[".".join(parts)] = path.read_text(encoding="utf-8")
+    return mods
+
+
+def packages(mods: dict[str, str]) -> tuple[str, ...]:
+    """The names in ``mods`` that are packages (the loader must know them)."""
+    return tuple(sorted(n for n in mods if n == ROOT or any(m.startswith(n + ".") for m in mods)))
 
 
 @lru_cache(maxsize=1)
 def sources() -> dict[str, str]:
-    """Module name -> source for every shipped module."""
-    mods = {}
-    for path in sorted(_HERE.glob("*.py")):
-        if path.name in NOT_SHIPPED:
-            continue
-        name = PACKAGE if path.name == "__init__.py" else f"{PACKAGE}.{path.stem}"
-        mods[name] = path.read_text(encoding="utf-8")
+    """Module name -> source for every module the probe ships."""
+    mods = node_sources("probe")
     spec = importlib.util.find_spec("pynvml")
     if spec is not None and spec.origin:
         mods["pynvml"] = Path(spec.origin).read_text(encoding="utf-8")
@@ -69,14 +84,23 @@ def sources() -> dict[str, str]:
         except importlib.metadata.PackageNotFoundError:
             version = None
         # The binding's field ids depend on its version; its metadata does not travel with it.
-        mods[f"{PACKAGE}.binding"] = f"NVML_BINDING_VERSION = {version!r}\n"
+        mods["dltui.node.probe.binding"] = f"NVML_BINDING_VERSION = {version!r}\n"
     return mods
+
+
+def compress(mods: dict[str, str]) -> bytes:
+    """Module name -> zlib-compressed source, marshalled (format 4: readable by Python 3.4+)."""
+    return marshal.dumps({name: zlib.compress(src.encode(), 9) for name, src in mods.items()}, 4)
 
 
 @lru_cache(maxsize=1)
 def _compressed() -> bytes:
-    """Module name -> zlib-compressed source, marshalled (format 4: readable by Python 3.4+)."""
-    return marshal.dumps({name: zlib.compress(src.encode(), 9) for name, src in sources().items()}, 4)
+    return compress(sources())
+
+
+@lru_cache(maxsize=1)
+def _loader() -> str:
+    return loader(packages(sources()), PROBE_ENTRY)
 
 
 def payload() -> bytes:
@@ -112,7 +136,7 @@ def ssh_command(
         "-I",
         "-S",
         "-c",
-        _STDIN_PRELUDE + _LOADER,
+        _STDIN_PRELUDE + _loader(),
         *probe_args(interval_s, watchdog_s, units, checkpoint),
     ]
     return "exec " + " ".join(shlex.quote(a) for a in argv)
@@ -125,6 +149,6 @@ def standalone_script() -> str:
         "#!/usr/bin/env python3\n# dltui probe (generated)\nimport binascii\nD=binascii.a2b_base64(%r)\n%s"
         % (
             blob,
-            _LOADER,
+            _loader(),
         )
     )

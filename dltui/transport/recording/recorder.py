@@ -1,15 +1,5 @@
-"""``--record FILE``: a sink that passes every call on and also appends it to a JSONL file.
-
-The file starts with a header line, ``{"dltui_recording": 1, "started": t, "nodes": [...],
-"dltui": version}``, then holds one line per sink call, in the order the calls came:
-
-    {"t": 1767258001.2, "node": "gpu01", "kind": "status", "status": "ok", "reason": null}
-    {"t": ..., "node": ..., "kind": "hello", "facts": {...}, "interval_s": 1.0}
-    {"t": ..., "node": ..., "kind": "sample", "sample": {...}}     # Sample.to_dict()
-    {"t": ..., "node": ..., "kind": "event", "event": {...}}       # NodeEvent.to_dict()
-
-``t`` is the operator's wall clock when the call came, which is what ``dltui replay``
-(``dltui/transport/replay.py``) times its playback by. A name ending in ``.gz`` writes gzip.
+"""``--record FILE``: a sink that passes every call on and also appends it to a JSONL file
+(the format: ``format``).
 
 Recording is a bystander: lines are buffered and written at most once a second (and at close),
 so the dashboard never waits on the disk per sample; when a write fails (disk full, a removed
@@ -19,17 +9,16 @@ USB stick) every node gets one event saying so, recording stops, and the dashboa
 from __future__ import annotations
 
 import gzip
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.transport.base import Sink
 
-FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
+from ..base import Sink
+from .format import encode, header
+
 FLUSH_EVERY_S = 1.0
 GZIP_LEVEL = 6  # gzip(1)'s default: ~7x smaller, half the CPU of the module's default 9
 
@@ -50,7 +39,7 @@ class Recorder:
         self._nodes = dict.fromkeys(names)  # ordered set: who hears that recording stopped
         self._pending: list[bytes] = []
         self._last_flush = time.monotonic()
-        self._append({"dltui_recording": FORMAT, "started": clock(), "nodes": list(names), "dltui": __version__})
+        self._append(header(clock(), names))
 
     @classmethod
     def create(cls, sink: Sink, path: str | Path, names: list[str],
@@ -124,7 +113,7 @@ class Recorder:
 
     def _append(self, line: dict[str, Any]) -> None:
         try:
-            self._pending.append(json.dumps(line, separators=(",", ":")).encode() + b"\n")
+            self._pending.append(encode(line))
         except (TypeError, ValueError) as exc:  # a value JSON cannot hold: a bug, but not the dashboard's end
             self._stop(exc)
             return

@@ -11,10 +11,10 @@ Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reaso
 
 import re
 
-from . import schema as s
+from .. import schema as s
+from ..schema import decode_clock_event_reasons
 from . import values as v
 from .gpu_records import new_gpu_facts, new_gpu_record
-from .schema import decode_clock_event_reasons
 
 _DEPRECATED = re.compile(r"\s*\[Deprecated[^\]]*\]\s*$")
 

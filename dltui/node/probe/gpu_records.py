@@ -4,7 +4,7 @@
 
 import sys
 
-from .schema import GPU_FIELDS
+from ..schema import GPU_FIELDS
 
 GPU_LOST = "GPU is lost (fell off the bus?)"
 GPU_NEEDS_RESET = "GPU needs a reset (NVML: GPU requires restart)"

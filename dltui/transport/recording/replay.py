@@ -1,4 +1,4 @@
-"""``dltui replay FILE``: a recording (see ``dltui/record.py``) played back as a transport.
+"""``dltui replay FILE``: a recording (see ``format``) played back as a transport.
 
 Every recorded call is made again on the sink, spaced as it was recorded (divided by
 ``speed``; ``speed=0`` plays as fast as the loop allows). Afterwards the transport idles, so the
@@ -15,19 +15,17 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
-import math
 import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-from dltui.core.models import NodeEvent, NodeFacts, Sample
-from dltui.record import FORMAT
+from dltui.core.models import NodeEvent
 
-from .base import Sink
+from ..base import Sink
+from .format import FORMAT, open_file, parse_line
 
-_GZIP_MAGIC = b"\x1f\x8b"
 _HEADER_MAX_BYTES = 65536  # a wrong file (an image, a tarball) is refused without reading it whole
 
 MALFORMED_REPORT_EVERY = 100  # the first, then every 100th: a replay has no clock of its own to pace by
@@ -71,7 +69,7 @@ class ReplayTransport:
                 self._malformed(sink, lineno, b"", "the file ends in the middle of a compressed block")
                 continue
             try:
-                t, call, args = _parse(line)
+                t, call, args = parse_line(line)
             except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self._malformed(sink, lineno, line, exc)
                 continue
@@ -97,7 +95,7 @@ class ReplayTransport:
 
     def _lines(self) -> Iterator[tuple[int, bytes | None]]:
         """(line number, line) after the header; ``None`` where a gzip file is cut off."""
-        with _open(self.path) as file:
+        with open_file(self.path) as file:
             file.readline()
             lineno = 1
             try:
@@ -123,36 +121,9 @@ class ReplayTransport:
                 sink.on_event(name, event)
 
 
-def _parse(line: bytes) -> tuple[float, str, tuple]:
-    """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable."""
-    record = json.loads(line)
-    t, name, kind = float(record["t"]), record["node"], record["kind"]
-    if not math.isfinite(t) or not isinstance(name, str):
-        raise ValueError("no time or node")
-    if kind == "sample":
-        return t, "on_sample", (name, Sample.from_dict(record["sample"]))
-    if kind == "status":
-        return t, "on_status", (name, record["status"], record.get("reason"))
-    if kind == "hello":
-        return t, "on_hello", (name, NodeFacts.from_dict(record["facts"]), record.get("interval_s"))
-    if kind == "event":
-        return t, "on_event", (name, NodeEvent.from_dict(record["event"]))
-    raise ValueError(f"unknown kind {kind!r}")
-
-
-def _open(path: Path) -> BinaryIO:
-    """Plain or gzip, told by the first bytes rather than the name."""
-    file = open(path, "rb")
-    if file.read(2) == _GZIP_MAGIC:
-        file.close()
-        return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile: a binary file
-    file.seek(0)
-    return file
-
-
 def _read_header(path: Path) -> dict[str, Any]:
     try:
-        with _open(path) as file:
+        with open_file(path) as file:
             first = file.readline(_HEADER_MAX_BYTES)
     except FileNotFoundError:
         raise ReplayError(f"{path}: no such file") from None

@@ -14,10 +14,10 @@ absolute ``gpu_temp_*_threshold`` or, on GPUs with a T.Limit margin, as
 
 import xml.etree.ElementTree as ElementTree
 
-from . import schema as s
+from .. import schema as s
+from ..schema import decode_clock_event_reasons
 from . import values
 from .gpu_records import new_gpu_facts, new_gpu_record
-from .schema import decode_clock_event_reasons
 
 # Element-name suffix of each clock-event ("throttle") reason -> its bit.
 _REASON_BITS = {

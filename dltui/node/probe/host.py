@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+from ..schema import MEMORY_FIELDS, PRESSURE_FIELDS
 from .procfs import (
     SECTOR_BYTES,
     parse_diskstats,
@@ -24,7 +25,6 @@ from .procfs import (
     parse_pressure,
     parse_stat,
 )
-from .schema import MEMORY_FIELDS, PRESSURE_FIELDS
 
 # Block devices that are never a disk worth watching: loop devices (snaps, images), RAM disks,
 # zram swap, optical drives, floppies.

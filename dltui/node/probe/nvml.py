@@ -10,6 +10,7 @@ PROCESS_REFRESH_S; the rest every tick.
 
 import time
 
+from ..schema import decode_clock_event_reasons
 from .gpu_records import (
     GPU_LOST,
     GPU_NEEDS_RESET,
@@ -18,7 +19,6 @@ from .gpu_records import (
     new_gpu_record,
     nvml_library_loads,
 )
-from .schema import decode_clock_event_reasons
 
 SLOW_REFRESH_S = 10.0
 PROCESS_REFRESH_S = 5.0

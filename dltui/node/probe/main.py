@@ -1,7 +1,7 @@
 """The probe's main loop: a ``hello`` line, then a ``sample`` line per interval, with ``event``
 and ``error`` lines as things happen. One JSON object per line on stdout.
 
-Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.probe.main``.
+Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.node.probe.main``.
 """
 
 import json
@@ -10,11 +10,11 @@ import sys
 import threading
 import time
 
+from ..schema import PROTOCOL
+from ..wire import Encoder
 from . import __version__
 from .collect import Collector
 from .problems import Problems
-from .schema import PROTOCOL
-from .wire import Encoder
 
 
 class Args:

@@ -16,10 +16,10 @@ from typing import Any
 
 from asyncssh.config import SSHClientConfig
 
-from .file_stamp import file_stamp
-from .hostspec import Destination, parse_jumps
-from .ssh_config_slice import ConfigSlicer
-from .ssh_options import SshOptions
+from ..file_stamp import file_stamp
+from ..hostspec import Destination, parse_jumps
+from .config_slice import ConfigSlicer
+from .options import SshOptions
 
 DEFAULT_PORT = 22
 MAX_JUMP_DEPTH = 8  # a ProxyJump loop in the config stops here instead of recursing forever
@@ -55,7 +55,7 @@ class SshConfig:
 
     Each destination is parsed once and again only when the file changes, and what is parsed
     (here and by asyncssh on connect) is the config cut down to the destination's lines
-    (``ssh_config_slice``): a fleet of N nodes in one config would otherwise cost N x N line
+    (``config_slice``): a fleet of N nodes in one config would otherwise cost N x N line
     reads. (A change in a file pulled in by ``Include`` alone is not noticed.)
     """
 

@@ -1,0 +1,64 @@
+"""The recording format, shared by the recorder (``--record``), the replay and the burn-in's spool.
+
+A recording is JSON lines. It starts with a header line, ``{"dltui_recording": 1, "started": t, "nodes": [...],
+"dltui": version}``, then holds one line per sink call, in the order the calls came:
+
+    {"t": 1767258001.2, "node": "gpu01", "kind": "status", "status": "ok", "reason": null}
+    {"t": ..., "node": ..., "kind": "hello", "facts": {...}, "interval_s": 1.0}
+    {"t": ..., "node": ..., "kind": "sample", "sample": {...}}     # Sample.to_dict()
+    {"t": ..., "node": ..., "kind": "event", "event": {...}}       # NodeEvent.to_dict()
+
+``t`` is the operator's wall clock when the call came, which is what ``dltui replay``
+(``replay``) times its playback by. A name ending in ``.gz`` writes gzip.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from dltui import __version__
+from dltui.core.models import NodeEvent, NodeFacts, Sample
+
+FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def header(started: float, nodes: list[str]) -> dict[str, Any]:
+    """The first line of a recording."""
+    return {"dltui_recording": FORMAT, "started": started, "nodes": list(nodes), "dltui": __version__}
+
+
+def encode(line: dict[str, Any]) -> bytes:
+    """One line of the file; raises TypeError/ValueError for a value JSON cannot hold."""
+    return json.dumps(line, separators=(",", ":")).encode() + b"\n"
+
+
+def parse_line(line: bytes) -> tuple[float, str, tuple]:
+    """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable."""
+    record = json.loads(line)
+    t, name, kind = float(record["t"]), record["node"], record["kind"]
+    if not math.isfinite(t) or not isinstance(name, str):
+        raise ValueError("no time or node")
+    if kind == "sample":
+        return t, "on_sample", (name, Sample.from_dict(record["sample"]))
+    if kind == "status":
+        return t, "on_status", (name, record["status"], record.get("reason"))
+    if kind == "hello":
+        return t, "on_hello", (name, NodeFacts.from_dict(record["facts"]), record.get("interval_s"))
+    if kind == "event":
+        return t, "on_event", (name, NodeEvent.from_dict(record["event"]))
+    raise ValueError(f"unknown kind {kind!r}")
+
+
+def open_file(path: Path) -> BinaryIO:
+    """Plain or gzip, told by the first bytes rather than the name."""
+    file = open(path, "rb")
+    if file.read(2) == GZIP_MAGIC:
+        file.close()
+        return gzip.open(path, "rb")  # type: ignore[return-value]  # GzipFile: a binary file
+    file.seek(0)
+    return file

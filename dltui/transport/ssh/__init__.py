@@ -1,0 +1,10 @@
+"""SSH, as ssh(1) does it: the SSH config, ProxyJump, keys and agent, checked host keys, and
+never a password prompt. Public, shared by the fleet transport, the actions and the burn-in:
+
+- ``options``: what the command line and the config file say about reaching nodes;
+- ``config`` (+ ``config_slice``): the SSH config read per node; ``known_hosts``: host keys;
+- ``connector``: opens one hop (``Connector.open`` -> ``Hop``); ``jump_pool``: one shared
+  connection per jump route; ``errors``: any failure as a status word with a plain reason;
+- ``fleet``: the probe streamed over each node's connection (``SshFleet``);
+- ``commands``: one-off commands on nodes without a dashboard (``SshCommands``).
+"""
