@@ -48,11 +48,12 @@ DEFAULTS: dict[str, Any] = {
     # Node checks whose "not run" (tool absent, nothing configured, nothing to compare with) is
     # listed but does not hold back a pass; a failure of theirs still fails. [] is the notes'
     # strict reading: every item must hold. The GPU checks are never optional.
-    "optional": ["smoke", "bmc", "nccl", "disk_speed"],
+    "optional": ["smoke", "bmc", "nccl", "disk_speed", "drives"],
 }
 # The node-wide checks a verdict can hold (what "optional" may name).
 NODE_CHECKS = (
     "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke",
+    "drives",
 )
 
 
@@ -647,7 +648,9 @@ def _host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
     if "kernel" in result:
         items += _kernel(run)
-    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke)):
+    from .drive_check import judge as _drives  # it builds on this module's Item
+
+    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke), ("drives", _drives)):
         if key in result:  # judged by drivers that run them; older runs never had them
             items.append(check(run, cfg))
     if plan.get("net"):
