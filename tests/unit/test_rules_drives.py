@@ -168,3 +168,17 @@ def test_reboot_pending_is_info_with_every_reason():
 def test_drive_samples_survive_the_models_json_round_trip():
     d = DriveSample(**drive("nvme_samsung-mzwll3t2hajq_critical-warning-0x10.json"))
     assert Sample.from_dict(json.loads(json.dumps(Sample(time=1.0, drives=[d]).to_dict()))).drives == [d]
+
+
+def test_the_text_report_names_each_drive_and_the_stack():
+    from dltui.report_text import render
+
+    rig = stack_rig(UNLOCKED)
+    feed(rig, [drive("nvme_samsung-mzwll3t2hajq_critical-warning-0x10.json")])
+    text = render(rig.fleet)
+    assert "  stack: driver packages NOT held, automatic upgrades on\n" in text
+    assert (
+        "  drive /dev/nvme0: SAMSUNG MZWLL3T2HAJQ-00005 S/N REDACTED: SMART FAILED "
+        "(volatile_memory_backup_failed), spare 100/10 %, used 0 %, media errors 0, temp 40°C\n"
+    ) in text
+    assert "[CRITICAL] NVMe critical warning 0x10" in text
