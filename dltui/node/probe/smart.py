@@ -8,7 +8,8 @@ samples carry the newest reading, which the wire sends only when it changed.
 
 SMART needs root (NVMe admin commands CAP_SYS_ADMIN): as root smartctl runs directly, else
 under ``sudo -n`` with its full path. A refusal is said once (``note``), with the sudoers line
-that allows exactly the commands run; so is a node without smartctl, or with one older than 7.
+that allows exactly the commands run, and sudo is not asked again on that connection (each
+refusal is an auth-log line); so is a node without smartctl, or with one older than 7.
 
 The exit status is a bit mask (smartctl(8)): bits 0-1 mean nothing was read (bad command line,
 device open failed or asleep); the other bits say the drive was read and something is bad,
@@ -273,9 +274,12 @@ class SmartReader:
             as_root([self._smartctl, "-j", "-a", "-n", "standby", *args], False)
             for _, args in scanned_devices(plain or {})
         ]
+        # Not asked again on this connection: every refusal is a line in the node's auth log
+        # (and a mail to root on some sites); the next connection tries once more.
+        self.given_up = True
         self.note = (
             "drive health is not read: sudo refused smartctl (%s). dltui never types a password; "
-            "to allow exactly its SMART reads, add with visudo: %s"
+            "to allow exactly its SMART reads (from the next connection), add with visudo: %s"
             % (err.replace("sudo: ", ""), sudoers_line_for(current_user(), commands))
         )
         return []
