@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 from dltui import __version__
 from dltui.actions import cli as actions_cli
 from dltui.config import Config, ConfigError, load
+from dltui.config_schema import option
 from dltui.transport.hostspec import HostSpecError
 from dltui.transport.prometheus import add_arguments as add_prometheus
 from dltui.transport.ssh.options import SshOptions
@@ -52,7 +54,10 @@ def _common(parser: argparse.ArgumentParser) -> None:
     )
     gen = parser.add_argument_group("general")
     gen.add_argument(
-        "--interval", type=float, metavar="SECONDS", help="seconds between samples (default 1)"
+        "--interval",
+        type=option(Config, "interval_s"),
+        metavar="SECONDS",
+        help="seconds between samples, 0.1 to 3600 (default 1)",
     )
     gen.add_argument(
         "--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)"
@@ -143,25 +148,24 @@ def parse(argv: list[str]) -> argparse.Namespace:
 
 def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
     cfg = load(args.config)
+    changes: dict = {}
     if args.interval is not None:
-        if args.interval <= 0:
-            raise ConfigError("--interval must be positive")
-        cfg.interval_s = args.interval
-    if args.theme:
-        cfg.theme = args.theme
-    if args.read_only:
-        cfg.read_only = True
+        changes["interval_s"] = args.interval
+    if getattr(args, "theme", None):
+        changes["theme"] = args.theme
+    if getattr(args, "read_only", False):
+        changes["read_only"] = True
+    cfg = dataclasses.replace(cfg, **changes) if changes else cfg
     s = cfg.ssh
     ssh = SshOptions(
         jump=args.jump,
-        ssh_config=args.ssh_config or s.get("config"),
-        identity=tuple(args.identity or s.get("identity", ())),
-        known_hosts=args.known_hosts or s.get("known_hosts"),
-        accept_new_host_keys=args.accept_new_host_keys
-        or bool(s.get("accept_new_host_keys", False)),
-        connect_timeout_s=float(s.get("connect_timeout", 10.0)),
-        keepalive_interval_s=float(s.get("keepalive_interval", 15.0)),
-        keepalive_count=int(s.get("keepalive_count", 3)),
+        ssh_config=args.ssh_config or s.config,
+        identity=tuple(args.identity or s.identity),
+        known_hosts=args.known_hosts or s.known_hosts,
+        accept_new_host_keys=args.accept_new_host_keys or s.accept_new_host_keys,
+        connect_timeout_s=s.connect_timeout,
+        keepalive_interval_s=s.keepalive_interval,
+        keepalive_count=s.keepalive_count,
     )
     return cfg, ssh
 

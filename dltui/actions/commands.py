@@ -50,6 +50,8 @@ class Identity:
     def parse(cls, text: str) -> Identity:
         lines = [line.strip() for line in text.splitlines()] + ["", "", "", ""]
         uid = int(lines[0])  # ValueError: not what `id -u` prints
+        if not all(line.isprintable() for line in lines[1:4]):  # these reach argv and dialogs
+            raise ValueError("a user name or path with control characters")
         return cls(uid, lines[1] or str(uid), lines[2] or None, lines[3] or None)
 
 

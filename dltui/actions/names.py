@@ -1,4 +1,4 @@
-"""Validation of what an operator names: a systemd unit, a process id.
+"""Validation of what an operator names: a systemd unit, a process id, a journal line count.
 
 Everything an action sends is built from values that passed these checks, then quoted; a
 refusal happens before anything reaches a node.
@@ -28,6 +28,7 @@ UNIT_NAME_MAX = 255
 _PART = r"(?:[A-Za-z0-9:_.\-]|\\x[0-9a-fA-F]{2})+"
 _UNIT_RE = re.compile(rf"({_PART})(?:@({_PART}))?\.({'|'.join(UNIT_TYPES)})")
 PID_MAX = 4194304  # the kernel's PID_MAX_LIMIT on 64-bit
+JOURNAL_LINES_MAX = 10_000  # a tail to read, not a journal to copy (the CLI bounds it too)
 
 
 class InvalidName(ValueError):
@@ -74,3 +75,10 @@ def pid(value: str | int) -> int:
     if number > PID_MAX:
         raise InvalidName(f"{number} is above the largest possible PID")
     return number
+
+
+def journal_lines(value: int) -> int:
+    """A count of journal lines to read, or ``InvalidName`` (1..JOURNAL_LINES_MAX)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOURNAL_LINES_MAX:
+        raise InvalidName(f"{value!r} journal lines: give 1 to {JOURNAL_LINES_MAX}")
+    return value

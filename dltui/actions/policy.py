@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
-from dltui.config import Config, ConfigError
+from dltui.config import ActionsSection, Config
 from dltui.core.models import UnitSample
-
-from .commands import PRIVILEGES, SUDO
+from dltui.core.text import clean
 
 # Outcomes, one word each. ``ok`` is the only success.
 OK = "ok"
@@ -19,44 +17,35 @@ UNREACHABLE = "unreachable"  # no connection to the node
 TIMEOUT = "timeout"  # the remote command hung and was cut off
 
 
+_DECLARED = ActionsSection()  # [actions] keys: type, range and default in dltui/config.py
+
+
 @dataclass(frozen=True)
 class ActionSettings:
     read_only: bool = False
-    privilege: str = SUDO  # "sudo" or "polkit"
-    timeout_s: float = 90.0  # the blocking systemctl call, cut off on the node too
-    settle_s: float = 10.0  # a restarted unit must stay active this long, with no NRestarts rise
-    start_wait_s: float = 30.0  # how long a restarted unit may take to become active
-    signal_wait_s: float = 5.0  # how long a signalled process may take to exit
-    query_timeout_s: float = 15.0  # reading state and journals
+    privilege: str = _DECLARED.privilege  # "sudo" or "polkit"
+    timeout_s: float = _DECLARED.timeout_s  # the blocking systemctl call, cut off on the node too
+    settle_s: float = _DECLARED.settle_s  # a restarted unit must stay active this long, no NRestarts rise
+    start_wait_s: float = _DECLARED.start_wait_s  # how long a restarted unit may take to become active
+    signal_wait_s: float = _DECLARED.signal_wait_s  # how long a signalled process may take to exit
+    query_timeout_s: float = _DECLARED.query_timeout_s  # reading state and journals
     poll_s: float = 0.25
 
     @classmethod
     def from_config(cls, cfg: Config | None) -> ActionSettings:
+        """From the checked config (``[actions]`` and ``read_only``)."""
         if cfg is None:
             return cls()
-        table: dict[str, Any] = dict(getattr(cfg, "actions", {}) or {})
-        where = f"{cfg.source or 'config'}: [actions]"
-        privilege = table.pop("privilege", SUDO)
-        if privilege not in PRIVILEGES:
-            raise ConfigError(
-                f"{where} privilege = {privilege!r}: expected one of {', '.join(PRIVILEGES)}"
-            )
-        numbers = {}
-        for key in ("timeout_s", "settle_s", "start_wait_s", "signal_wait_s", "query_timeout_s"):
-            if key in table:
-                value = table.pop(key)
-                if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                    raise ConfigError(
-                        f"{where} {key} = {value!r}: expected a positive number of seconds"
-                    )
-                numbers[key] = float(value)
-        if table:
-            raise ConfigError(
-                f"{where} unknown keys {sorted(table)} "
-                "(known: privilege, timeout_s, settle_s, start_wait_s, signal_wait_s, "
-                "query_timeout_s)"
-            )
-        return cls(read_only=cfg.read_only, privilege=privilege, **numbers)
+        a = cfg.actions
+        return cls(
+            read_only=cfg.read_only,
+            privilege=a.privilege,
+            timeout_s=a.timeout_s,
+            settle_s=a.settle_s,
+            start_wait_s=a.start_wait_s,
+            signal_wait_s=a.signal_wait_s,
+            query_timeout_s=a.query_timeout_s,
+        )
 
 
 @dataclass(frozen=True)
@@ -71,6 +60,12 @@ class ActionResult:
     duration_s: float = 0.0
     details: list[str] = field(default_factory=list)  # journal lines, the sudoers line to add
     unit: UnitSample | None = None  # the unit's state after the action (unit actions)
+
+    def __post_init__(self) -> None:
+        # Messages quote the node (a unit's state, systemctl's and journald's words): whatever
+        # shows a result, the dashboard or a script reading the CLI, gets them cleaned.
+        object.__setattr__(self, "message", clean(self.message))
+        object.__setattr__(self, "details", [clean(line) for line in self.details])
 
     @property
     def ok(self) -> bool:

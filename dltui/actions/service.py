@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from dltui.core.models import UnitSample
+from dltui.core.text import clean, clean_value
 from dltui.node.probe.privilege import sudo_refused
 from dltui.node.probe.units import parse_show, unit_record
 from dltui.transport.command import TIMED_OUT, CommandResult, Runner, shell_line
@@ -106,6 +107,7 @@ class ActionService:
         started = time.monotonic()
         try:
             unit = names.unit_name(unit)
+            lines = names.journal_lines(lines)
         except names.InvalidName as exc:
             return self._refused(node, f"logs {unit}", str(exc), started)
         res = await self.runner.run_command(
@@ -129,7 +131,8 @@ class ActionService:
         if not res.ok:
             return res
         blocks = parse_show(res.stdout)
-        return UnitSample(**unit_record(unit, blocks[0] if blocks else {"LoadState": "not-found"}))
+        state = clean_value(blocks[0]) if blocks else {"LoadState": "not-found"}
+        return UnitSample(**unit_record(unit, state))
 
     async def identity(self, node: str) -> cmd.Identity | CommandResult:
         who = self._who.get(node)
@@ -652,7 +655,7 @@ def journal_line(entry: dict) -> str:
         if str(when or "").isdigit()
         else "--:--:--"
     )
-    return f"{stamp} {message}"
+    return clean(f"{stamp} {message}")
 
 
 def journal_denied(unit: str) -> str:

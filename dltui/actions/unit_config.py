@@ -6,7 +6,8 @@
     checkpoint = "/data/ckpt/*/*.pt"        # newest mtime feeds checkpoint_stale (no default)
 
 The first group (in file order) matching a node that names ``units`` gives its units; the same
-for ``checkpoint``. Unit names are checked against systemd's grammar when the file is read.
+for ``checkpoint``. The keys are declared in dltui/config.py (``GroupSection``); unit names
+are checked against systemd's grammar here, when the settings are built.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from dltui.config import Config, ConfigError
 from . import names
 
 DEFAULT_UNITS = ("dl_train.service",)
-GROUP_KEYS = ("units", "checkpoint")  # what this module reads from [groups.<g>]
 
 
 class UnitConfig:
@@ -26,28 +26,18 @@ class UnitConfig:
         source = (cfg.source if cfg else None) or "config"
         self.groups: list[tuple[tuple[str, ...], tuple[str, ...] | None, str | None]] = []
         for name, group in (cfg.groups if cfg else {}).items():
-            if not isinstance(group, dict):
-                continue  # RuleSettings reports a malformed group
-            hosts = tuple(h.lower() for h in group.get("hosts") or () if isinstance(h, str))
-            units = group.get("units")
+            units = group.units
             if units is not None:
-                if not isinstance(units, list) or not all(isinstance(u, str) for u in units):
-                    raise ConfigError(
-                        f"{source}: [groups.{name}] units must be a list of unit names, "
-                        'e.g. ["dl_train.service"]'
-                    )
                 try:
                     units = tuple(names.unit_name(u) for u in units)
                 except names.InvalidName as exc:
                     raise ConfigError(f"{source}: [groups.{name}] units: {exc}") from None
-            checkpoint = group.get("checkpoint")
-            if checkpoint is not None and (
-                not isinstance(checkpoint, str) or not checkpoint.strip()
-            ):
+            checkpoint = group.checkpoint
+            if checkpoint is not None and not checkpoint.strip():
                 raise ConfigError(
                     f'{source}: [groups.{name}] checkpoint must be a glob such as "/data/ckpt/*.pt"'
                 )
-            self.groups.append((hosts, units, checkpoint))
+            self.groups.append((tuple(h.lower() for h in group.hosts), units, checkpoint))
 
     def for_node(self, node: str) -> tuple[tuple[str, ...], str | None]:
         """(units, checkpoint glob or None) for ``node``."""

@@ -20,6 +20,7 @@ import asyncssh
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
 from dltui.transport.hostspec import HostSpecError, parse_destination
 from dltui.transport.protocol import ProbeReader
@@ -46,13 +47,13 @@ class Result:
         for line in reversed(self.stdout.decode(errors="replace").splitlines()):
             if line.startswith("{"):
                 try:
-                    return dict(json.loads(line))
-                except ValueError:
+                    return dict(clean_value(json.loads(line)))
+                except (ValueError, TypeError, RecursionError):
                     break
         said = (self.stderr or self.stdout).decode(errors="replace").strip().splitlines()
         return {
             "ok": False,
-            "reason": f"exit {self.exit_status}: {said[-1] if said else 'no output'}",
+            "reason": clean(f"exit {self.exit_status}: {said[-1] if said else 'no output'}"),
         }
 
 
@@ -246,8 +247,8 @@ async def follow_once(
                 break  # cut off by the drop: read again from its start next time
             if line.startswith(b'{"type":"burnin-'):
                 try:
-                    msg = json.loads(line)
-                except ValueError:
+                    msg = clean_value(json.loads(line))
+                except (ValueError, RecursionError):
                     break  # garbled by the drop: the next follow reads the status again
                 if msg["type"] == "burnin-status":
                     view.status = msg["status"]

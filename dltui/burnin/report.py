@@ -186,7 +186,8 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
             bad = [i for i in g["items"] if i["status"] != PASS] or g["items"][:1]
             cell = "<br>".join(html.escape(_item_md(i)) for i in bad)
             parts.append(
-                f"<tr><td>{g['index']}</td><td>{_badge(g['status'])}</td><td>{cell}</td></tr>"
+                f"<tr><td>{html.escape(str(g['index']))}</td><td>{_badge(g['status'])}</td>"
+                f"<td>{cell}</td></tr>"
             )
         for i in node["items"]:
             parts.append(
@@ -213,7 +214,7 @@ def _charts(run: NodeRun) -> str:
     out = []
     for index in sorted(fold.envelopes):
         env = fold.envelopes[index]
-        out.append(f"<h3>GPU {index}</h3><div class='charts'>")
+        out.append(f"<h3>GPU {html.escape(str(index))}</h3><div class='charts'>")
         for title, lines, unit in CHARTS:
             data = [(label, colour, env.points(name)) for name, label, colour in lines]
             out.append(_svg(title, unit, [d for d in data if d[2]], load))

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from dltui.actions.audit import AuditLog
+from dltui.config import BurninSection
+from dltui.core.text import clean_value
 from dltui.transport.ssh.errors import Failure
 
 from . import remote, report, ship, spool, verdict
@@ -64,7 +66,7 @@ class BurnIn:
         hosts: list[str],
         run_id: str,
         sink: Any = None,
-        thresholds: dict[str, Any] | None = None,
+        thresholds: BurninSection | dict[str, Any] | None = None,  # [burnin] or overrides of it
         audit: AuditLog | None = None,
     ):
         self.shell = shell
@@ -290,8 +292,8 @@ class BurnIn:
 
 def _json(data: bytes | None) -> dict[str, Any]:
     try:
-        return dict(json.loads(data or b"{}"))
-    except ValueError:
+        return dict(clean_value(json.loads(data or b"{}")))
+    except (ValueError, TypeError, RecursionError):
         return {}
 
 

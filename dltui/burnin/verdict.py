@@ -4,18 +4,22 @@ Pure: a ``NodeRun`` (the plan, the node's samples and events, the stressors' raw
 exit codes) in, a ``NodeVerdict`` out. Every item that is not a pass carries its evidence and
 the next step in words. A check whose tool did not run is "not run", never "pass".
 
-Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFAULTS``.
+Thresholds are defaults; ``[burnin]`` in the config file overrides any of ``DEFAULTS``
+(declared in dltui/config.py).
 """
 
 from __future__ import annotations
 
 import re
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from dltui.config import BURNIN_NODE_CHECKS, BurninSection
+from dltui.config_schema import as_dict, build
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.text import clean
 from dltui.node.burnin import parse
 
 from .fold import GpuFold, RunFold
@@ -23,63 +27,18 @@ from .fold import GpuFold, RunFold
 PASS, WARN, FAIL, NOT_RUN = "pass", "warn", "fail", "not run"
 _RANK = {PASS: 0, WARN: 1, NOT_RUN: 2, FAIL: 3}
 
-DEFAULTS: dict[str, Any] = {
-    "temperature_max_c": 85.0,  # core temperature never above
-    "margin_min_c": 5.0,  # thermal margin never at or below
-    "hbm_headroom_c": 5.0,  # HBM at least this far below its max
-    "hbm_max_c": 95.0,  # when the GPU does not report its HBM max
-    "power_fraction_min": 0.9,  # sustained (median) power vs the enforced limit, under gpu_burn
-    "gflops_spread": 0.05,  # per-GPU Gflop/s within this fraction of the node median
-    "sm_clock_p5_fraction": 0.95,  # SM clock 5th percentile vs the GPU's median under load
-    "pcie_replay_max": 80,  # replay delta above this fails; 1..max warns
-    "ramp_s": 60.0,  # load seconds ignored for the consistency and power checks
-    "xid_after_stop_s": 10.0,  # XID 45 allowed this long after the stressor stopped
-    "line_rate_fraction": 0.9,  # iperf3 vs the NIC's speed
-    "nccl_busbw_expected_gbps": 0.0,  # all_reduce_perf's avg busbw expected (0: report only)
-    "nccl_busbw_fraction": 0.9,  # of the expected busbw
-    "disk_fraction": 0.9,  # fio figures vs the device spec, or vs the other nodes' median
-    "disk_seq_read_mbps": 0.0,  # the device spec (0: not set; compare with sibling nodes)
-    "disk_seq_write_mbps": 0.0,
-    "disk_randread_iops": 0.0,
-    "smoke": "",  # a loader smoke test command run on each node after the load ("": none)
-    "smoke_s": 300.0,  # how long the smoke test runs at most
-    "smoke_ramp_s": 60.0,  # its first seconds (loading, compiling) are not judged
-    "smoke_idle_fraction": 0.05,  # a GPU idle this often in the smoke test = loader starvation
-    # Node checks whose "not run" (tool absent, nothing configured, nothing to compare with) is
-    # listed but does not hold back a pass; a failure of theirs still fails. [] is the notes'
-    # strict reading: every item must hold. The GPU checks are never optional.
-    "optional": ["smoke", "bmc", "nccl", "disk_speed", "drives"],
-}
+# The thresholds are declared (type, range, default, words) in dltui/config.py, BurninSection.
+DEFAULTS: dict[str, Any] = as_dict(BurninSection())
 # The node-wide checks a verdict can hold (what "optional" may name).
-NODE_CHECKS = (
-    "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke",
-    "drives",
-)
+NODE_CHECKS = BURNIN_NODE_CHECKS
 
 
-def settings(overrides: dict[str, Any] | None) -> dict[str, Any]:
-    """DEFAULTS with the config's ``[burnin]`` values; an unknown key is an error."""
-    out = dict(DEFAULTS)
-    for key, value in (overrides or {}).items():
-        if key not in DEFAULTS:
-            raise ValueError(f"[burnin] {key}: unknown setting (known: {', '.join(DEFAULTS)})")
-        if key == "optional":
-            out[key] = _check_names(value)
-        else:
-            out[key] = type(DEFAULTS[key])(value)
-    return out
-
-
-def _check_names(value: Any) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError('[burnin] optional: a list of check names, e.g. ["smoke", "bmc"]')
-    unknown = [v for v in value if v not in NODE_CHECKS]
-    if unknown:
-        raise ValueError(
-            f"[burnin] optional: {', '.join(unknown)}: not a node check "
-            f"(known: {', '.join(NODE_CHECKS)})"
-        )
-    return list(value)
+def settings(overrides: BurninSection | Mapping[str, Any] | None) -> dict[str, Any]:
+    """The verdict's thresholds: the config's checked ``[burnin]`` table, or overrides of the
+    defaults checked here the same way (an unknown key, a wrong type: ``ConfigError``)."""
+    if not isinstance(overrides, BurninSection):
+        overrides = build(BurninSection, dict(overrides or {}), "[burnin]")
+    return as_dict(overrides)
 
 
 @dataclass
@@ -89,6 +48,12 @@ class Item:
     evidence: str
     next_step: str = ""
     gpu: int | None = None
+
+    def __post_init__(self) -> None:
+        # Evidence quotes the node's tools (a stressor's error line, dcgmi's words): cleaned
+        # here, so the screen, the CLI, the Markdown and the HTML report all show the safe form.
+        self.evidence = clean(self.evidence)
+        self.next_step = clean(self.next_step)
 
     def to_dict(self) -> dict[str, Any]:
         return {

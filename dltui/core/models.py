@@ -205,6 +205,15 @@ class CheckpointSample:
     error: str | None = None
 
 
+LAST_TIME = 253402300799.0  # 9999-12-31 23:59:59 UTC: the last second ``time.localtime`` shows
+
+
+def is_time(value: object) -> bool:
+    """A time a screen can show (seconds since the epoch, 1970 to 9999): a node or a recording
+    may send anything, and 1e300 or NaN would stall a replay or break a chart's axis."""
+    return type(value) in (int, float) and 0 <= value <= LAST_TIME  # type: ignore[operator]
+
+
 @dataclass(slots=True)
 class DriveSample:
     """A drive's SMART health as smartctl last read it (probe/smart.py), every few minutes."""

@@ -89,12 +89,15 @@ class Decoder:
 
     ``apply`` returns the full current records and the set of keys that changed, so the
     caller can rebuild only what changed. Runs once per node per sample: each record key's
-    kind and field table are looked up once and remembered.
+    kind and field table are looked up once and remembered. ``clean``, when given, is applied
+    to every string, list and dict value as it arrives (the operator side passes its text
+    sanitiser: only changed fields reach it, so it costs little per sample).
     """
 
-    def __init__(self):
+    def __init__(self, clean=None):
         self.records = {}
         self._kinds = {}  # record key -> kind
+        self._clean = clean
 
     def kind(self, key):
         """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
@@ -113,6 +116,7 @@ class Decoder:
         keyframe = bool(line.get("key"))
         records = {} if keyframe else self.records
         changed = set()
+        clean = self._clean
         for key, delta in changes.items():
             kind = self.kind(key)
             if not isinstance(delta, dict):
@@ -125,6 +129,8 @@ class Decoder:
                 name = by_position.get(pos)
                 if name is None:
                     raise DecodeError("field %r out of range for %s" % (pos, kind))
+                if clean is not None and type(value) in _TEXT_TYPES:
+                    value = clean(value)
                 rec[name] = value
             records[key] = rec
             changed.add(key)
@@ -136,6 +142,8 @@ class Decoder:
         self.records = records
         return records, changed
 
+
+_TEXT_TYPES = frozenset((str, list, dict))  # what ``clean`` is applied to
 
 # Field names by their position as the wire spells it ("0", "1", ...).
 _FIELD_BY_POSITION = {

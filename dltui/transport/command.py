@@ -16,10 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from dltui.core.text import clean
+
 # The node's trouble, as one word, beside the command's own exit status.
 UNREACHABLE = "unreachable"  # no live connection to the node
 TIMED_OUT = "timeout"  # cut off after the timeout; the node may still be running it
 OUTPUT_KEPT = 256 * 1024  # per stream: a journal tail, never a whole journal
+READ_CHUNK = 64 * 1024
 
 
 def shell_line(argv: Sequence[str]) -> str:
@@ -42,10 +45,11 @@ class CommandResult:
         return self.problem is None and self.exit_status == 0
 
     def first_error_line(self) -> str:
+        """The node's first words of complaint, cleaned (``dltui.core.text``): they are shown."""
         for text in (self.stderr, self.stdout):
             for line in text.splitlines():
                 if line.strip():
-                    return line.strip()
+                    return clean(line.strip())
         if self.reason:
             return self.reason
         return f"exit status {self.exit_status}"
@@ -76,8 +80,15 @@ class LocalRunner:
             return CommandResult(
                 tuple(argv), 127, "", f"{argv[0]}: {exc.strerror}", time.monotonic() - started
             )
+        assert proc.stdout is not None and proc.stderr is not None  # PIPE above
+
+        async def run() -> tuple[bytes, bytes]:
+            out = await asyncio.gather(read_tail(proc.stdout), read_tail(proc.stderr))
+            await proc.wait()
+            return out[0], out[1]
+
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout_s)
+            out, err = await asyncio.wait_for(run(), timeout_s)
         except asyncio.TimeoutError:  # noqa: UP041 - not the builtin's alias before Python 3.11
             _kill_group(proc.pid)
             await proc.wait()
@@ -116,6 +127,24 @@ def _text(data: bytes | str | None) -> str:
     return data[-OUTPUT_KEPT:]
 
 
+async def read_tail(stream, keep: int = OUTPUT_KEPT):
+    """Everything ``stream`` says until its end, of which only the last ``keep`` bytes (or
+    characters) are held while it is read: a node printing without end costs this much memory,
+    never more (``stream.read(n)`` of asyncio or asyncssh; SSH flow control holds the rest)."""
+    parts: list = []
+    held = 0
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            break
+        parts.append(chunk)
+        held += len(chunk)
+        if held > 2 * keep:  # join now and then, not per chunk
+            parts = [chunk[:0].join(parts)[-keep:]]
+            held = len(parts[0])
+    return parts[0][:0].join(parts)[-keep:] if parts else None
+
+
 async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> CommandResult:
     """``argv`` as a new session on an open asyncssh connection (no new handshake)."""
     import asyncssh
@@ -128,7 +157,8 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
         process = await conn.create_process(
             shell_line(argv), stdin=asyncssh.DEVNULL, encoding="utf-8", errors="replace"
         )
-        return await process.wait(check=False)
+        out = await asyncio.gather(read_tail(process.stdout), read_tail(process.stderr))
+        return out, await process.wait(check=False)
 
     done = None
     try:
@@ -143,14 +173,15 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
         if done is None and process is not None:
             process.close()
     assert done is not None  # set, or returned above
-    status = done.exit_status
-    if status is None and done.exit_signal:
+    (out, err), ended = done
+    status = ended.exit_status
+    if status is None and ended.exit_signal:
         status = 128 + 15
     return CommandResult(
         tuple(argv),
         status,
-        _text(done.stdout),
-        _text(done.stderr),
+        _text(out),
+        _text(err),
         time.monotonic() - started,
         None if status is not None else UNREACHABLE,
         None

@@ -2,7 +2,8 @@
 
 Rebuilds only the records that changed in a line (see ``dltui.node.wire``); unchanged disks,
 GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
-is counted and reported, never raised.
+is counted and reported, never raised. Every string a line carries is cleaned here
+(``dltui.core.text``): in a sample as its changed fields are decoded, in the other lines whole.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from dltui.core.models import (
     Sample,
     TaskSample,
     UnitSample,
+    is_time,
 )
+from dltui.core.text import clean_value
 from dltui.node.schema import PROTOCOL
 from dltui.node.wire import DecodeError, Decoder
 
@@ -61,7 +64,7 @@ class ProbeReader:
     def __init__(self, name: str, sink: Sink):
         self.name = name
         self.sink = sink
-        self.decoder = Decoder()
+        self.decoder = Decoder(clean_value)
         self.models: dict[str, Any] = {}  # single records (memory, pressure, tasks) by key
         self.lists: dict[str, dict[str, Any]] = {kind: {} for kind in _LIST_KINDS}  # by kind, then key
         self.cpu: CpuSample | None = None
@@ -77,8 +80,8 @@ class ProbeReader:
             deliver = self._parse(line)
         except ProtocolError:
             raise
-        except (ValueError, KeyError, TypeError, DecodeError) as exc:
-            self._malformed(line, exc)
+        except (ValueError, KeyError, TypeError, DecodeError, RecursionError) as exc:
+            self._malformed(line, exc)  # RecursionError: a line nested thousands deep
             return
         deliver()  # outside the try: an error in the state or the rules is a bug, not a bad line
 
@@ -89,6 +92,7 @@ class ProbeReader:
         if kind == "sample":
             sample = self._sample(msg)
             return lambda: self.sink.on_sample(self.name, sample)
+        msg = clean_value(msg)  # hello, event, error: rare lines, cleaned whole
         if kind == "hello":
             facts, interval_s = self._hello(msg)
             return lambda: self.sink.on_hello(self.name, facts, interval_s)
@@ -110,7 +114,7 @@ class ProbeReader:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
             )
-        self.decoder = Decoder()
+        self.decoder = Decoder(clean_value)
         self.models.clear()
         for bucket in self.lists.values():
             bucket.clear()
@@ -120,6 +124,9 @@ class ProbeReader:
         return facts, msg.get("interval_s")
 
     def _sample(self, msg: dict[str, Any]) -> Sample:
+        t = msg["time"]
+        if not is_time(t):
+            raise DecodeError(f"sample time {t!r} is not a time")
         records, changed = self.decoder.apply(msg)
         kind_of, models, lists = self.decoder.kind, self.models, self.lists
         cores_changed = False
@@ -143,7 +150,7 @@ class ProbeReader:
                 self.cpu = CpuSample(**rec, cores=sorted(lists["core"].values(), key=lambda c: c.index))
         self.samples += 1
         return Sample(
-            time=msg["time"],
+            time=t,
             cpu=self.cpu,
             memory=models.get("memory"),
             pressure=models.get("pressure"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.worker import WorkerState
 
@@ -26,6 +27,7 @@ from .action_flows import ActionFlows
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
 from .heap import HeapFreezer
+from .plain import escape
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
@@ -67,6 +69,19 @@ class DltuiApp(App[int]):
             self.problems.append(f"theme {cfg.theme!r} not found; using {DEFAULT_THEME}")
             if DEFAULT_THEME in self.available_themes:
                 self.theme = DEFAULT_THEME
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notice is shown as written, never as markup (``markup`` is ignored): notices
+        quote nodes (an action's result, a burn-in's reason) and the operator's own words."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     def on_mount(self) -> None:
         for problem in self.problems:
@@ -231,7 +246,7 @@ class DltuiApp(App[int]):
         )
         yield from self._action_commands()
         for node in self.fleet:
-            yield SystemCommand(f"Open {node.name}", "Show this node", lambda n=node.name: self.open_node(n))
+            yield SystemCommand(f"Open {escape(node.name)}", "Show this node", lambda n=node.name: self.open_node(n))
 
     def _action_commands(self) -> Iterable[SystemCommand]:
         """The unit and signal actions of the screen below the palette (none under --read-only)."""
@@ -239,7 +254,7 @@ class DltuiApp(App[int]):
         name = view.node_name if isinstance(view, NodeScreen) else None
         if not isinstance(view, (FleetScreen, NodeScreen)) or not self.actions.available(name):
             return
-        where = f"on {name}" if name else "on the picked nodes (space), or the one under the cursor"
+        where = f"on {escape(name)}" if name else "on the picked nodes (space), or the one under the cursor"
         for verb in ("restart", "stop", "start"):
             yield SystemCommand(
                 f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",

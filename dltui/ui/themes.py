@@ -7,17 +7,17 @@ the app then falls back to ``dltui-dark``.
 
 from __future__ import annotations
 
-from dataclasses import fields
+import dataclasses
 from pathlib import Path
 
 from textual.color import ColorParseError
 from textual.theme import Theme
 
-from dltui.config import TomlError, default_path, parse_toml
+from dltui.config import ConfigError, ThemeFile, TomlError, default_path, parse_toml
+from dltui.config_schema import build
 
 DEFAULT_THEME = "dltui-dark"
 PACKAGED_DIR = Path(__file__).resolve().parents[1] / "themes"
-_FIELDS = {f.name for f in fields(Theme)}
 
 
 class ThemeError(Exception):
@@ -36,14 +36,14 @@ def load_theme(path: Path) -> Theme:
         raise ThemeError(f"{path.name}: not valid TOML: {exc}") from None
     except OSError as exc:
         raise ThemeError(f"{path.name}: cannot read: {exc.strerror}") from None
-    data.setdefault("name", path.stem)
-    unknown = sorted(set(data) - _FIELDS)
-    if unknown:
-        raise ThemeError(f"{path.name}: unknown keys {', '.join(unknown)}")
-    if "primary" not in data:
-        raise ThemeError(f"{path.name}: 'primary' colour missing")
+    try:  # every key and its type: dltui/config.py, ThemeFile
+        declared = build(ThemeFile, data, f"{path.name}:")
+    except ConfigError as exc:
+        raise ThemeError(str(exc)) from None
+    values = {f.name: getattr(declared, f.name) for f in dataclasses.fields(ThemeFile)}
+    values["name"] = declared.name or path.stem
     try:
-        theme = Theme(**data)
+        theme = Theme(**values)
         theme.to_color_system().generate()  # parses every colour now, not at the first redraw
     except (ColorParseError, TypeError, ValueError) as exc:
         raise ThemeError(f"{path.name}: {exc}") from None
@@ -55,7 +55,12 @@ def load_themes(dirs: list[Path]) -> tuple[list[Theme], list[str]]:
     themes: list[Theme] = []
     problems: list[str] = []
     for folder in dirs:
-        for path in sorted(folder.glob("*.toml")) if folder.is_dir() else ():
+        try:
+            paths = sorted(folder.glob("*.toml")) if folder.is_dir() else []
+        except OSError as exc:  # a folder that cannot be listed: said once, the rest loads
+            problems.append(f"{folder}: cannot list: {exc.strerror or exc}")
+            continue
+        for path in paths:
             try:
                 themes.append(load_theme(path))
             except ThemeError as exc:

@@ -54,13 +54,15 @@ def test_rules_without_signals_on_this_hardware_are_listed_as_na():
 
 
 def test_each_node_is_coloured_by_its_own_groups_thresholds_like_its_alerts():
-    from dltui.config import Config
+    from dltui.config import parse
     from dltui.core.rules import build_engine
     from dltui.ui import levels
 
-    cfg = Config(
-        rules={"gpu_temp_high": {"warning": 80}},
-        groups={"hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "critical": 78}}}},
+    cfg = parse(
+        {
+            "rules": {"gpu_temp_high": {"warning": 80}},
+            "groups": {"hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "critical": 78}}}},
+        }
     )
     th = levels.NodeThresholds(build_engine(cfg).settings, cfg.rules)
     assert levels.temperature(79, None, th.of("gpu11")) == levels.HOT  # the hot room's own limits

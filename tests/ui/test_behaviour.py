@@ -1,6 +1,7 @@
 """The dashboard driven with keys and the mouse (Textual's Pilot) on the seeded demo fleet."""
 
 import asyncio
+import dataclasses
 
 from textual.widgets import Input, Label
 
@@ -209,7 +210,7 @@ async def test_the_compact_view_fits_256_nodes_and_c_toggles_it():
 
 async def test_the_bell_rings_once_when_a_critical_alert_opens():
     app, demo = demo_app()
-    app.cfg.bell = True
+    app.cfg = dataclasses.replace(app.cfg, bell=True)
     rings = []
     app.bell = lambda: rings.append(1)
     async with app.run_test(size=SIZE):
@@ -221,6 +222,7 @@ async def test_the_bell_rings_once_when_a_critical_alert_opens():
 async def test_a_broken_or_unknown_theme_is_reported_and_the_default_used(tmp_path):
     (tmp_path / "broken.toml").write_text('name = "broken"\nprimary = "#zzz"\n')
     (tmp_path / "typo.toml").write_text('name = "typo"\nprimry = "#ffffff"\n')
+    (tmp_path / "number.toml").write_text("primary = 5\n")
     demo = DemoTransport(nodes=2)
     fleet = FleetState(demo.names, clock=demo.clock)
     app = build_app([], Config(theme="solarized-ish"), fleet=fleet, theme_dirs=[PACKAGED_DIR, tmp_path])
@@ -230,7 +232,8 @@ async def test_a_broken_or_unknown_theme_is_reported_and_the_default_used(tmp_pa
         assert app.theme == "dltui-dark"
         assert notices == [
             "broken.toml: failed to parse '#zzz' as a color",
-            "typo.toml: unknown keys primry",
+            "number.toml: primary = 5: expected a string (in quotes)",
+            "typo.toml: unknown key 'primry' (did you mean 'primary'?)",
             "theme 'solarized-ish' not found; using dltui-dark",
         ]
 

@@ -35,8 +35,11 @@ def test_the_top_level_themes_folder_is_the_packaged_one():
     [
         ('name = "x"\nprimary = "#0000"\nbackground = "blue-ish"\n', "x.toml: failed to parse"),
         ('name = "x"\nprimary = \n', "x.toml: not valid TOML"),
-        ('name = "x"\nsecondary = "#ffffff"\n', "x.toml: 'primary' colour missing"),
-        ('name = "x"\nprimary = "#ffffff"\nshade = 3\n', "x.toml: unknown keys shade"),
+        ('name = "x"\nsecondary = "#ffffff"\n', "x.toml: primary is missing: a string"),
+        ('name = "x"\nprimary = "#ffffff"\nshade = 3\n', "x.toml: unknown key 'shade'"),
+        ('name = "x"\nprimry = "#ffffff"\n', r"x.toml: unknown key 'primry' \(did you mean 'primary'\?\)"),
+        ("primary = 5\n", "x.toml: primary = 5: expected a string"),
+        ('primary = "#ffffff"\ndark = "yes"\n', 'x.toml: dark = "yes": expected true or false'),
     ],
 )
 def test_a_broken_theme_file_is_explained(tmp_path, text, message):

@@ -21,7 +21,7 @@ from dltui.actions.policy import (
 )
 from dltui.actions.service import ActionService
 from dltui.actions.unit_config import UnitConfig
-from dltui.config import Config, ConfigError
+from dltui.config import Config, ConfigError, parse
 from dltui.transport.command import CommandResult, shell_line
 
 ROOT = cmd.Identity(0, "root", "/usr/bin/systemctl", "/usr/bin/kill")
@@ -204,24 +204,26 @@ def test_read_only_refuses_every_change_before_sending(tmp_path):
 
 
 def test_read_only_comes_from_the_config_file():
-    cfg = Config(read_only=True, actions={"privilege": "polkit", "settle_s": 2})
+    cfg = parse({"read_only": True, "actions": {"privilege": "polkit", "settle_s": 2}})
     s = ActionSettings.from_config(cfg)
     assert s.read_only and s.privilege == "polkit" and s.settle_s == 2.0
-    with pytest.raises(ConfigError, match="privilege"):
-        ActionSettings.from_config(Config(actions={"privilege": "doas"}))
-    with pytest.raises(ConfigError, match="unknown keys"):
-        ActionSettings.from_config(Config(actions={"setle_s": 1}))
+    with pytest.raises(ConfigError, match="privilege: 'doas' is not one of sudo, polkit"):
+        parse({"actions": {"privilege": "doas"}})
+    with pytest.raises(ConfigError, match="unknown key 'setle_s' \\(did you mean 'settle_s'\\?\\)"):
+        parse({"actions": {"setle_s": 1}})
 
 
 def test_units_per_group_default_dl_train():
-    cfg = Config(
-        groups={
-            "train": {
-                "hosts": ["gpu0*"],
-                "units": ["trainer@1.service", "feeder"],
-                "checkpoint": "/ckpt/*.pt",
-            },
-            "all": {"hosts": ["*"], "units": ["other.service"]},
+    cfg = parse(
+        {
+            "groups": {
+                "train": {
+                    "hosts": ["gpu0*"],
+                    "units": ["trainer@1.service", "feeder"],
+                    "checkpoint": "/ckpt/*.pt",
+                },
+                "all": {"hosts": ["*"], "units": ["other.service"]},
+            }
         }
     )
     units = UnitConfig(cfg)
@@ -229,4 +231,4 @@ def test_units_per_group_default_dl_train():
     assert units.for_node("login1") == (("other.service",), None)
     assert UnitConfig(Config()).for_node("x") == (("dl_train.service",), None)
     with pytest.raises(ConfigError, match="units"):
-        UnitConfig(Config(groups={"g": {"hosts": ["*"], "units": ["a;b.service"]}}))
+        UnitConfig(parse({"groups": {"g": {"hosts": ["*"], "units": ["a;b.service"]}}}))

@@ -28,6 +28,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "dltui.node": (),  # checked apart: stdlib only
     "dltui.core": (*NOT_UI, "dltui.transport", "dltui.snapshot", "dltui.report_text", "asyncssh"),
     "dltui.config": (*NOT_UI, "dltui.core", "dltui.transport"),
+    "dltui.config_schema": (*NOT_UI, "dltui.core", "dltui.transport", "dltui.config"),
     "dltui.transport": NOT_UI,
     "dltui.actions": NOT_UI,
     "dltui.burnin": NOT_UI,

@@ -4,7 +4,7 @@ snapshot window, and thresholds from the config (globally and per node group).""
 import pytest
 
 from dltui import snapshot
-from dltui.config import Config, ConfigError
+from dltui.config import Config, ConfigError, parse
 from dltui.core.models import NodeFacts
 from dltui.core.rules import RULES, build_engine
 from dltui.core.rules.base import CLEAR, HOLD, Finding
@@ -132,12 +132,14 @@ def test_a_snapshot_reports_a_hot_gpu_with_the_rules_usual_duration():
 
 
 def test_thresholds_from_the_config_globally_and_per_group():
-    cfg = Config(
-        rules={"gpu_temp_high": {"warning": 80}},
-        groups={
-            "hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "for_s": 10}}},
-            "quiet": {"hosts": ["gpu2*"], "rules": {"gpu_temp_high": {"enabled": False}}},
-        },
+    cfg = parse(
+        {
+            "rules": {"gpu_temp_high": {"warning": 80}},
+            "groups": {
+                "hot-room": {"hosts": ["gpu1*"], "rules": {"gpu_temp_high": {"warning": 75, "for_s": 10}}},
+                "quiet": {"hosts": ["gpu2*"], "rules": {"gpu_temp_high": {"enabled": False}}},
+            },
+        }
     )
     rig = Rig(names=("gpu01", "gpu11", "gpu21"), cfg=cfg)
     for name in ("gpu01", "gpu11", "gpu21"):
@@ -152,20 +154,27 @@ def test_thresholds_from_the_config_globally_and_per_group():
 
 
 @pytest.mark.parametrize(
-    "cfg, words",
+    "table, words",
     [
-        (Config(rules={"gpu_tmp_high": {"warning": 80}}), "unknown rule 'gpu_tmp_high'"),
-        (Config(rules={"gpu_temp_high": {"warn": 80}}), "unknown parameter 'warn'"),
-        (Config(rules={"gpu_temp_high": {"warning": "80"}}), "[rules].gpu_temp_high.warning = '80': expected int"),
-        (Config(rules={"gpu_temp_high": {"enabled": 1}}), "expected bool"),
-        (Config(groups={"a": {"rules": {}}}), '[groups.a] needs hosts = ["glob", ...]'),
-        (Config(groups={"a": {"hosts": ["x"], "rule": {}}}), "[groups.a] has unknown keys ['rule']"),
-        (Config(groups={"a": {"hosts": ["x"], "rules": {"nope": {}}}}), "[groups.a.rules]: unknown rule 'nope'"),
+        ({"rules": {"gpu_tmp_high": {"warning": 80}}}, "unknown rule 'gpu_tmp_high' (did you mean 'gpu_temp_high'?)"),
+        ({"rules": {"gpu_temp_high": {"warn": 80}}}, "unknown parameter 'warn' (did you mean 'warning'?)"),
+        ({"rules": {"gpu_temp_high": {"warning": "80"}}}, "[rules].gpu_temp_high.warning = '80': expected int"),
+        ({"rules": {"gpu_temp_high": {"enabled": 1}}}, "expected bool"),
+        ({"rules": {"gpu_temp_high": {"warning": float("nan")}}}, "expected a finite number"),
+        ({"rules": {"gpu_temp_high": {"warning": 95}}}, "gpu_temp_high: warning (95) must be below critical (90)"),
+        ({"rules": {"thermal_margin_low": {"critical": 12}}}, "critical (12) must be below warning (10)"),
+        ({"groups": {"a": {"rules": {}}}}, "[groups.a] hosts is missing"),
+        ({"groups": {"a": {"hosts": ["x"], "rule": {}}}}, "[groups.a] unknown key 'rule' (did you mean 'rules'?)"),
+        ({"groups": {"a": {"hosts": ["x"], "rules": {"nope": {}}}}}, "[groups.a.rules]: unknown rule 'nope'"),
+        (
+            {"rules": {"gpu_temp_high": {"critical": 92}}, "groups": {"a": {"hosts": ["x"], "rules": {"gpu_temp_high": {"warning": 93}}}}},
+            "[groups.a.rules].gpu_temp_high: warning (93) must be below critical (92)",
+        ),
     ],
 )
-def test_a_config_typo_is_an_error_naming_it(cfg, words):
+def test_a_config_typo_is_an_error_naming_it(table, words):
     with pytest.raises(ConfigError) as err:
-        build_engine(cfg)
+        build_engine(parse(table))
     assert words in str(err.value)
 
 

@@ -1,6 +1,6 @@
 """Fleet rules: versions and GPU models that differ between nodes that should match."""
 
-from dltui.config import Config
+from dltui.config import parse
 from dltui.core.models import GpuFacts, NodeFacts
 from tests.unit.rules_support import Rig
 
@@ -32,7 +32,7 @@ def test_one_node_on_another_driver_is_told_so_and_the_rest_are_not():
 
 
 def test_groups_are_compared_within_themselves():
-    cfg = Config(groups={"train": {"hosts": ["gpu0[1-3]"]}, "infer": {"hosts": ["gpu0[4-6]"]}})
+    cfg = parse({"groups": {"train": {"hosts": ["gpu0[1-3]"]}, "infer": {"hosts": ["gpu0[4-6]"]}}})
     rig = Rig(names=NODES, cfg=cfg, facts=facts())
     for name in ("gpu04", "gpu05", "gpu06"):
         rig.hello(name, facts(driver="550.90.07", kernel="6.8.0-40-generic", model="NVIDIA L40S"))

@@ -83,6 +83,9 @@ class Rule:
     check: Callable[..., Any]
     defaults: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
+    # Parameters whose values must rise in this order (a warning below its critical, a clear
+    # level below its trigger): the config is refused otherwise.
+    ascending: tuple[str, ...] = ()
     # Judged every few seconds rather than every sample: rules whose minimum duration is tens
     # of seconds, or whose inputs the probe refreshes slowly (ECC, remaps, replays).
     slow: bool = False

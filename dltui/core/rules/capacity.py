@@ -184,6 +184,7 @@ RULES = (
         gpu_memory_full,
         {"threshold": 97, "clear_below": 95, "for_s": 60},
         "GPU memory used % (info)",
+        ascending=("clear_below", "threshold"),
         slow=True,
     ),
     Rule(
@@ -200,6 +201,7 @@ RULES = (
         },
         "MemAvailable below available_below % (warning), or PSI memory full "
         "avg10 ≥ psi_full or an OOM kill in the last oom_window_s (critical)",
+        ascending=("available_below", "clear_above"),
         slow=True,
         consumes=("oom-kill",),
         on_event=record_oom_kill,
@@ -218,6 +220,7 @@ RULES = (
             "clear_s": 300,
         },
         "file system blocks or inodes used %, or full within full_within_s at the recent write rate",
+        ascending=("warning", "critical"),
         slow=True,
     ),
 )

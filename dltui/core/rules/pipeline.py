@@ -225,6 +225,7 @@ RULES = (
             "checkpoint_after_s": 10,
         },
         "zero fraction of sub-second utilisation with ≥ min_dips separate dips while a job holds memory",
+        ascending=("clear_below", "warning", "critical"),
         none_is_timing=True,
     ),
     Rule(
@@ -247,6 +248,7 @@ RULES = (
         job_spin_stall,
         {"busy_util": 95, "power_ratio": 0.35, "clear_power_ratio": 0.5, "for_s": 300},
         "utilisation ≥ busy_util but power < power_ratio × the enforced limit",
+        ascending=("power_ratio", "clear_power_ratio"),
         slow=True,
     ),
 )

@@ -17,16 +17,15 @@ of the wrong type, is a config error: a typo must never silently keep a default.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from typing import Any
 
-from dltui.config import Config, ConfigError
+from dltui.config import Config, ConfigError, GroupSection
+from dltui.config_schema import nearest
 
 from .base import Rule
-
-# Group keys read elsewhere (dltui/actions/unit_config.py): the units and checkpoint glob
-GROUP_KEYS = ("units", "checkpoint")
 
 ENABLED = "enabled"  # every rule has it
 
@@ -40,6 +39,12 @@ class RuleSettings:
         for name, group in (cfg.groups if cfg else {}).items():
             self.groups.append(self._checked_group(name, group))
         self._cache: dict[tuple[str, ...], dict[str, dict[str, Any]]] = {}
+        for rule in self.rules.values():  # every level a node can get, in its rule's order
+            self._check_order(rule, self.overrides.get(rule.id, {}), "[rules]")
+            for name, _, group_rules in self.groups:
+                if rule.id in group_rules:
+                    merged = {**self.overrides.get(rule.id, {}), **group_rules[rule.id]}
+                    self._check_order(rule, merged, f"[groups.{name}.rules]")
 
     def groups_of(self, node: str) -> tuple[str, ...]:
         low = node.lower()
@@ -59,24 +64,9 @@ class RuleSettings:
             self._cache[groups] = cached
         return cached
 
-    def _checked_group(self, name: str, group: Any) -> tuple[str, tuple[str, ...], dict[str, dict[str, Any]]]:
-        where = f"[groups.{name}]"
-        if not isinstance(group, dict):
-            raise ConfigError(f"{self._source}: {where} must be a table")
-        known = {"hosts", "rules", *GROUP_KEYS}
-        unknown = set(group) - known
-        if unknown:
-            raise ConfigError(
-                f"{self._source}: {where} has unknown keys {sorted(unknown)} (known: {', '.join(sorted(known))})"
-            )
-        hosts = group.get("hosts")
-        if not isinstance(hosts, list) or not hosts or not all(isinstance(h, str) for h in hosts):
-            raise ConfigError(f'{self._source}: {where} needs hosts = ["glob", ...]')
-        return (
-            name,
-            tuple(hosts),
-            self._checked_rules(group.get("rules", {}), f"[groups.{name}.rules]"),
-        )
+    def _checked_group(self, name: str, group: GroupSection) -> tuple[str, tuple[str, ...], dict[str, dict[str, Any]]]:
+        # its keys and their types are the config schema's (dltui/config.py, GroupSection)
+        return name, group.hosts, self._checked_rules(group.rules, f"[groups.{name}.rules]")
 
     def _checked_rules(self, table: Any, where: str) -> dict[str, dict[str, Any]]:
         if not isinstance(table, dict):
@@ -85,24 +75,39 @@ class RuleSettings:
         for rule_id, params in table.items():
             rule = self.rules.get(rule_id)
             if rule is None:
-                raise ConfigError(
-                    f"{self._source}: {where}: unknown rule {rule_id!r} (known: {', '.join(sorted(self.rules))})"
-                )
+                raise ConfigError(f"{self._source}: {where}: unknown rule {rule_id!r} {nearest(rule_id, self.rules)}")
             if not isinstance(params, dict):
                 raise ConfigError(f"{self._source}: {where}.{rule_id} must be a table")
             allowed = {ENABLED: True, **rule.defaults}
             for key, value in params.items():
                 if key not in allowed:
                     raise ConfigError(
-                        f"{self._source}: {where}.{rule_id}: unknown parameter "
-                        f"{key!r} (known: {', '.join(sorted(allowed))})"
+                        f"{self._source}: {where}.{rule_id}: unknown parameter {key!r} {nearest(key, allowed)}"
                     )
                 if not _same_kind(value, allowed[key]):
                     raise ConfigError(
                         f"{self._source}: {where}.{rule_id}.{key} = {value!r}: expected {type(allowed[key]).__name__}"
                     )
+                if not isinstance(value, bool) and isinstance(value, (int, float)) and not (
+                    math.isfinite(value) and value >= 0
+                ):
+                    raise ConfigError(
+                        f"{self._source}: {where}.{rule_id}.{key} = {value!r}: expected a finite number of at least 0"
+                    )
             out[rule_id] = dict(params)
         return out
+
+    def _check_order(self, rule: Rule, given: dict[str, Any], where: str) -> None:
+        """The levels a rule orders (``Rule.ascending``: a warning below its critical) must
+        rise in that order, with what is given over the defaults."""
+        if not rule.ascending or not any(p in given for p in rule.ascending):
+            return
+        values = [(p, given.get(p, rule.defaults[p])) for p in rule.ascending]
+        for (low, a), (high, b) in zip(values, values[1:], strict=False):
+            if not a < b:
+                raise ConfigError(
+                    f"{self._source}: {where}.{rule.id}: {low} ({a}) must be below {high} ({b})"
+                )
 
 
 def _same_kind(value: Any, default: Any) -> bool:

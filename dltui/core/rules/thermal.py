@@ -333,6 +333,7 @@ RULES = (
         gpu_temp_high,
         {"warning": 85, "critical": 90, "hysteresis": 3, "for_s": 30, "clear_s": 60},
         "core temperature (°C); critical only where the GPU has no T.Limit margin",
+        ascending=("warning", "critical"),
         slow=True,
     ),
     Rule(
@@ -348,6 +349,7 @@ RULES = (
             "clear_s": 60,
         },
         "T.Limit margin (°C left before slowdown) at or below the thresholds",
+        ascending=("critical", "warning"),  # a margin: lower is worse
         slow=True,
     ),
     Rule(
@@ -396,6 +398,7 @@ RULES = (
         clock_sag,
         {"ratio": 0.85, "clear_ratio": 0.9, "busy_util": 90, "for_s": 60, "clear_s": 60},
         "SM clock below ratio × max under load with no clock-event reason",
+        ascending=("ratio", "clear_ratio"),
         slow=True,
         concerns="clocks",
     ),
@@ -413,6 +416,7 @@ RULES = (
             "clear_s": 300,
         },
         "a GPU this many °C hotter than the median of its siblings at similar load",
+        ascending=("clear_below", "hotter"),
         slow=True,
     ),
 )

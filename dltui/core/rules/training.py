@@ -160,6 +160,7 @@ RULES = (
         unit_flapping,
         {"restarts": 3, "critical_restarts": 10, "window_s": 900, "clear_s": 1800},
         "NRestarts (automatic restarts) rising by ≥ restarts within window_s",
+        ascending=("restarts", "critical_restarts"),
     ),
     Rule(
         "checkpoint_stale",
@@ -175,5 +176,6 @@ RULES = (
         "newest file matching the group's checkpoint glob older than "
         "warning_ratio (critical_ratio) × expected_s "
         "while the unit is active",
+        ascending=("warning_ratio", "critical_ratio"),
     ),
 )

@@ -1,5 +1,9 @@
 """Instant queries over HTTP: stdlib urllib in a worker thread (the loop never waits),
-gzip-compressed answers, Prometheus's own words when it refuses a query."""
+gzip-compressed answers, Prometheus's own words when it refuses a query.
+
+Labels are whatever a scraped target wrote (a GPU model, a mount point, a host name): an
+answer whose text may hold a control character or a bidi override has every label value and
+its error text cleaned here (``dltui.core.text``), before the mapping reads it."""
 
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
+
+from dltui.core.text import clean, json_may_need_cleaning
 
 QUERY_TIMEOUT_S = 10.0
 
@@ -113,10 +119,29 @@ def _decode(raw: bytes, encoding: str | None) -> dict[str, Any]:
     with _decode_lock, gc_paused():
         if encoding == "gzip":
             raw = gzip.decompress(raw)
-        body = loads_in_pieces(raw.decode())
+        text = raw.decode()
+        body = loads_in_pieces(text)
     if not isinstance(body, dict):
         raise ValueError("not a Prometheus API answer")
+    if json_may_need_cleaning(text):
+        _clean_answer(body)
     return body
+
+
+def _clean_answer(body: dict[str, Any]) -> None:
+    """Every label value and the error text of an answer cleaned, in place. A loop in Python
+    (not one long C call): the event loop gets its turns while a large answer is walked."""
+    if isinstance(body.get("error"), str):
+        body["error"] = clean(body["error"])
+    data = body.get("data")
+    result = data.get("result") if isinstance(data, dict) else None
+    for series in result if isinstance(result, list) else ():
+        labels = series.get("metric") if isinstance(series, dict) else None
+        if not isinstance(labels, dict):
+            continue
+        for name, value in labels.items():
+            if isinstance(value, str) and not value.isprintable():
+                labels[name] = clean(value)
 
 
 PIECE_CHARS = 1 << 18  # ~1,500 series: a few milliseconds of decoding

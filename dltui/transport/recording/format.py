@@ -10,6 +10,9 @@ A recording is JSON lines. It starts with a header line, ``{"dltui_recording": 1
 
 ``t`` is the operator's wall clock when the call came, which is what ``dltui replay``
 (``replay``) times its playback by. A name ending in ``.gz`` writes gzip.
+
+A recording may come from someone else: every string in a line is cleaned as it is read
+(``dltui.core.text``), as the probe's lines are.
 """
 
 from __future__ import annotations
@@ -21,7 +24,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dltui import __version__
-from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.models import NodeEvent, NodeFacts, Sample, is_time
+from dltui.core.text import clean_value
 
 FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
 GZIP_MAGIC = b"\x1f\x8b"
@@ -38,13 +42,17 @@ def encode(line: dict[str, Any]) -> bytes:
 
 
 def parse_line(line: bytes) -> tuple[float, str, tuple]:
-    """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable."""
-    record = json.loads(line)
+    """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable
+    (ValueError, KeyError, TypeError, AttributeError, RecursionError)."""
+    record = clean_value(json.loads(line))
     t, name, kind = float(record["t"]), record["node"], record["kind"]
     if not math.isfinite(t) or not isinstance(name, str):
         raise ValueError("no time or node")
     if kind == "sample":
-        return t, "on_sample", (name, Sample.from_dict(record["sample"]))
+        sample = Sample.from_dict(record["sample"])
+        if not is_time(sample.time):
+            raise ValueError(f"sample time {sample.time!r} is not a time")
+        return t, "on_sample", (name, sample)
     if kind == "status":
         return t, "on_status", (name, record["status"], record.get("reason"))
     if kind == "hello":

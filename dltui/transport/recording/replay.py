@@ -6,8 +6,9 @@ dashboard holds the last state until the operator quits. ``clock`` is the record
 clock at the current point of the playback: a ``FleetState`` built with it shows ages, timeline
 times and rule durations as they were, not as the replay happens to run.
 
-A line that cannot be read (cut off, or garbage) is counted and reported as an event to every
-node, like a probe's malformed line; the rest plays on.
+A line that cannot be read (cut off, garbage, nested too deep, or timed outside the recording's
+span) is counted and reported as an event to every node, like a probe's malformed line; the
+rest plays on.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dltui.core.models import NodeEvent
+from dltui.core.models import NodeEvent, is_time
+from dltui.core.text import clean
 
 from ..base import Sink
 from .format import FORMAT, open_file, parse_line
@@ -29,6 +31,10 @@ from .format import FORMAT, open_file, parse_line
 _HEADER_MAX_BYTES = 65536  # a wrong file (an image, a tarball) is refused without reading it whole
 
 MALFORMED_REPORT_EVERY = 100  # the first, then every 100th: a replay has no clock of its own to pace by
+# A line timed this far before the header's start or after it is refused: 1e300 would have the
+# playback wait for ever. A clock stepped back a little, or a week-long --record, still plays.
+EARLIEST_BEFORE_START_S = 86400.0
+LATEST_AFTER_START_S = 366 * 86400.0
 
 
 class ReplayError(Exception):
@@ -70,8 +76,11 @@ class ReplayTransport:
                 continue
             try:
                 t, call, args = parse_line(line)
-            except (ValueError, KeyError, TypeError, AttributeError) as exc:
-                self._malformed(sink, lineno, line, exc)
+            except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+                self._malformed(sink, lineno, line, exc)  # RecursionError: nested thousands deep
+                continue
+            if not self.started - EARLIEST_BEFORE_START_S <= t <= self.started + LATEST_AFTER_START_S:
+                self._malformed(sink, lineno, line, f"time {t:g} is outside the recording's span")
                 continue
             await self._wait_until(t)
             self._now = t  # the sink reads the clock during the call: it must say when it was recorded
@@ -135,7 +144,7 @@ def _read_header(path: Path) -> dict[str, Any]:
         raise ReplayError(f"{path}: cannot read: {exc.strerror or exc}") from None
     try:
         header = json.loads(first)
-    except ValueError:
+    except (ValueError, RecursionError):
         header = None
     if not isinstance(header, dict) or "dltui_recording" not in header:
         raise ReplayError(f"{path}: not a dltui recording (no header line)")
@@ -144,7 +153,11 @@ def _read_header(path: Path) -> dict[str, Any]:
             f"{path}: recording format {header['dltui_recording']!r}; this dltui reads format {FORMAT}"
         )
     nodes, started = header.get("nodes"), header.get("started")
-    names_ok = isinstance(nodes, list) and all(isinstance(n, str) for n in nodes)
-    if not names_ok or not isinstance(started, (int, float)):
+    if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes) or not isinstance(
+        started, (int, float)
+    ):
         raise ReplayError(f"{path}: not a dltui recording (the header line lacks nodes or start time)")
+    if not is_time(started):
+        raise ReplayError(f"{path}: the recording's start time {started:g} is not a date")
+    header["nodes"] = [clean(n) for n in nodes]
     return header

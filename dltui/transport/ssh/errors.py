@@ -10,6 +10,7 @@ import socket
 import asyncssh
 
 from dltui.core import status as st
+from dltui.core.text import clean
 
 from .config import HostSettings
 from .known_hosts import CHANGED, OfferedKey, host_pattern
@@ -21,6 +22,7 @@ class Failure(Exception):
     """A node (or the hop in front of it) cannot be streamed from right now."""
 
     def __init__(self, status: str, reason: str):
+        reason = clean(reason)  # it may quote the node: its sshd's words, the probe's stderr
         super().__init__(f"{status}: {reason}")
         self.status = status
         self.reason = reason

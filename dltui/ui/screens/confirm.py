@@ -10,6 +10,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
+from ..plain import plain
+
 
 class ConfirmScreen(ModalScreen[bool]):
     DEFAULT_CSS = """
@@ -49,7 +51,7 @@ class ConfirmScreen(ModalScreen[bool]):
         if self.note:
             body.append(Content.styled("\n" + self.note, "$text-warning"))
         with Vertical():
-            yield Label(self.title_text, id="confirm-title")
+            yield Label(plain(self.title_text), id="confirm-title")
             yield Static(Content("\n").join(body), id="confirm-body")
             yield Label("y  run it on these nodes      n / Esc  cancel", id="confirm-keys")
 

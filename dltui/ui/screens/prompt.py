@@ -11,6 +11,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
+from ..plain import plain
+
 
 class PromptScreen(ModalScreen[str | None]):
     """Returns the text on Enter, None on Escape. ``check`` says what is wrong with a text."""
@@ -73,14 +75,14 @@ class PromptScreen(ModalScreen[str | None]):
         with Vertical():
             yield Label("", id="problem")
             with Horizontal():
-                yield Label(self.prefix, id="prefix")
+                yield Label(plain(self.prefix), id="prefix")
                 yield Input(self.value, placeholder=self.placeholder, select_on_focus=False)
 
     @on(Input.Changed)
     def _changed(self, event: Input.Changed) -> None:
         problem = self.check(event.value) if self.check else None
         label = self.query_one("#problem", Label)
-        label.update(problem or "")
+        label.update(plain(problem or ""))
         label.set_class(bool(problem), "-shown")
         if problem is None and self.on_change is not None:
             self.on_change(event.value)

@@ -11,6 +11,7 @@ from dltui.core.rules import RULES
 from dltui.core.state import NodeState
 
 from .. import levels
+from ..plain import plain
 from .pane import Pane, labelled, metric_line, waiting
 
 # Clock-event ("throttle") reasons in plain words, with how much they matter (notes/gpu-telemetry.md §3).
@@ -45,7 +46,7 @@ class GpuPane(Pane):
         g = next((g for g in node.sample.gpus if g.index == self.index), None) if node.sample else None
         facts = next((f for f in node.facts.gpus if f.index == self.index), None) if node.facts else None
         name = (g.name if g else None) or (facts.name if facts else None) or ""
-        self.border_title = f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}"
+        self.border_title = plain(f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}")
         if g is None:
             return waiting(node)
         if g.error:

@@ -12,6 +12,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
+from ..plain import plain
 from ..spark import downsample, sparkline
 
 HISTORY_SPAN_S = 60  # a sparkline covers at least this; a wider pane shows more, never less
@@ -39,7 +40,7 @@ class Pane(Static, can_focus=True):
 
     def __init__(self, title: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
-        self.border_title = title
+        self.border_title = plain(title)
         self._shown: tuple[NodeState, float] | None = None
         self._drawn: Content | None = None
 
