@@ -41,7 +41,7 @@ def disk_lab(tmp_path):
 
 def test_snapshot_reports_the_failing_drive_and_its_alerts_fake_smartctl(disk_lab, tmp_path):
     done = subprocess.run(
-        [sys.executable, "-m", "dltui", "snapshot", "gpu-disk", "--json", "--seconds", "3", "--interval", "0.5"],
+        [sys.executable, "-m", "dltui", "snapshot", "gpu-disk", "--json", "--seconds", "6", "--interval", "0.5"],
         cwd=REPO,
         env=client_env(disk_lab.make_home(tmp_path / "home")),
         capture_output=True,
@@ -78,7 +78,7 @@ def test_a_node_with_the_real_smartctl_and_no_readable_drive_reports_none_and_no
     if real is None:
         pytest.skip("no smartctl installed on this machine (apt-get install smartmontools)")
     done = subprocess.run(
-        [sys.executable, "-m", "dltui", "snapshot", "gpu01", "--json", "--seconds", "2", "--interval", "0.5"],
+        [sys.executable, "-m", "dltui", "snapshot", "gpu01", "--json", "--seconds", "5", "--interval", "0.5"],
         cwd=REPO,
         env=client_env(disk_lab.make_home(tmp_path / "home")),
         capture_output=True,

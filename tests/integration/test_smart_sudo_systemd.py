@@ -53,7 +53,7 @@ def sd_node(tmp_path_factory):
 def _snapshot(node: SystemdNode) -> dict:
     done = subprocess.run(
         [sys.executable, "-m", "dltui", "snapshot", node.name, "-F", str(node.base / "ssh_config"),
-         "--json", "--seconds", "3", "--interval", "0.5"],
+         "--json", "--seconds", "8", "--interval", "0.5"],
         cwd=REPO,
         env=dict(os.environ, HOME=str(node.base), PYTHONPATH=str(REPO)),
         capture_output=True,
