@@ -209,10 +209,12 @@ def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int
 
         return export(args, cfg, ssh, _inventory(args))
     if args.command == "demo":
+        from dltui.actions import simulated
         from dltui.transport.demo import DemoTransport
 
         demo = DemoTransport(
-            nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s
+            nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s,
+            commands=simulated.answer,
         )
         return _dashboard([demo], cfg, args.record, clock=demo.clock)  # the prefilled past's time
     if args.command == "replay":

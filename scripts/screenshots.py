@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from dltui.actions import simulated
 from dltui.actions.policy import ActionSettings
 from dltui.burnin import demo as burnin_demo
 from dltui.config import Config
@@ -52,7 +53,7 @@ COPIED = {
 
 async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: tuple[str, ...]) -> Path:
     cfg = Config(theme=theme)
-    demo = DemoTransport(nodes=nodes, seed=7)
+    demo = DemoTransport(nodes=nodes, seed=7, commands=simulated.answer)
     fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
     app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
     app.actions = ActionFlows(app, [demo], ActionSettings())  # the demo's simulated actions

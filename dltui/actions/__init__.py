@@ -1,7 +1,9 @@
 """Actions on nodes: the training unit (systemd) and GPU processes.
 
-Pure policy lives here, outside the UI: validation (``names``), the exact argv and its
-privilege (``commands``), running it on a node (``runner``), verification (``unit``,
-``signal``) and the audit log (``audit``). The UI and the CLI both call ``ActionService``.
-Nothing here imports Textual.
+Pure policy lives here, outside the UI, in the order a change goes through it: ``validate``
+(names, PIDs, read-only), ``authorise`` (privilege: root, ``sudo -n`` or polkit; which PID may
+be signalled; what to allow when refused), ``run`` (audit first, then send), ``verify`` (the
+node's own state after). ``query`` reads without changing anything, ``commands`` builds the
+exact argv, ``audit`` is the log, ``journal`` reads a unit's journal. The UI and the CLI both
+call ``ActionService`` (``service``). Nothing here imports Textual.
 """

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
+import sys
 from collections.abc import Callable, Sequence
 
 from dltui.config import Config
@@ -79,15 +81,42 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
     settings = ActionSettings.from_config(cfg)
     units = UnitConfig(cfg)
     hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
-    results = asyncio.run(_run(args, settings, units, hosts, ssh_options))
+    stopped_by: list[int] = []
+    try:
+        results = asyncio.run(_run(args, settings, units, hosts, ssh_options, stopped_by))
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        signum = stopped_by[0] if stopped_by else signal.SIGINT
+        print(
+            f"dltui: {signal.Signals(signum).name}: stopped; an action already sent is logged "
+            "as interrupted in the audit log",
+            file=sys.stderr,
+        )
+        return 128 + signum
     for r in results:
         print_fn(format_result(r))
     return exit_code(results)
 
 
 async def _run(
-    args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
+    args,
+    settings: ActionSettings,
+    units: UnitConfig,
+    hosts: list[str],
+    ssh_options,
+    stopped_by: list[int],
 ) -> list[ActionResult]:
+    # Ctrl-C and SIGTERM cancel the actions in flight: each writes its outcome, interrupted,
+    # before the command exits (a restart half-verified is never left without a record).
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+
+        def stop(signum: int = signum) -> None:
+            stopped_by.append(signum)
+            if task is not None:
+                task.cancel()
+
+        loop.add_signal_handler(signum, stop)
     runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:

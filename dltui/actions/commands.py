@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dltui.node.probe import privilege
-from dltui.node.probe.units import SHOW_PROPERTIES  # the probe's list: one parser reads both
+from dltui.node import schema
+from dltui.node.schema import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
-SUDO = privilege.SUDO
+SUDO = schema.SUDO
 POLKIT = "polkit"
 PRIVILEGES = (SUDO, POLKIT)
 
@@ -114,8 +114,8 @@ def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
 
 def sudoers_line(who: Identity, argv: Sequence[str]) -> str:
     """The sudoers line that allows exactly ``argv`` (as run: ``sudo -n PATH ARGS…``) for this
-    user and nothing else (the probe's own rule, which its SMART reads use too)."""
-    return privilege.sudoers_line(who.user, argv)
+    user and nothing else (the contract's rule: the probe's SMART reads print theirs by it)."""
+    return schema.sudoers_line(who.user, [argv])
 
 
 def polkit_rule(who: Identity, verb: str, unit: str) -> str:

@@ -1,16 +1,54 @@
-"""Following a unit's journal while its pane is open: ``journalctl -u UNIT -o json -n N``
-once, then ``--after-cursor`` from the last entry's ``__CURSOR``. Pure: a runner does the I/O."""
+"""A unit's journal as the actions read it: ``journalctl -o json`` lines made into one text
+line each, and the follower of a unit's pane (``journalctl -u UNIT -o json -n N`` once, then
+``--after-cursor`` from the last entry's ``__CURSOR``). Pure: a runner does the I/O."""
 
 from __future__ import annotations
 
+import json
+import time
 from collections import deque
+from typing import Any
 
+from dltui.core.text import clean
 from dltui.transport.command import Runner
 
 from .commands import journal_argv
-from .service import journal_denied, journal_entries, journal_line
 
 KEEP = 200
+
+
+def journal_entries(text: str) -> list[dict[str, Any]]:
+    out = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+def journal_line(entry: dict[str, Any]) -> str:
+    message = entry.get("MESSAGE")
+    if isinstance(message, list):  # journald's byte-array form for non-UTF-8 messages
+        message = bytes(b for b in message if isinstance(b, int)).decode("utf-8", "replace")
+    if message is None:
+        message = "(message too long for the journal's JSON; read it with journalctl --all)"
+    when = entry.get("__REALTIME_TIMESTAMP")
+    stamp = (
+        time.strftime("%H:%M:%S", time.localtime(int(str(when)) / 1e6))
+        if str(when or "").isdigit()
+        else "--:--:--"
+    )
+    return clean(f"{stamp} {message}")
+
+
+def journal_denied(unit: str) -> str:
+    return (
+        f"the journal of {unit} is not readable by this user: "
+        "add it to group systemd-journal or adm"
+    )
 
 
 class JournalFollower:

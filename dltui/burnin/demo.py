@@ -13,7 +13,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample
+from dltui.core.models import GpuSample, NodeFacts, Sample
+from dltui.transport.demo import h100
 
 from . import report, verdict
 
@@ -29,26 +30,14 @@ def gpus_at(t: int, hot_gpu: int | None) -> list[GpuSample]:
     for i in range(8):
         temp = 40 + 30 * ramp + 2 * math.sin(t / 40 + i) + (18 * ramp if i == hot_gpu else 0)
         gpus.append(
-            GpuSample(
-                index=i,
+            h100.sample(
+                i,
+                utilization_percent=100.0 * ramp,
                 temperature_c=round(temp, 1),
                 memory_temperature_c=round(temp + 5, 1),
                 temperature_margin_c=round(max(0.0, 88 - temp), 1),
                 power_w=round(100 + 580 * ramp, 1),
-                power_limit_w=700.0,
                 sm_clock_mhz=1980.0 if i != hot_gpu or t < 300 else 1600.0,
-                sm_clock_max_mhz=1980.0,
-                utilization_percent=100.0 * ramp,
-                pcie_gen=5,
-                pcie_max_gen=5,
-                pcie_width=16,
-                pcie_max_width=16,
-                clock_event_hw_thermal_us=0,
-                clock_event_sw_thermal_us=0,
-                clock_event_hw_power_brake_us=0,
-                pcie_replay_count=0,
-                ecc_corrected_volatile=0,
-                ecc_uncorrected_volatile=0,
             )
         )
     return gpus
@@ -81,9 +70,8 @@ def runs(load_s: int = 7200, preflight_s: int = 10, post_s: int = 10) -> list[ve
         facts = NodeFacts(
             hostname=node,
             gpus=[
-                GpuFacts(index=i, name="NVIDIA H100 80GB HBM3", serial=f"16523{i:02d}0{node[-1]}",
-                         bus_id=f"00000000:{0x18 + 0x10 * i:02X}:00.0",
-                         persistence_mode=True, ecc_enabled=True)
+                h100.facts(i, serial=f"16523{i:02d}0{node[-1]}",
+                           bus_id=f"00000000:{0x18 + 0x10 * i:02X}:00.0")
                 for i in range(8)
             ],
         )

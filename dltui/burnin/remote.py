@@ -22,12 +22,11 @@ from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
-from dltui.transport.hostspec import HostSpecError, parse_destination
 from dltui.transport.protocol import ProbeReader
-from dltui.transport.ssh.connector import Connector, Hop, backoff_s
+from dltui.transport.ssh.connector import Hop, backoff_s
 from dltui.transport.ssh.errors import Failure, describe
-from dltui.transport.ssh.jump_pool import JumpPool
 from dltui.transport.ssh.options import SshOptions
+from dltui.transport.ssh.sessions import SessionRunner
 
 from . import ship
 from .fold import RunFold
@@ -58,30 +57,19 @@ class Result:
 
 
 class NodeShell:
-    """Commands on nodes, one SSH connection per node (reused, reopened after a drop)."""
+    """Commands on nodes, one SSH connection per node (reused, reopened after a drop): the SSH
+    layer's session runner, with the whole output of a command and its failures raised."""
 
     def __init__(self, options: SshOptions):
         self.options = options
-        self.connector = Connector(options)
-        self.jumps = JumpPool(self.connector)
-        self.hops: dict[str, Hop] = {}
+        self.sessions = SessionRunner(options)
 
     async def connection(self, name: str) -> Hop:
-        hop = self.hops.get(name)
-        if hop is not None and not hop.client.closed:
-            return hop
-        try:
-            dest = parse_destination(name)
-        except HostSpecError as exc:
-            raise Failure(st.UNREACHABLE, str(exc)) from None
-        jump = await self.jumps.tunnel(self.connector.route(dest))
-        hop = await self.connector.open(dest, jump.conn if jump else None)
-        self.hops[name] = hop
-        return hop
+        return await self.sessions.connection(name)
 
     def hostname(self, name: str) -> str:
         """The address the SSH config gives a node (for a peer to reach it)."""
-        return self.connector.config.settings(parse_destination(name)).hostname
+        return self.sessions.hostname(name)
 
     async def run(
         self,
@@ -102,14 +90,10 @@ class NodeShell:
         return Result(proc.exit_status, _bytes(proc.stdout), _bytes(proc.stderr))
 
     async def drop(self, name: str) -> None:
-        hop = self.hops.pop(name, None)
-        if hop is not None:
-            await hop.close()
+        await self.sessions.drop(name)
 
     async def close(self) -> None:
-        for name in list(self.hops):
-            await self.drop(name)
-        await self.jumps.close()
+        await self.sessions.close()
 
 
 def _bytes(data: bytes | str | None) -> bytes:
@@ -285,26 +269,27 @@ async def follow(
     on_status: Callable[[NodeRunView], None] | None = None,
     sink_status: Callable[[str, str, str | None], None] | None = None,
 ) -> None:
-    """Follows to the end, reconnecting with backoff after any drop (the run goes on there)."""
+    """Follows to the end, reconnecting with backoff after any drop (the run goes on there).
+    The backoff starts over after a follow that read something: that connection worked."""
     attempt = 0
     while not view.ended:
+        offset = view.offset
         try:
             if await follow_once(shell, view, on_status):
                 return
-            raise Failure(st.RECONNECTING, "the follow stream ended early")
-        except Failure as failure:
-            if failure.status == st.PROBE_FAILED:
-                view.reason = failure.reason
+            failure = Failure(st.RECONNECTING, "the follow stream ended early")
+        except Failure as exc:
+            if exc.status == st.PROBE_FAILED:
+                view.reason = exc.reason
                 raise
-            attempt += 1
-            view.reattached += 1
-            view.reason = failure.reason
-            await shell.drop(view.node)
-            if sink_status is not None:
-                sink_status(view.node, st.RECONNECTING, failure.reason)
-            await asyncio.sleep(min(backoff_s(attempt), 5.0))
-        else:
-            attempt = 0
+            failure = exc
+        attempt = 1 if view.offset > offset else attempt + 1
+        view.reattached += 1
+        view.reason = failure.reason
+        await shell.drop(view.node)
+        if sink_status is not None:
+            sink_status(view.node, st.RECONNECTING, failure.reason)
+        await asyncio.sleep(min(backoff_s(attempt), 5.0))
 
 
 def new_run_id() -> str:

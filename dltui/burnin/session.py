@@ -11,13 +11,12 @@ import contextlib
 import json
 import os
 import re
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dltui.actions.audit import AuditLog
+from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection
 from dltui.core.text import clean_value
 from dltui.transport.ssh.errors import Failure
@@ -98,16 +97,7 @@ class BurnIn:
         address = None
         if plan.net:
             address = f"{self.shell.hostname(plan.net)}:{plan.net_port}"
-            try:
-                await self.shell.run(
-                    plan.net,
-                    remote.iperf_server_command(
-                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
-                    ),
-                )
-                self.iperf_peer = plan.net
-            except Failure as exc:
-                self.failed[plan.net] = f"cannot start the iperf3 server: {exc.reason}"
+            await self._start_iperf_server(plan.net, plan)
 
         async def one(host: str) -> None:
             net = address if plan.net and host != plan.net else None
@@ -129,36 +119,53 @@ class BurnIn:
                 smoke_s=self.thresholds["smoke_s"],
                 smoke_ramp_s=self.thresholds["smoke_ramp_s"],
             )
-            t0 = time.monotonic()
+            argv = [ship.DRIVER_NAME, "start", *args]
             try:
-                answer = await remote.start(self.shell, host, args)
-            except Failure as exc:
-                answer = {"ok": False, "reason": exc.reason}
-            if not answer.get("ok"):
-                self.failed[host] = str(answer.get("reason"))
-            self._audit(host, "burnin-start", ["start", *args], answer, time.monotonic() - t0)
+                pending = self.audit.begin(host, "burnin-start", argv, run_id=self.run_id)
+            except AuditError as exc:
+                self.failed[host] = f"{exc}; nothing was sent"
+                return
+            with pending:
+                pending.sent = True
+                try:
+                    answer = await remote.start(self.shell, host, args)
+                except Failure as exc:
+                    answer = {"ok": False, "reason": exc.reason}
+                if not answer.get("ok"):
+                    self.failed[host] = str(answer.get("reason"))
+                _finish(pending, answer)
 
         await asyncio.gather(*(one(h) for h in self.hosts))
 
-    def refused(self, action: str, reason: str) -> None:
-        """A start or stop refused before anything reached a node (--read-only): audited."""
-        for host in self.hosts:
-            self.audit.record(host, action, None, "refused", reason, 0.0, run_id=self.run_id)
+    async def _start_iperf_server(self, peer: str, plan: Plan) -> None:
+        """The peer's iperf3 server for the others' network test (audited first, as a start)."""
+        argv = ["iperf3", "-s", "-p", str(plan.net_port)]
+        try:
+            pending = self.audit.begin(peer, "burnin-iperf-server", argv, run_id=self.run_id)
+        except AuditError as exc:
+            self.failed[peer] = f"cannot start the iperf3 server: {exc}; nothing was sent"
+            return
+        with pending:
+            pending.sent = True
+            try:
+                await self.shell.run(
+                    peer,
+                    remote.iperf_server_command(
+                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
+                    ),
+                )
+                self.iperf_peer = peer
+                pending.finish("ok", "")
+            except Failure as exc:
+                self.failed[peer] = f"cannot start the iperf3 server: {exc.reason}"
+                pending.finish("failed", exc.reason)
 
-    def _audit(
-        self, host: str, action: str, argv: list[str], answer: dict[str, Any], took: float
-    ) -> None:
-        ok = bool(answer.get("ok"))
-        message = "" if ok else str(answer.get("reason"))
-        self.audit.record(
-            host,
-            action,
-            [ship.DRIVER_NAME, *argv],
-            "ok" if ok else "failed",
-            message,
-            took,
-            run_id=self.run_id,
-        )
+    def refused(self, action: str, reason: str) -> None:
+        """A start or stop refused before anything reached a node (--read-only): audited
+        where the log can be written (the refusal stands either way)."""
+        for host in self.hosts:
+            with contextlib.suppress(AuditError):
+                self.audit.record(host, action, None, "refused", reason, 0.0, run_id=self.run_id)
 
     async def follow(self, on_status: Callable[[NodeRunView], None] | None = None) -> None:
         spool.remove_stale(spool.default_dir(self.run_id))
@@ -174,13 +181,18 @@ class BurnIn:
 
     async def stop(self) -> dict[str, dict[str, Any]]:
         async def one(host: str) -> dict[str, Any]:
-            t0 = time.monotonic()
+            argv = [ship.DRIVER_NAME, "stop", "--wait", repr(60.0)]  # remote.stop's default
             try:
-                answer = await remote.stop(self.shell, host, self.run_id)
-            except Failure as exc:
-                answer = {"ok": False, "reason": exc.reason}
-            argv = ["stop", "--wait", repr(60.0)]  # remote.stop's default
-            self._audit(host, "burnin-stop", argv, answer, time.monotonic() - t0)
+                pending = self.audit.begin(host, "burnin-stop", argv, run_id=self.run_id)
+            except AuditError as exc:
+                return {"ok": False, "reason": f"{exc}; nothing was sent"}
+            with pending:
+                pending.sent = True
+                try:
+                    answer = await remote.stop(self.shell, host, self.run_id)
+                except Failure as exc:
+                    answer = {"ok": False, "reason": exc.reason}
+                _finish(pending, answer)
             return answer
 
         answers = await asyncio.gather(*(one(h) for h in self.hosts))
@@ -288,6 +300,14 @@ class BurnIn:
                     return  # the local copy is what counts; the node may be gone
 
         await asyncio.gather(*(one(h) for h in self.hosts))
+
+
+def _finish(pending: Pending, answer: dict[str, Any]) -> None:
+    """The driver's answer as the audited outcome (a lost outcome line is said with it)."""
+    ok = bool(answer.get("ok"))
+    lost = pending.finish("ok" if ok else "failed", "" if ok else str(answer.get("reason")))
+    if lost:
+        answer["audit"] = lost
 
 
 def _json(data: bytes | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.state_dir import make_private_dir, state_dir
 from dltui.transport.recording.format import encode, header
 from dltui.transport.recording.recorder import Recorder, RecordError
 
@@ -22,10 +23,7 @@ REORDER = 256  # lines a node's file may be out of time order by (events vs samp
 
 
 def default_dir(run_id: str) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "state"
-    )
-    return Path(base) / "dltui" / "burnin-spool" / run_id
+    return state_dir() / "burnin-spool" / run_id
 
 
 class _Quiet:
@@ -50,7 +48,7 @@ class Spool:
         """The file's writer; None once it failed (the run is still followed and judged)."""
         if self._rec is None and self._failed is None:
             try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
+                make_private_dir(self.path.parent)
                 self.path.unlink(missing_ok=True)  # an earlier follow of this run: re-read
                 self._rec = Recorder.create(_Quiet(), self.path, [self.node],
                                             clock=lambda: self._now)

@@ -29,6 +29,8 @@ except ImportError:  # not POSIX: sessions do not lock each other out, each stil
 from dataclasses import dataclass
 from pathlib import Path
 
+from dltui.state_dir import open_private, state_dir
+
 from .models import GpuFacts
 
 REFRESH_LISTED_S = 3600.0  # "listed until" is kept to the hour: one write a node an hour at most
@@ -36,8 +38,7 @@ WRITE_EVERY_S = 2.0  # changes arriving closer together than this share one file
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(base) / "dltui" / "gpu-inventory.json"
+    return state_dir() / "gpu-inventory.json"
 
 
 @dataclass(frozen=True)
@@ -126,14 +127,15 @@ class GpuInventory:
         self._pending = False
         self._written_at = time.monotonic()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path.with_name(self.path.name + ".lock"), "a") as lock:
+            lock_fd = open_private(self.path.with_name(self.path.name + ".lock"), os.O_WRONLY)
+            with open(lock_fd, "a") as lock:
                 if fcntl is not None:
                     fcntl.flock(lock, fcntl.LOCK_EX)
                 merged = self._load(set_aside=False)
                 merged.update({name: self.nodes[name] for name in self._changed})
                 tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(merged, indent=1, sort_keys=True), encoding="utf-8")
+                with open(open_private(tmp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as f:
+                    f.write(json.dumps(merged, indent=1, sort_keys=True))
                 tmp.replace(self.path)
         except OSError:
             pass

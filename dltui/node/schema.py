@@ -7,8 +7,20 @@ that changed, so both ends must use the same table: they do, because the probe s
 node is this very source. Units live in the names; a value the hardware does not report is
 ``None`` (JSON ``null``), never 0.
 
+Also here, because both ends build or read them alike: the event records (an XID, an OOM
+kill), the unit record from ``systemctl show``, the one normaliser of PCI bus ids, the NVMe
+critical warning bits, and the one rule for running a read as root through ``sudo -n`` and the
+sudoers line that allows exactly it (the probe's SMART reads, the actions' unit changes). The
+operator's side imports from ``dltui.node`` only this, ``wire`` and ``xid`` (and what it ships).
+
 Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
 """
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .xid import describe
 
 PROTOCOL = 1
 
@@ -58,6 +70,10 @@ PRESSURE_FIELDS = (
     "memory_full_avg10_percent",
     "memory_full_avg60_percent",
 )
+
+# The tasks record's d_state_processes is counted every D_STATE_EVERY_TICKS samples (a scan of
+# every process) and repeated between: the rules read it knowing so.
+D_STATE_EVERY_TICKS = 10
 
 TASK_FIELDS = (
     "running",  # procs_running from /proc/stat
@@ -260,6 +276,65 @@ CLOCK_EVENT_BITS = (
 )
 
 
+# NVMe critical warning bits (NVMe base spec, SMART / Health log byte 0), named as smartctl's
+# JSON names them under smart_status.nvme.
+SPARE_BELOW_THRESHOLD = 0x01
+CRITICAL_WARNING_BITS = (
+    (SPARE_BELOW_THRESHOLD, "spare_below_threshold"),
+    (0x02, "temperature_above_or_below_threshold"),
+    (0x04, "reliability_degraded"),
+    (0x08, "media_read_only"),
+    (0x10, "volatile_memory_backup_failed"),
+    (0x20, "persistent_memory_region_unreliable"),
+)
+
+
+def decode_critical_warning(mask: int | None) -> list[str] | None:
+    """Names of the NVMe critical warning bits set in ``mask``; unknown bits kept as hex."""
+    if mask is None:
+        return None
+    names = [name for bit, name in CRITICAL_WARNING_BITS if mask & bit]
+    unknown = mask & ~0x3F
+    if unknown:
+        names.append(hex(unknown))
+    return names
+
+
+# sudo: ``sudo -n`` never prompts; sudoers matches the whole command line, so the line dltui
+# suggests names the binary by its full path and every argument as run.
+SUDO = "sudo"
+# What sudo -n prints when it will not run the command without a password, by sudo version.
+SUDO_REFUSALS = (
+    "a password is required",
+    "is not allowed to execute",
+    "not in the sudoers file",
+    "a terminal is required",
+)
+
+
+def sudo_refused(argv: Sequence[str], stderr: str) -> bool:
+    """Whether this run of ``argv`` was stopped by sudo itself (not by the command)."""
+    return bool(argv) and argv[0] == SUDO and any(words in stderr for words in SUDO_REFUSALS)
+
+
+def sudoers_line(user: str, commands: Sequence[Sequence[str]]) -> str:
+    """One sudoers line that lets ``user`` run exactly each of ``commands`` (``sudo -n``
+    dropped) as root and nothing else; characters special to sudoers are escaped."""
+    specs = []
+    for argv in commands:
+        command = list(argv)
+        if command[:2] == [SUDO, "-n"]:
+            command = command[2:]
+        specs.append(" ".join([command[0], *(_sudoers_escape(a) for a in command[1:])]))
+    return "%s ALL=(root) NOPASSWD: %s" % (user, ", ".join(specs))
+
+
+def _sudoers_escape(arg: str) -> str:
+    for ch in "\\,:=":
+        arg = arg.replace(ch, "\\" + ch)
+    return arg
+
+
 def decode_clock_event_reasons(mask):
     """Names of the bits set in ``mask``; unknown bits are kept as hex so none is hidden."""
     if mask is None:
@@ -272,3 +347,125 @@ def decode_clock_event_reasons(mask):
     if unknown:
         names.append(hex(unknown))
     return names
+
+
+def pci_key(text):
+    """A PCI bus id, however written, as a key to compare (the one normaliser of bus ids):
+    ``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
+
+    XID lines omit the PCI function, NVML's bus ids carry an 8-digit domain: compare keys.
+    """
+    parts = (text or "").split(".")[0].split(":")
+    if len(parts) == 2:
+        parts = ["0"] + parts
+    if len(parts) != 3:
+        return None
+    try:
+        return tuple(int(p, 16) for p in parts)
+    except ValueError:
+        return None
+
+
+# -- event records ----------------------------------------------------------------------------
+
+
+def xid_event(when, pci, xid, detail, gpu, line_id=None):
+    """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
+    (boot id + µs since boot): every new session backfills the boot, and the operator side
+    drops what it has seen by this id."""
+    info = describe(xid)
+    where = "GPU %d" % gpu if gpu is not None else "PCI %s" % pci
+    return {
+        "time": round(when, 3),
+        "kind": "xid",
+        "message": "XID %d on %s: %s — %s" % (xid, where, info.meaning, info.action),
+        "gpu": gpu,
+        "severity": info.severity,
+        "data": {"xid": xid, "pci": pci, "detail": detail, "id": line_id},
+    }
+
+
+def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
+    """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
+    where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
+    size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
+    return {
+        "time": round(when, 3),
+        "kind": "oom-kill",
+        "message": "OOM killer ended %s (pid %d)%s: %s ran out" % (name, pid, size, where),
+        "gpu": None,
+        "severity": "critical",
+        "data": {
+            "pid": pid,
+            "process": name,
+            "cgroup": in_cgroup,
+            "rss_bytes": rss_bytes,
+            "id": line_id,
+        },
+    }
+
+
+# -- the unit record, from systemctl show (the probe's poll and the actions' reads alike) --------
+
+SHOW_PROPERTIES = (
+    "Id",
+    "LoadState",
+    "ActiveState",
+    "SubState",
+    "Result",
+    "NRestarts",
+    "MainPID",
+    "ExecMainStatus",
+    "InvocationID",
+    "ExecMainStartTimestampMonotonic",
+    "MemoryCurrent",
+    "CPUUsageNSec",
+)
+_NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
+
+
+def parse_show(text):
+    """``systemctl show`` output (``Key=Value`` lines, one blank-line-separated block per
+    unit) -> list of dicts, in the order given."""
+    blocks, current = [], {}
+    for line in text.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(current)
+                current = {}
+            continue
+        key, sep, value = line.partition("=")
+        if sep:
+            current[key] = value
+    if current:
+        blocks.append(current)
+    return blocks
+
+
+def _int(value):
+    if value is None or value in _NOT_SET:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        return None
+
+
+def unit_record(name, props):
+    """One ``unit`` record (schema.UNIT_FIELDS) from a show block."""
+    cpu_ns = _int(props.get("CPUUsageNSec"))
+    return {
+        "name": name,
+        "load_state": props.get("LoadState") or None,
+        "active_state": props.get("ActiveState") or None,
+        "sub_state": props.get("SubState") or None,
+        "result": props.get("Result") or None,
+        "restarts_total": _int(props.get("NRestarts")),
+        "main_pid": _int(props.get("MainPID")),
+        "exec_main_status": _int(props.get("ExecMainStatus")),
+        "invocation_id": props.get("InvocationID", ""),
+        "started_monotonic_us": _int(props.get("ExecMainStartTimestampMonotonic")),
+        "memory_current_bytes": _int(props.get("MemoryCurrent")),
+        "cpu_usage_us": None if cpu_ns is None else cpu_ns // 1000,
+        "error": None,
+    }

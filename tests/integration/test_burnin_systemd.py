@@ -119,10 +119,12 @@ def test_burnin_systemd_unit_runs_ends_is_judged_and_is_audited(sd_node, tmp_pat
     assert unit["Result"] == "success" and unit["ExecMainStatus"] == "0", unit
     plan = json.loads(node.exec(["cat", "/var/lib/dltui/burnin/sdshort/plan.json"]).stdout)
     assert plan["unit"] == "dltui-burnin-sdshort"
-    starts = [e for e in _audit(tmp_path) if e["action"] == "burnin-start"]
-    assert len(starts) == 1 and starts[0]["node"] == NODE and starts[0]["outcome"] == "ok"
-    assert starts[0]["run_id"] == "sdshort" and "--launcher" in starts[0]["argv"]
-    assert starts[0]["user"] and starts[0]["duration_s"] >= 0
+    # audit first: the intent, then the outcome under the same id
+    intent, outcome = [e for e in _audit(tmp_path) if e["action"] == "burnin-start"]
+    assert intent["outcome"] == "intent" and outcome["id"] == intent["id"]
+    assert outcome["node"] == NODE and outcome["outcome"] == "ok" and outcome["sent"] is True
+    assert outcome["run_id"] == "sdshort" and "--launcher" in intent["argv"]
+    assert outcome["user"] and outcome["duration_s"] >= 0
 
 
 def test_burnin_systemd_second_start_refused_stop_stops_and_resets_unit(sd_node, tmp_path):

@@ -482,3 +482,107 @@ def test_a_unit_held_by_its_start_limit_is_named_with_what_to_do(client):
                 "{ systemctl reset-failed broken.service || true; }",
             ]
         )
+
+
+# -- audit first: nothing is sent without its record; a kill mid-action is recorded ---------
+
+CALLS = "/var/log/dltui-systemctl.calls"
+WITNESS = f"""#!/bin/sh
+# every systemctl call that reaches the node, as who, before the real one runs
+echo "$(id -un) $*" >> {CALLS}
+exec {SYSTEMCTL} "$@"
+"""
+
+
+def _audit_lines(home) -> list[dict]:
+    import json
+
+    path = home / "state" / "dltui" / "audit.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.is_file() else []
+
+
+def test_cli_refuses_when_the_audit_log_cannot_be_written_and_systemctl_sees_no_call(
+    sd_nodes, tmp_path
+):
+    """A systemctl on the node's PATH that logs every call before running the real one, allowed
+    by sudoers as the real one is. With the audit log writable a restart reaches it (the
+    witness works); with a folder where the log file goes (root ignores file modes) the CLI
+    refuses with one line and exit 1, and the witness logs no call at all."""
+    nodes, config = sd_nodes
+    node = nodes[0]
+    original = node.sudoers_text()
+    node.exec(
+        ["sh", "-c", "cat > /usr/local/bin/systemctl && chmod 755 /usr/local/bin/systemctl"],
+        input=WITNESS,
+    )
+    node.install_sudoers_text(
+        original + "ops ALL=(root) NOPASSWD: /usr/local/bin/systemctl restart dl_train.service\n"
+    )
+    args = ["unit", "restart", "dl_train.service", "sdnode0", "--yes", "-F", config]
+    try:
+        node.exec(["sh", "-c", f": > {CALLS}"])
+        works = _cli(args, tmp_path, "[actions]\nsettle_s = 1\n")
+        assert works.returncode == 0, works.stdout + works.stderr
+        assert "root restart dl_train.service" in node.exec(["cat", CALLS]).stdout
+
+        before = node.show("dl_train.service", "InvocationID")  # (through the witness too)
+        node.exec(["sh", "-c", f": > {CALLS}"])
+        log = tmp_path / "state" / "dltui" / "audit.jsonl"
+        log.unlink()
+        log.mkdir()
+        refused = _cli(args, tmp_path, "[actions]\nsettle_s = 1\n")
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        (line,) = refused.stdout.splitlines()
+        assert line.startswith("sdnode0: refused: cannot write the audit log ")
+        assert line.endswith("; nothing was sent") and str(log) in line
+        assert "Traceback" not in refused.stderr
+        assert node.exec(["cat", CALLS]).stdout == ""  # not even the unit's state was read
+        assert node.show("dl_train.service", "InvocationID") == before
+    finally:
+        node.install_sudoers_text(original)
+        node.exec(["rm", "-f", "/usr/local/bin/systemctl", CALLS])
+
+
+@pytest.mark.parametrize("signum", [2, 15], ids=["ctrl-c", "sigterm"])
+def test_cli_killed_during_the_settle_time_records_interrupted(sd_nodes, tmp_path, signum):
+    """The restart is sent and the unit restarted; while dltui waits out the settle time, Ctrl-C
+    (SIGINT) or SIGTERM: the audit log gets the outcome ``interrupted`` (same id as the intent,
+    sent) before dltui exits 128+signal, with one line and no traceback."""
+    import signal as signals
+    import time
+
+    nodes, config = sd_nodes
+    before = nodes[0].show("dl_train.service", "InvocationID")
+    cfg = tmp_path / "config.toml"
+    cfg.write_text("[actions]\nsettle_s = 120\n")
+    env = dict(
+        os.environ, HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"),
+        PYTHONPATH=os.getcwd(),
+    )
+    env.pop("SSH_AUTH_SOCK", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dltui", "unit", "restart", "dl_train.service", "sdnode0",
+         "--yes", "-F", config, "--config", str(cfg)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while nodes[0].show("dl_train.service", "InvocationID") == before or not (
+            nodes[0].show("dl_train.service", "ActiveState") == "active"
+        ):
+            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+            time.sleep(0.2)
+        time.sleep(1.0)  # verified active, now settling (120 s)
+        assert proc.poll() is None
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signum, out + err
+    assert "Traceback" not in err and signals.Signals(signum).name in err
+    intent, outcome = _audit_lines(tmp_path)
+    assert intent["outcome"] == "intent" and outcome["id"] == intent["id"]
+    assert outcome["outcome"] == "interrupted" and outcome["sent"] is True
+    assert outcome["argv"] == intent["argv"] and outcome["argv"][-2:] == ["restart", "dl_train.service"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dltui.actions import simulated
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
@@ -14,7 +15,7 @@ STEPS = 180  # 3 simulated minutes: past the rules' warm-up, gpu04 away since st
 def demo_app(nodes: int = 12, gpus: int = 8, theme: str = "dltui-dark") -> tuple[DltuiApp, DemoTransport]:
     """An app on an empty demo fleet with a frozen clock; ``feed`` fills it (in ``run_before``)."""
     cfg = Config(theme=theme)
-    demo = DemoTransport(nodes=nodes, gpus=gpus, seed=7)
+    demo = DemoTransport(nodes=nodes, gpus=gpus, seed=7, commands=simulated.answer)
     fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
     return build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR]), demo
 

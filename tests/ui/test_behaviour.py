@@ -301,7 +301,7 @@ async def test_tab_walks_the_panes_and_j_k_scroll_the_node_screen():
 async def test_a_acknowledges_the_nodes_xid_alert_and_says_so_in_the_timeline():
     from dltui.core.models import NodeEvent
     from dltui.core.rules import build_engine
-    from dltui.node.probe.kernel_log import xid_event
+    from dltui.node.schema import xid_event
 
     fleet = FleetState(["gpu01"], engine=build_engine(Config()), clock=lambda: 1_700_000_100.0)
     fleet.on_event("gpu01", NodeEvent.from_dict(xid_event(1_700_000_000.0, "0000:3b:00", 79, "fell off", 3, "b/1")))

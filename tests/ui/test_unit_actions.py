@@ -138,6 +138,50 @@ async def test_the_unit_badge_filters_the_fleet():
         assert [n.name for n in table.nodes] == ["gpu08"]
 
 
+class _UnsimulatedNodes:
+    """The demo's nodes answering as real ones would (their actions are not marked simulated,
+    so the real audit log is used); records what reaches them."""
+
+    simulated = False
+
+    def __init__(self, demo):
+        self.demo = demo
+        self.names = demo.names
+        self.received: list[list[str]] = []
+
+    async def run_command(self, node, argv, timeout_s):
+        self.received.append(list(argv))
+        return await self.demo.run_command(node, argv, timeout_s)
+
+
+async def test_an_unwritable_audit_log_is_a_plain_refusal_on_the_dashboard(tmp_path, monkeypatch):
+    """The audit log cannot be written (a folder where the file goes: root ignores modes), R, y:
+    the node says refused, why, and that nothing was sent; no "Transport failed" notice; the
+    unit was not restarted."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    (tmp_path / "dltui" / "audit.jsonl").mkdir(parents=True)
+    app, demo = demo_app()
+    nodes = _UnsimulatedNodes(demo)
+    async with app.run_test(size=FULL) as pilot:
+        feed(app, demo)
+        app.actions = ActionFlows(app, [nodes], ActionSettings(settle_s=0.3, poll_s=0.05))
+        app.open_node("gpu01")
+        await pilot.pause()
+        before = demo._nodes[0].unit.invocation
+        await pilot.press("R")
+        await _until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await _until(pilot, lambda: "gpu01" in app.actions.results)
+        result = app.actions.results["gpu01"]
+        assert result.outcome == "refused" and "cannot write the audit log" in result.message
+        assert "nothing was sent" in result.message
+        assert demo._nodes[0].unit.invocation == before
+        assert not [a for a in nodes.received if "restart" in a]
+        titles = [n.title for n in app._notifications]
+        assert "gpu01: restart dl_train.service: refused" in titles
+        assert "Transport failed" not in titles
+
+
 async def _until(pilot, cond, tries=100):
     for _ in range(tries):
         if cond():

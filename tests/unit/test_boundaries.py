@@ -1,13 +1,21 @@
 """The layering of dltui, checked for every module (imports anywhere in a file count, lazy
-ones included; relative imports are resolved):
+ones included; relative imports are resolved). The layers, as DESIGN.md draws them — each
+imports only from its own layer or those below it:
+
+    node, config  <-  core  <-  transport  <-  actions  <-  burnin, export  <-  ui  <-  wiring  <-  cli
+
+so ``core`` never imports a transport, the UI or a command; a transport never imports the
+actions, the UI or (but for the recorder itself) the recorder; the burn-in and the exporter
+never import the UI, nor each other. Besides:
 
 - ``dltui.node`` (the probe, the burn-in driver, the wire schema) runs on the nodes: standard
   library only (and the ``pynvml`` shipped beside it), Python 3.8 syntax;
-- ``core`` (models, state, rules) never imports the UI, the transports or the entry points;
-- ``transport``, ``actions``, ``burnin``, ``export`` and the report modules never import the UI;
-- nothing but the entry point imports ``cli``.
+- the operator's side imports from ``dltui.node`` only the contract both ends read (``schema``,
+  ``wire``, ``xid``) and what it ships (NODE_SHIPPED);
+- Textual, Rich and plotext only in the UI; asyncssh never in ``core``;
+- no module takes another package's ``_private`` names.
 
-A new package must be given a line in LAYERS: the first test fails until it has one.
+A new package must be given a place in LAYERS: the first test fails until it has one.
 """
 
 import ast
@@ -20,26 +28,31 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "dltui"
 UI_LIBS = ("textual", "rich", "plotext", "textual_plotext")
-ENTRY = ("dltui.cli", "dltui.__main__")
-NOT_UI = ("dltui.ui", *UI_LIBS, *ENTRY)
 
-# module prefix -> prefixes it must not import (the longest matching prefix applies)
-LAYERS: dict[str, tuple[str, ...]] = {
-    "dltui.node": (),  # checked apart: stdlib only
-    "dltui.core": (*NOT_UI, "dltui.transport", "dltui.snapshot", "dltui.report_text", "asyncssh"),
-    "dltui.config": (*NOT_UI, "dltui.core", "dltui.transport"),
-    "dltui.config_schema": (*NOT_UI, "dltui.core", "dltui.transport", "dltui.config"),
-    "dltui.transport": NOT_UI,
-    "dltui.actions": NOT_UI,
-    "dltui.burnin": NOT_UI,
-    "dltui.export": NOT_UI,
-    "dltui.snapshot": NOT_UI,
-    "dltui.report_text": NOT_UI,
-    "dltui.ui": ENTRY,
-    "dltui.cli": (),
-    "dltui.__main__": (),
-    "dltui": ENTRY,  # dltui/__init__.py
+# bottom to top; a module imports from its own layer or the ones before it
+LAYERS: list[tuple[str, ...]] = [
+    ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir"),
+    ("dltui.core",),
+    ("dltui.transport",),
+    ("dltui.actions",),
+    ("dltui.burnin", "dltui.export", "dltui.snapshot", "dltui.report_text"),
+    ("dltui.ui",),
+    ("dltui.wiring",),
+    ("dltui.cli", "dltui.__main__"),
+]
+# side by side in one layer, and kept apart
+APART = {("dltui.burnin", "dltui.export"), ("dltui.export", "dltui.burnin")}
+# what the operator's side may import from dltui.node: the contract both ends read ...
+NODE_CONTRACT = ("dltui.node.schema", "dltui.node.wire", "dltui.node.xid")
+# ... and, in the modules that ship or run node code, what they ship
+NODE_SHIPPED = {
+    "dltui.transport.ssh.fleet": ("dltui.node.bundle",),  # the probe, sent over stdin
+    "dltui.burnin.ship": ("dltui.node.bundle", "dltui.node.burnin.plan"),  # the driver, RUN_ID
+    "dltui.burnin.verdict": ("dltui.node.burnin.parse",),  # the stressors' readers, shipped too
+    "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
+    "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }
+RECORDER = "dltui.transport.recording.recorder"
 NODE_ALLOWED = ("dltui.node", "pynvml")
 
 
@@ -69,9 +82,14 @@ def imported_modules(path: Path):
             yield from (f"{stem}.{alias.name}" for alias in node.names)
 
 
-def layer_of(module: str):
-    matches = [p for p in LAYERS if module == p or module.startswith(p + ".")]
+def layer_of(module: str) -> str | None:
+    """The longest prefix in LAYERS that ``module`` falls under."""
+    matches = [p for layer in LAYERS for p in layer if module == p or module.startswith(p + ".")]
     return max(matches, key=len) if matches else None
+
+
+def rank(prefix: str) -> int:
+    return next(i for i, layer in enumerate(LAYERS) if prefix in layer)
 
 
 def under(module: str, prefix: str) -> bool:
@@ -80,22 +98,123 @@ def under(module: str, prefix: str) -> bool:
 
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 NODE_MODULES = {module_of(p) for p in (PACKAGE / "node").rglob("*.py")}
+MODULES = {module_of(p) for p in SOURCES}
+PACKAGES = {module_of(p) for p in SOURCES if p.name == "__init__.py"}
+OWN = [(module_of(p), mod) for p in SOURCES for mod in imported_modules(p)]
 
 
 def test_every_module_has_a_layer():
     assert [module_of(p) for p in SOURCES if layer_of(module_of(p)) is None] == []
 
 
-@pytest.mark.parametrize("layer", sorted(LAYERS))
-def test_no_layer_imports_what_it_must_not(layer):
+def test_each_layer_imports_only_its_own_and_the_layers_below():
+    offenders = []
+    for module, mod in OWN:
+        mine, theirs = layer_of(module), layer_of(mod)
+        if theirs is None or mine is None:
+            continue
+        if rank(theirs) > rank(mine) or (mine, theirs) in APART:
+            offenders.append(f"{module} imports {mod}")
+    assert offenders == []
+
+
+def test_only_the_ui_uses_textual_rich_or_plotext_and_core_never_asyncssh():
     offenders = [
-        f"{module_of(path)} imports {mod}"
-        for path in SOURCES
-        if layer_of(module_of(path)) == layer
-        for mod in imported_modules(path)
-        if any(under(mod, banned) for banned in LAYERS[layer])
+        f"{module} imports {mod}"
+        for module, mod in OWN
+        if (not under(module, "dltui.ui") and any(under(mod, lib) for lib in UI_LIBS))
+        or (under(module, "dltui.core") and under(mod, "asyncssh"))
     ]
     assert offenders == []
+
+
+def test_transports_never_import_the_recorder():
+    offenders = [
+        f"{module} imports {mod}"
+        for module, mod in OWN
+        if under(module, "dltui.transport") and module != RECORDER and under(mod, RECORDER)
+    ]
+    assert offenders == []
+
+
+def test_the_operator_side_imports_from_node_only_the_contract_and_what_it_ships():
+    offenders = [
+        f"{module} imports {mod}"
+        for module, mod in OWN
+        if not under(module, "dltui.node")
+        and under(mod, "dltui.node")
+        and mod not in PACKAGES  # ``from dltui.node.burnin import parse`` names its package
+        and not any(under(mod, allowed) for allowed in NODE_CONTRACT)
+        and not any(under(mod, allowed) for allowed in NODE_SHIPPED.get(module, ()))
+    ]
+    assert offenders == []
+
+
+def _private_uses(path: Path, module: str):
+    """``(module, name)`` for every ``_private`` name ``path`` (read as ``module``) takes from a
+    dltui module: imported by name, or read as an attribute of an imported dltui module."""
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bound: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            bound.update({a.asname or a.name: a.name for a in node.names if a.name in MODULES})
+        elif isinstance(node, ast.ImportFrom):
+            stem = _stem(node, package)
+            for alias in node.names:
+                if f"{stem}.{alias.name}" in MODULES:
+                    bound[alias.asname or alias.name] = f"{stem}.{alias.name}"
+                elif _private(alias.name) and under(stem, "dltui"):
+                    yield stem, alias.name
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            target = bound.get(node.value.id)
+            if target is not None and _private(node.attr):
+                yield target, node.attr
+
+
+def _stem(node: ast.ImportFrom, package: str) -> str:
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _package_of(module: str) -> str:
+    return module if module in PACKAGES else module.rpartition(".")[0]
+
+
+def test_no_module_takes_another_packages_private_names():
+    offenders = [
+        f"{module_of(path)} takes {owner}.{name}"
+        for path in SOURCES
+        for owner, name in _private_uses(path, module_of(path))
+        if _package_of(owner) != _package_of(module_of(path))
+    ]
+    assert offenders == []
+
+
+def test_the_private_names_check_sees_what_it_must(tmp_path):
+    """It flags ``from dltui.x import _y`` and ``module._y`` (a check blind to them passes all)."""
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "from dltui.core.rules.engine import _hidden\n"
+        "from dltui.core import state\n"
+        "state._x\n"
+        "from ..core.rules import engine as e\n"
+        "e._y\n"
+    )
+    found = set(_private_uses(fake, "dltui.ui.fake"))
+    assert found == {
+        ("dltui.core.rules.engine", "_hidden"),
+        ("dltui.core.state", "_x"),
+        ("dltui.core.rules.engine", "_y"),
+    }
 
 
 def test_node_code_imports_only_the_standard_library_and_itself():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -27,18 +28,31 @@ class _Shell:
 
     options = SshOptions()
 
-    def __init__(self, answers: dict[str, dict[str, Any]]):
+    def hostname(self, name: str) -> str:
+        return name
+
+    def __init__(self, answers: dict[str, dict[str, Any]], log: Path | None = None):
         self.answers = answers
+        self.log = log
         self.sent: list[str] = []
+        self.logged_before: list[dict[str, Any]] = []  # the log's last line for the node, as sent
 
     async def run(self, node: str, command: str, data: bytes | None = None, timeout_s=None):
         self.sent.append(command)
+        if self.log is not None:
+            mine = [e for e in _read(self.log) if e["node"] == node]
+            self.logged_before.append(mine[-1] if mine else {})
         return _Answer(self.answers[node])
 
 
-def _entries(tmp_path) -> list[dict[str, Any]]:
-    path = tmp_path / "dltui" / "audit.jsonl"
+def _read(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
     return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _entries(tmp_path) -> list[dict[str, Any]]:
+    return _read(tmp_path / "dltui" / "audit.jsonl")
 
 
 @pytest.fixture
@@ -49,12 +63,19 @@ def state(tmp_path, monkeypatch):
 
 def test_start_and_stop_are_audited_per_node_refusals_too(state):
     shell = _Shell(
-        {"a": {"ok": True, "dir": "/x"}, "b": {"ok": False, "reason": "already running"}}
+        {"a": {"ok": True, "dir": "/x"}, "b": {"ok": False, "reason": "already running"}},
+        state / "dltui" / "audit.jsonl",
     )
     session = BurnIn(shell, ["a", "b"], "r1")  # type: ignore[arg-type]
     asyncio.run(session.start(Plan(duration_s=5, gpu="none", launcher="systemd")))
     asyncio.run(session.stop())
-    got = {(e["action"], e["node"]): e for e in _entries(state)}
+    # audit first: whatever reached a node had its intent in the log already, fsynced
+    assert len(shell.logged_before) == 4
+    assert all(e.get("outcome") == "intent" for e in shell.logged_before)
+    intents = [e for e in _entries(state) if e["outcome"] == "intent"]
+    outcomes = [e for e in _entries(state) if e["outcome"] != "intent"]
+    assert sorted(e["id"] for e in intents) == sorted(e["id"] for e in outcomes)
+    got = {(e["action"], e["node"]): e for e in outcomes}
     assert got[("burnin-start", "a")]["outcome"] == "ok"
     refused = got[("burnin-start", "b")]
     assert refused["outcome"] == "failed" and refused["message"] == "already running"
@@ -63,7 +84,10 @@ def test_start_and_stop_are_audited_per_node_refusals_too(state):
     assert " ".join(argv[2:]) in shell.sent[0]  # the argv that was sent
     assert got[("burnin-stop", "a")]["outcome"] == "ok"
     assert {e["run_id"] for e in _entries(state)} == {"r1"}
-    assert all(e["user"] and e["duration_s"] >= 0 and e["time"] > 0 for e in _entries(state))
+    assert all(e["user"] and e["duration_s"] >= 0 and e["time"] > 0 for e in outcomes)
+    assert all(e["sent"] is True for e in outcomes)
+    assert (state / "dltui" / "audit.jsonl").stat().st_mode & 0o777 == 0o600
+    assert (state / "dltui").stat().st_mode & 0o777 == 0o700
 
 
 def test_dashboard_burnin_refused_under_read_only_is_audited(state):
@@ -85,3 +109,15 @@ def test_dashboard_burnin_refused_under_read_only_is_audited(state):
 class _Fleet(list):
     def clock(self) -> float:
         return 0.0
+
+
+def test_start_and_stop_send_nothing_when_the_audit_log_cannot_be_written(state):
+    (state / "dltui" / "audit.jsonl").mkdir(parents=True)  # as root, only this stops a write
+    shell = _Shell({"a": {"ok": True, "dir": "/x"}, "b": {"ok": True, "dir": "/x"}})
+    session = BurnIn(shell, ["a", "b"], "r2")  # type: ignore[arg-type]
+    asyncio.run(session.start(Plan(duration_s=5, gpu="none", net="b")))
+    answers = asyncio.run(session.stop())
+    assert shell.sent == []  # no driver, no stop, and not the peer's iperf3 server either
+    assert set(session.failed) == {"a", "b"}
+    assert all("cannot write the audit log" in why for why in session.failed.values())
+    assert all(not a["ok"] and "nothing was sent" in a["reason"] for a in answers.values())

@@ -10,8 +10,9 @@ import time
 import pytest
 
 from dltui.core.models import NodeEvent
-from dltui.node.probe.kernel_log import KernelLog, oom_event, parse_oom
+from dltui.node.probe.kernel_log import KernelLog, parse_oom
 from dltui.node.probe.problems import Problems
+from dltui.node.schema import oom_event
 from tests.unit.rules_support import Rig, busy_gpu
 from tests.unit.test_rules_capacity import memory
 from tests.unit.test_xid import FELL_OFF, FakeJournalctl, entry

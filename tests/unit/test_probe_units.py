@@ -6,7 +6,8 @@ import shutil
 import subprocess
 
 from dltui.node.probe.problems import Problems
-from dltui.node.probe.units import UnitPoller, mark_unit_processes, newest_file, parse_show, unit_record
+from dltui.node.probe.units import UnitPoller, mark_unit_processes, newest_file
+from dltui.node.schema import parse_show, unit_record
 
 # `systemctl show dl_train.service nosuch.service -p …` as systemd 252 printed it (the
 # integration tests' systemd node, Debian 12)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from dltui.node import schema
 from dltui.node.probe import smart
 
 REPO = Path(__file__).resolve().parents[2]
@@ -58,9 +59,9 @@ def test_spare_below_threshold_is_bit_0():
 
 
 def test_every_critical_warning_bit_decodes_and_unknown_bits_stay_visible():
-    assert smart.decode_critical_warning(0x3F) == [name for _, name in smart.CRITICAL_WARNING_BITS]
-    assert smart.decode_critical_warning(0x44) == ["reliability_degraded", "0x40"]
-    assert smart.decode_critical_warning(None) is None
+    assert schema.decode_critical_warning(0x3F) == [name for _, name in schema.CRITICAL_WARNING_BITS]
+    assert schema.decode_critical_warning(0x44) == ["reliability_degraded", "0x40"]
+    assert schema.decode_critical_warning(None) is None
 
 
 def test_a_sata_drive_gives_its_reallocated_pending_and_uncorrectable_sectors():

@@ -9,10 +9,10 @@ import os
 import subprocess
 
 from dltui.core.models import GpuFacts, NodeEvent, NodeFacts
-from dltui.node.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line, xid_event
-from dltui.node.probe.values import pci_key
+from dltui.node.probe.kernel_log import JournalSource, KernelLog, parse_kmsg_record, parse_line
 from dltui.node.probe.problems import Problems
-from dltui.node.probe.xid import describe
+from dltui.node.schema import pci_key, xid_event
+from dltui.node.xid import describe
 from tests.unit.rules_support import Rig, busy_gpu
 
 FELL_OFF = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
@@ -270,9 +270,9 @@ def test_xid_alerts_clear_on_acknowledge_or_a_new_boot():
 
 def test_a_kernel_line_sent_again_by_a_reconnect_backfill_is_one_timeline_entry():
     """Every new session backfills the boot's XIDs; the id (boot + µs since boot) keeps each once."""
+    from dltui.config import Config
     from dltui.core.models import NodeEvent
     from dltui.core.rules import build_engine
-    from dltui.config import Config
     from dltui.core.state import FleetState
 
     fleet = FleetState(["gpu01"], engine=build_engine(Config()), clock=lambda: 1_700_000_100.0)

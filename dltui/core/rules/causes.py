@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from statistics import StatisticsError, correlation, fmean
 from typing import Any
 
-from dltui.node.probe.host import D_STATE_EVERY_TICKS
+from dltui.node.schema import D_STATE_EVERY_TICKS
 
 from .. import format as fmt
 from ..models import Sample

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dltui.node.probe.values import pci_key
+from dltui.node.schema import pci_key
 
 from .. import format as fmt
 from ..gpu_inventory import GpuInventory

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections import deque
 
-from dltui.node.probe.xid import describe
+from dltui.node.xid import describe
 
 from ..models import GpuFacts, GpuSample, NodeEvent, Sample
 from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from ..schema import MEMORY_FIELDS, PRESSURE_FIELDS
+from ..schema import D_STATE_EVERY_TICKS, MEMORY_FIELDS, PRESSURE_FIELDS
 from .procfs import (
     SECTOR_BYTES,
     parse_diskstats,
@@ -64,8 +64,8 @@ MEMINFO_NAMES = frozenset(
 
 # Counting D-state processes reads /proc/<pid>/stat of every process, ~10 µs each: 0.7 ms with
 # 75 processes, 27 ms with 2000, more than the whole rest of a sample. So the scan runs every
-# D_STATE_EVERY_TICKS ticks and the ticks between report the last count.
-D_STATE_EVERY_TICKS = 10
+# D_STATE_EVERY_TICKS ticks (schema.py: the rules know it too) and the ticks between report
+# the last count.
 
 
 class HostCollector:

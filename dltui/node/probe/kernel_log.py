@@ -24,9 +24,8 @@ import subprocess
 import threading
 import time
 
+from ..schema import oom_event, pci_key, xid_event
 from .problems import describe as describe_error
-from .values import pci_key
-from .xid import describe
 
 POLL_S = 5.0
 CLOSE_WAIT_S = 2.0
@@ -68,42 +67,6 @@ def parse_oom(text):
         (match.group(1) or "").startswith("Memory cgroup"),
         int(rss_kb) * 1024 if rss_kb else None,
     )
-
-
-def xid_event(when, pci, xid, detail, gpu, line_id=None):
-    """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
-    (boot id + µs since boot): every new session backfills the boot, and the operator side
-    drops what it has seen by this id."""
-    info = describe(xid)
-    where = "GPU %d" % gpu if gpu is not None else "PCI %s" % pci
-    return {
-        "time": round(when, 3),
-        "kind": "xid",
-        "message": "XID %d on %s: %s — %s" % (xid, where, info.meaning, info.action),
-        "gpu": gpu,
-        "severity": info.severity,
-        "data": {"xid": xid, "pci": pci, "detail": detail, "id": line_id},
-    }
-
-
-def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
-    """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
-    where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
-    size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
-    return {
-        "time": round(when, 3),
-        "kind": "oom-kill",
-        "message": "OOM killer ended %s (pid %d)%s: %s ran out" % (name, pid, size, where),
-        "gpu": None,
-        "severity": "critical",
-        "data": {
-            "pid": pid,
-            "process": name,
-            "cgroup": in_cgroup,
-            "rss_bytes": rss_bytes,
-            "id": line_id,
-        },
-    }
 
 
 def read_boot_id(path="/proc/sys/kernel/random/boot_id"):

@@ -26,7 +26,7 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from .privilege import as_root, current_user, sudo_refused, sudoers_line_for
+from ..schema import SUDO, decode_critical_warning, sudo_refused, sudoers_line
 
 SMART_EVERY_S = 300.0
 READ_TIMEOUT_S = 60.0  # one smartctl call; a drive stuck in error recovery can take long
@@ -34,33 +34,11 @@ SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")  # not on a non-root PATH 
 MAX_DRIVES = 128
 TEXT_LIMIT = 80  # model, serial and error strings come from the drive: kept short
 
-# NVMe critical warning bits (NVMe base spec, SMART / Health log byte 0), named as smartctl's
-# JSON names them under smart_status.nvme.
-SPARE_BELOW_THRESHOLD = 0x01
-CRITICAL_WARNING_BITS = (
-    (SPARE_BELOW_THRESHOLD, "spare_below_threshold"),
-    (0x02, "temperature_above_or_below_threshold"),
-    (0x04, "reliability_degraded"),
-    (0x08, "media_read_only"),
-    (0x10, "volatile_memory_backup_failed"),
-    (0x20, "persistent_memory_region_unreliable"),
-)
 # ATA attribute ids whose raw value is a count operators watch.
 ATA_REALLOCATED, ATA_PENDING, ATA_OFFLINE_UNCORRECTABLE, ATA_UDMA_CRC = 5, 197, 198, 199
 _COULD_NOT_READ = 0x03  # exit status bits 0 (command line) and 1 (open failed / asleep)
 
 Run = Callable[..., Any]  # subprocess.run's signature
-
-
-def decode_critical_warning(mask: int | None) -> list[str] | None:
-    """Names of the NVMe critical warning bits set in ``mask``; unknown bits kept as hex."""
-    if mask is None:
-        return None
-    names = [name for bit, name in CRITICAL_WARNING_BITS if mask & bit]
-    unknown = mask & ~0x3F
-    if unknown:
-        names.append(hex(unknown))
-    return names
 
 
 def drive_record(device: str, data: dict[str, Any], read_time: float) -> dict[str, Any]:
@@ -280,7 +258,7 @@ class SmartReader:
         self.note = (
             "drive health is not read: sudo refused smartctl (%s). dltui never types a password; "
             "to allow exactly its SMART reads (from the next connection), add with visudo: %s"
-            % (err.replace("sudo: ", ""), sudoers_line_for(current_user(), commands))
+            % (err.replace("sudo: ", ""), sudoers_line(current_user(), commands))
         )
         return []
 
@@ -288,6 +266,22 @@ class SmartReader:
         self.given_up = True
         self.note = note
         return []
+
+
+def as_root(argv: Sequence[str], root: bool) -> list[str]:
+    """``argv`` (binary by full path first) as it runs: directly as root, else ``sudo -n``."""
+    return list(argv) if root else [SUDO, "-n", *argv]
+
+
+def current_user() -> str:
+    """This account's name for a sudoers line; ``#UID`` (sudoers' own syntax) when it has none."""
+    uid = os.geteuid()
+    try:
+        import pwd
+
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return "#%d" % uid
 
 
 def find_tool(name: str) -> str | None:

@@ -20,7 +20,7 @@ import subprocess
 import threading
 import time
 
-from ..schema import decode_clock_event_reasons
+from ..schema import decode_clock_event_reasons, pci_key
 from . import values
 from .gpu_records import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
 from .smi_xml import parse_smi_xml
@@ -338,8 +338,8 @@ def lost_bus_id(text):
 
 def same_bus_id(a, b):
     """``00000000:3B:00.0`` and ``0000:3b:00.0`` are the same GPU."""
-    key = values.pci_key(a)
-    return key is not None and key == values.pci_key(b)
+    key = pci_key(a)
+    return key is not None and key == pci_key(b)
 
 
 def run_smi(argv, timeout_s):

@@ -16,74 +16,12 @@ import os
 import subprocess
 import time
 
+from ..schema import SHOW_PROPERTIES, parse_show, unit_record
+
 UNIT_POLL_S = 30.0  # bench/unit_actions.py: a poll costs ~10 ms of node CPU (systemctl + systemd)
 SHOW_TIMEOUT_S = 5.0
 CHECKPOINT_MAX_FILES = 2000  # a glob matching more is cut off there (bounded work per poll)
 INVOCATION_DIR = "/run/systemd/units"
-SHOW_PROPERTIES = (
-    "Id",
-    "LoadState",
-    "ActiveState",
-    "SubState",
-    "Result",
-    "NRestarts",
-    "MainPID",
-    "ExecMainStatus",
-    "InvocationID",
-    "ExecMainStartTimestampMonotonic",
-    "MemoryCurrent",
-    "CPUUsageNSec",
-)
-_NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
-
-
-def parse_show(text):
-    """``systemctl show`` output (``Key=Value`` lines, one blank-line-separated block per
-    unit) -> list of dicts, in the order given."""
-    blocks, current = [], {}
-    for line in text.splitlines():
-        if not line.strip():
-            if current:
-                blocks.append(current)
-                current = {}
-            continue
-        key, sep, value = line.partition("=")
-        if sep:
-            current[key] = value
-    if current:
-        blocks.append(current)
-    return blocks
-
-
-def _int(value):
-    if value is None or value in _NOT_SET:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        return None
-
-
-def unit_record(name, props):
-    """One ``unit`` record (schema.UNIT_FIELDS) from a show block."""
-    cpu_ns = _int(props.get("CPUUsageNSec"))
-    return {
-        "name": name,
-        "load_state": props.get("LoadState") or None,
-        "active_state": props.get("ActiveState") or None,
-        "sub_state": props.get("SubState") or None,
-        "result": props.get("Result") or None,
-        "restarts_total": _int(props.get("NRestarts")),
-        "main_pid": _int(props.get("MainPID")),
-        "exec_main_status": _int(props.get("ExecMainStatus")),
-        "invocation_id": props.get("InvocationID", ""),
-        "started_monotonic_us": _int(props.get("ExecMainStartTimestampMonotonic")),
-        "memory_current_bytes": _int(props.get("MemoryCurrent")),
-        "cpu_usage_us": None if cpu_ns is None else cpu_ns // 1000,
-        "error": None,
-    }
-
-
 def newest_file(pattern, limit=CHECKPOINT_MAX_FILES):
     """(path, mtime, files looked at) of the newest file matching ``pattern``; bounded: at
     most ``limit`` matches are stat'ed."""

@@ -86,20 +86,3 @@ def watts(raw):
     """Power in W, rounded to 0.1 W (the sensor is ±5 W; more digits only cost bytes)."""
     value = number(raw)
     return None if value is None else round(float(value), 1)
-
-
-def pci_key(text):
-    """A PCI bus id, however written, as a key to compare (the one normaliser of bus ids):
-    ``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
-
-    XID lines omit the PCI function, NVML's bus ids carry an 8-digit domain: compare keys.
-    """
-    parts = (text or "").split(".")[0].split(":")
-    if len(parts) == 2:
-        parts = ["0"] + parts
-    if len(parts) != 3:
-        return None
-    try:
-        return tuple(int(p, 16) for p in parts)
-    except ValueError:
-        return None

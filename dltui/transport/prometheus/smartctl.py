@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from dltui.core.models import DriveSample
-from dltui.node.probe.smart import decode_critical_warning, printable
+from dltui.node.schema import decode_critical_warning
 
 QUERY = "smartctl"
 # smartctl_exporter gauge -> DriveSample field
@@ -136,6 +136,13 @@ def _drive(device: str, d: dict[str, Any]) -> DriveSample:
         power_on_hours=None if hours is None else int(hours // 3600),
         read_time=d.get("read_time"),
     )
+
+
+def printable(value: Any) -> str | None:
+    """A label value (the client cleaned it already), cut short: a drive's words, not a page."""
+    if value is None:
+        return None
+    return str(value)[:80] or None
 
 
 def _int(value: Any) -> int | None:

@@ -5,6 +5,9 @@ never a password prompt. Public, shared by the fleet transport, the actions and 
 - ``config`` (+ ``config_slice``): the SSH config read per node; ``known_hosts``: host keys;
 - ``connector``: opens one hop (``Connector.open`` -> ``Hop``); ``jump_pool``: one shared
   connection per jump route; ``errors``: any failure as a status word with a plain reason;
+- ``sessions``: the session runner, the one place a node's connection is opened through its
+  jump route (and a dead jump blamed); every user below goes through it;
 - ``fleet``: the probe streamed over each node's connection (``SshFleet``);
-- ``commands``: one-off commands on nodes without a dashboard (``SshCommands``).
+- ``commands``: one-off commands on nodes without a dashboard (``SshCommands``);
+- the burn-in's ``NodeShell`` (``dltui.burnin.remote``) runs on the same session runner.
 """

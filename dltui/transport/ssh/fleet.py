@@ -20,12 +20,11 @@ from dltui.node import bundle
 
 from ..base import Sink
 from ..command import CommandResult, run_on_connection, unreachable
-from ..hostspec import HostSpecError, parse_destination
 from ..protocol import ProbeReader, ProtocolError
-from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Connector, Hop, backoff_s
-from .errors import Failure, describe, probe_exit_reason, via_jump
-from .jump_pool import JumpPool
+from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Hop, backoff_s
+from .errors import Failure, describe, probe_exit_reason
 from .options import SshOptions
+from .sessions import SessionRunner
 
 ProbeExtras = tuple[tuple[str, ...], "str | None"]  # units to report, checkpoint glob
 
@@ -40,15 +39,13 @@ class _NodeLink:
     def __init__(
         self,
         name: str,
-        connector: Connector,
-        jumps: JumpPool,
+        sessions: SessionRunner,
         interval_s: float,
         python: str,
         probe: ProbeExtras = ((), None),
     ):
         self.name = name
-        self.connector = connector
-        self.jumps = jumps
+        self.sessions = sessions
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
         self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
         self.python = python
@@ -89,30 +86,21 @@ class _NodeLink:
 
     async def _session(self, sink: Sink) -> Failure:
         """One connection's life; returns why it ended."""
-        jump = node = None
+        opened = None
         try:
-            dest = parse_destination(self.name)
-            jump = await self.jumps.tunnel(self.connector.route(dest))
-            node = self.node = await self.connector.open(dest, jump.conn if jump else None)
-            return self._blame(await self._stream(node, sink), jump)
-        except HostSpecError as exc:
-            return Failure(st.UNREACHABLE, str(exc))
+            opened = await self.sessions.open(self.name)
+            self.node = opened.node
+            return opened.blame(await self._stream(opened.node, sink))
         except Failure as failure:
-            return self._blame(failure, jump)
+            return opened.blame(failure) if opened else failure
         except (asyncssh.Error, OSError) as exc:  # opening the session or reading its stream
-            if node is None:
-                return self._blame(Failure(st.UNREACHABLE, f"{self.name}: {exc}"), jump)
-            return self._blame(self._lost(describe(exc, node.settings, None)), jump)
+            if opened is None:
+                return Failure(st.UNREACHABLE, f"{self.name}: {exc}")
+            return opened.blame(self._lost(describe(exc, opened.node.settings, None)))
         finally:
             self.node = None
-            if node is not None:
-                await node.close()
-
-    def _blame(self, failure: Failure, jump: Hop | None) -> Failure:
-        """A node behind a jump that died is unreachable because of the jump."""
-        if jump is not None and jump.client.closed:
-            return via_jump(jump.settings.dest.text, jump.loss())
-        return failure
+            if opened is not None:
+                await opened.node.close()
 
     def _lost(self, failure: Failure) -> Failure:
         if self.ok_since is not None and failure.status == st.UNREACHABLE:
@@ -259,11 +247,10 @@ class SshFleet:
         return await link.run_command(argv, timeout_s)
 
     async def run(self, sink: Sink) -> None:
-        connector = Connector(self.options)
-        jumps = JumpPool(connector)
+        sessions = SessionRunner(self.options)
         extras = self.probe_extras or (lambda name: ((), None))
         links = [
-            _NodeLink(n, connector, jumps, self.interval_s, self.options.python, extras(n))
+            _NodeLink(n, sessions, self.interval_s, self.options.python, extras(n))
             for n in self.names
         ]
         self.links = {link.name: link for link in links}
@@ -274,4 +261,4 @@ class SshFleet:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # each closes its node connection
-            await jumps.close()
+            await sessions.close()

@@ -1,9 +1,9 @@
 """NVIDIA XID error codes: what each means, how bad it is, what the operator should do.
 
-Lives in the probe so that both XID sources on the node (the kernel log and NVML events)
-send complete events; the anomaly engine reads the same table to rate its ``xid`` alert.
-Severities and actions follow ``notes/gpu-telemetry.md`` §7 (after NVIDIA's XID catalog and
-NVSentinel's mapping); codes not listed are warnings to look up.
+Part of the contract both ends read (beside ``schema`` and ``wire``): the probe names an XID
+in the events it sends from either source on the node (the kernel log, NVML events), and the
+anomaly engine rates its ``xid`` alert from the same table. Severities and actions follow
+NVIDIA's XID catalog and NVSentinel's mapping; codes not listed are warnings to look up.
 """
 
 from collections import namedtuple

@@ -1,4 +1,4 @@
-"""The demo fleet's drives and software stacks (``demo.py`` places them on its nodes).
+"""The demo fleet's drives and software stacks (``node.py`` places them on its nodes).
 
 Every node has the three Samsung NVMe drives its facts list, read by SMART every 5 minutes of
 simulated time, and a held 550 driver. Two nodes tell stories: gpu10's dataset drive has
@@ -13,7 +13,7 @@ import zlib
 from functools import lru_cache
 
 from dltui.core.models import DriveSample, StackFacts
-from dltui.node.probe.smart import decode_critical_warning
+from dltui.node.schema import decode_critical_warning
 
 SMART_EVERY_S = 300.0
 FAILING_DRIVE_INDEX = 9  # gpu10
