@@ -7,7 +7,7 @@ from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
 from .problems import Problems
-from .smart import SmartReader
+from .smart import FIRST_READ_DELAY_S, SmartReader
 from .stack import read_stack
 
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
@@ -25,7 +25,8 @@ class Collector:
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
         self.sys_dir = sys_dir
-        self.smart = SmartReader()  # its own thread: a SMART read never delays a sample
+        # its own thread: a SMART read never delays a sample
+        self.smart = SmartReader(first_delay_s=FIRST_READ_DELAY_S)
         self.smart.start()
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
         self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call

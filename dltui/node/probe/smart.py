@@ -2,9 +2,10 @@
 
 ``smartctl --scan-open -j`` lists the drives, then ``smartctl -j -a -n standby DEV`` reads
 each one (``-n standby``: a spun-down disk is not woken up; it keeps its last reading). This
-runs at start and every ``SMART_EVERY_S`` (5 min) in a daemon thread: a read costs tens of ms
-of CPU per drive and can wait seconds on a busy disk, and SMART counters move over days. The
-samples carry the newest reading, which the wire sends only when it changed.
+runs two seconds after start (``FIRST_READ_DELAY_S``) and every ``SMART_EVERY_S`` (5 min) in a
+daemon thread: a read costs tens of ms of CPU per drive and can wait seconds on a busy disk,
+and SMART counters move over days. The samples carry the newest reading, which the wire sends
+only when it changed.
 
 SMART needs root (NVMe admin commands CAP_SYS_ADMIN): as root smartctl runs directly, else
 under ``sudo -n`` with its full path. A refusal is said once (``note``), with the sudoers line
@@ -29,6 +30,9 @@ from typing import Any, Callable, Sequence
 from ..schema import SUDO, decode_critical_warning, sudo_refused, sudoers_line
 
 SMART_EVERY_S = 300.0
+# The first read waits this long after the probe starts: a fleet that starts together puts
+# every node's first samples on screen before its smartctl runs (as the kernel log waits).
+FIRST_READ_DELAY_S = 2.0
 READ_TIMEOUT_S = 60.0  # one smartctl call; a drive stuck in error recovery can take long
 SBIN_DIRS = ("/usr/sbin", "/sbin", "/usr/local/sbin")  # not on a non-root PATH on Debian
 MAX_DRIVES = 128
@@ -132,12 +136,14 @@ class SmartReader:
     def __init__(
         self,
         every_s: float = SMART_EVERY_S,
+        first_delay_s: float = 0.0,
         run: Run = subprocess.run,
         root: bool | None = None,
         find: Callable[[str], str | None] | None = None,
         clock: Callable[[], float] = time.time,
     ):
         self.every_s = every_s
+        self.first_delay_s = first_delay_s
         self.run = run
         self.root = os.geteuid() == 0 if root is None else root
         self.find = find or find_tool
@@ -158,6 +164,8 @@ class SmartReader:
         self._stop.set()
 
     def _loop(self) -> None:
+        if self._stop.wait(self.first_delay_s):
+            return
         while True:
             try:
                 self.records = self.read()
