@@ -78,6 +78,7 @@ class ActionsSection:
 # The node-wide checks of a burn-in verdict ([burnin] optional may name them).
 BURNIN_NODE_CHECKS = (
     "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke", "ib", "nvlink",
+    "drives",
 )
 
 
@@ -119,7 +120,7 @@ class BurninSection:
     )
     ib_ignore_ports: tuple[str, ...] = key((), "globs of HCA ports or HCAs the burn-in leaves alone (spare ports)")
     optional: tuple[str, ...] = key(
-        ("smoke", "bmc", "nccl", "disk_speed"),
+        ("smoke", "bmc", "nccl", "disk_speed", "drives"),
         "node checks whose 'not run' does not hold back a pass ([]: every check must run)",
         choices=BURNIN_NODE_CHECKS,
     )

@@ -42,6 +42,8 @@ SHOTS = (
     ("chart-hot-gpu", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "n", "n", "n")),
     ("chart-every-gpu-temperature", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "o")),
     ("chart-fleet", 12, "dltui-dark", (160, 48), ("v",)),
+    ("node-failing-drive", 12, "dltui-dark", (160, 48), ("j",) * 9 + ("enter",)),
+    ("stack", 12, "dltui-dark", (160, 48), ("V",)),
 )
 # The burn-in screen follows a run on real nodes, which the demo fleet does not make: its
 # picture is the one its snapshot test draws from a seeded run (tests/ui/test_burnin_screen.py).

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from dltui.node.schema import sudo_refused
 from dltui.transport.command import CommandResult
 
 from . import commands as cmd
 from .query import NodeQueries
 
-_SUDO_DENIED = (
-    "a password is required",
-    "is not allowed to execute",
-    "not in the sudoers file",
-    "a terminal is required",
-)
 _POLKIT_DENIED = ("Interactive authentication required", "Access denied")
 
 
@@ -44,7 +39,7 @@ async def signal_reason(
 
 
 def sudo_denied(argv: Sequence[str], res: CommandResult) -> bool:
-    return argv[0] == cmd.SUDO and any(s in res.stderr for s in _SUDO_DENIED)
+    return sudo_refused(argv, res.stderr)
 
 
 def polkit_denied(res: CommandResult) -> bool:

@@ -10,14 +10,14 @@ polkit is not asked anyway.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dltui.node import schema
 from dltui.node.schema import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
-SUDO = "sudo"
+SUDO = schema.SUDO
 POLKIT = "polkit"
 PRIVILEGES = (SUDO, POLKIT)
 
@@ -112,22 +112,8 @@ def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
 
 def sudoers_line(who: Identity, argv: Sequence[str]) -> str:
     """The sudoers line that allows exactly ``argv`` (as run: ``sudo -n PATH ARGS…``) for this
-    user and nothing else. Characters special to sudoers in arguments are escaped."""
-    command = list(argv)
-    if command[:2] == [SUDO, "-n"]:
-        command = command[2:]
-    args = " ".join(_sudoers_escape(a) for a in command[1:])
-    return f"{who.user} ALL=(root) NOPASSWD: {command[0]} {args}".rstrip()
-
-
-def _sudoers_escape(arg: str) -> str:
-    """sudo matches a command's arguments with fnmatch(3) after sudoers' own unescaping: an
-    argument is escaped for fnmatch first (``\\x2d`` in a unit name must match itself), then
-    for sudoers (``\\ , : =``), so a backslash is written four times."""
-    arg = re.sub(r"([\\*?\[\]])", r"\\\1", arg)
-    for ch in "\\,:=":
-        arg = arg.replace(ch, "\\" + ch)
-    return arg
+    user and nothing else (the contract's rule: the probe's SMART reads print theirs by it)."""
+    return schema.sudoers_line(who.user, [argv])
 
 
 def polkit_rule(who: Identity, verb: str, unit: str) -> str:

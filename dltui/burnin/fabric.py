@@ -19,7 +19,7 @@ from typing import Any
 from dltui.core.rules.fabric import port_label
 
 from .fabric_fold import FabricFold
-from .verdict import FAIL, PASS, WARN, Item, VerdictStatus
+from .items import FAIL, PASS, WARN, Item, VerdictStatus
 
 _CABLE = "reseat or replace the cable/transceiver, check the switch port, then rerun"
 # (field, words, fails the node?) of the port counters judged over the run

@@ -9,6 +9,7 @@ from typing import Any
 
 from dltui.node.burnin import parse
 
+from .drive_check import judge as drives
 from .items import FAIL, NOT_RUN, PASS, Item, NodeRun
 
 # --- host ----------------------------------------------------------------------------------
@@ -55,7 +56,7 @@ def host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
                 items.append(Item("disk", PASS, f"fio clean (verify), {bw / 1e6:.0f} MB/s total"))
     if "kernel" in result:
         items += _kernel(run)
-    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke)):
+    for key, check in (("nccl", _nccl), ("bmc", _bmc), ("smoke", _smoke), ("drives", drives)):
         if key in result:  # judged by drivers that run them; older runs never had them
             items.append(check(run, cfg))
     if plan.get("net"):

@@ -48,7 +48,7 @@ def document(
                 "phases": run.result.get("phases"),
                 "tools": {
                     k: run.result.get(k)
-                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke")
+                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke", "drives")
                 },
                 "samples": run.sample_count,
                 "hostname": run.facts.hostname if run.facts else None,

@@ -17,6 +17,7 @@ from typing import Any
 from dltui.config import BURNIN_NODE_CHECKS, BurninSection
 from dltui.config_schema import as_dict, build
 
+from .fabric import items as fabric_items
 from .fold import RunFold
 from .gpu_checks import consistency, gpu_checks, gpu_stressor, preflight
 from .host_checks import host_checks
@@ -99,8 +100,6 @@ def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
         verdict.gpus.append(gv)
     consistency(verdict, fold if has_load else None, run, cfg)
     verdict.items += host_checks(run, cfg)
-    from .fabric import items as fabric_items  # it builds on this module's Item
-
     verdict.items += fabric_items(fold.fabric, cfg)
     if run.result.get("stopped"):
         verdict.items.append(

@@ -272,6 +272,35 @@ def is_time(value: object) -> bool:
 
 
 @dataclass(slots=True)
+class DriveSample:
+    """A drive's SMART health as smartctl last read it (probe/smart.py), every few minutes."""
+
+    device: str
+    type: str | None = None
+    protocol: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    capacity_bytes: int | None = None
+    smart_passed: bool | None = None
+    critical_warning_mask: int | None = None
+    critical_warnings: list[str] | None = None
+    available_spare_percent: int | None = None
+    available_spare_threshold_percent: int | None = None
+    endurance_used_percent: int | None = None
+    media_errors_total: int | None = None
+    error_log_entries_total: int | None = None
+    unsafe_shutdowns_total: int | None = None
+    reallocated_sectors_total: int | None = None
+    pending_sectors: int | None = None
+    offline_uncorrectable_sectors: int | None = None
+    udma_crc_errors_total: int | None = None
+    temperature_c: int | None = None
+    power_on_hours: int | None = None
+    read_time: float | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
 class Sample:
     """One reading of a node: host and GPUs at ``time`` (seconds since the epoch)."""
 
@@ -288,6 +317,7 @@ class Sample:
     nvlinks: list[NvlinkSample] = field(default_factory=list)
     units: list[UnitSample] = field(default_factory=list)
     checkpoint: CheckpointSample | None = None
+    drives: list[DriveSample] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
@@ -313,6 +343,7 @@ class Sample:
             nvlinks=[NvlinkSample.from_dict(n) for n in data.get("nvlinks") or ()],
             units=[UnitSample(**u) for u in data.get("units") or ()],
             checkpoint=_maybe(CheckpointSample, data.get("checkpoint")),
+            drives=[DriveSample(**d) for d in data.get("drives") or ()],
         )
 
 
@@ -366,6 +397,23 @@ class NicFacts:
 
 
 @dataclass(slots=True)
+class StackFacts:
+    """The software stack and whether it is locked (probe/stack.py), read once per connection."""
+
+    package_manager: str | None = None
+    driver_packages: list[str] | None = None
+    driver_packages_unheld: list[str] | None = None
+    driver_package_version: str | None = None
+    driver_held: bool | None = None
+    driver_module_version: str | None = None
+    auto_upgrades: bool | None = None
+    auto_upgrades_skip_driver: bool | None = None
+    auto_upgrades_source: str | None = None
+    kernel_newest_installed: str | None = None
+    reboot_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class NodeFacts:
     hostname: str | None = None
     os: str | None = None
@@ -384,6 +432,7 @@ class NodeFacts:
     cuda_version: str | None = None
     nvml_version: str | None = None
     gpus: list[GpuFacts] = field(default_factory=list)
+    stack: StackFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -391,6 +440,10 @@ class NodeFacts:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
         data = dict(data)
+        stack = data.get("stack")
+        if stack is not None:
+            known = {f.name for f in fields(StackFacts)}
+            data["stack"] = StackFacts(**{k: v for k, v in stack.items() if k in known})
         data["block_devices"] = [BlockDeviceFacts(**b) for b in data.get("block_devices") or ()]
         data["nics"] = [NicFacts(**n) for n in data.get("nics") or ()]
         data["gpus"] = [GpuFacts(**g) for g in data.get("gpus") or ()]

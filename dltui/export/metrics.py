@@ -289,8 +289,12 @@ def _node(page: Page, node: NodeState) -> None:
     page.family("dltui_node_status", "gauge", "The node's connection status word (value 1).").add(
         n + (("status", node.status),), 1
     )
+    from .drive_metrics import drive_families, stack_families  # they build on this module
+
     if node.facts is not None:
         _facts(page, n, node.facts)
+        if node.facts.stack is not None:
+            stack_families(page, n, node.facts.stack)
     if node.sample is not None:
         page.family(
             "dltui_node_last_sample_timestamp_seconds",
@@ -303,6 +307,7 @@ def _node(page: Page, node: NodeState) -> None:
         from .fabric import render as fabric  # it builds on this module's Page and Labels
 
         fabric(page, n, node.sample, {g.index: _gpu_labels(node, g) for g in node.sample.gpus})
+        drive_families(page, n, node.sample.drives)
     _alerts(page, node)
 
 

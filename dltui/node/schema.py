@@ -8,7 +8,9 @@ node is this very source. Units live in the names; a value the hardware does not
 ``None`` (JSON ``null``), never 0.
 
 Also here, because both ends build or read them alike: the event records (an XID, an OOM
-kill), the unit record from ``systemctl show``, and the one normaliser of PCI bus ids. The
+kill), the unit record from ``systemctl show``, the one normaliser of PCI bus ids, the NVMe
+critical warning bits, and the one rule for running a read as root through ``sudo -n`` and the
+sudoers line that allows exactly it (the probe's SMART reads, the actions' unit changes). The
 operator's side imports from ``dltui.node`` only this, ``wire`` and ``xid`` (and what it ships).
 
 Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
@@ -16,7 +18,8 @@ Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import re
+from typing import Any, Literal, Sequence
 
 from .xid import describe
 
@@ -229,6 +232,50 @@ CHECKPOINT_FIELDS = (
     "error",
 )
 
+# One per drive smartctl reads (see smart.py), re-read every few minutes: the wire sends a
+# drive's fields only when a new reading changed them. NVMe fields are null on SATA/SAS drives
+# and the ATA attribute counts null on NVMe.
+DRIVE_FIELDS = (
+    "device",  # /dev/nvme0, /dev/sda; "/dev/bus/0 megaraid,1" behind a RAID controller
+    "type",  # smartctl's device type: nvme, sat, scsi, megaraid,N, ...
+    "protocol",  # NVMe, ATA, SCSI
+    "model",
+    "serial",
+    "capacity_bytes",
+    "smart_passed",  # SMART overall-health self-assessment; null when the drive gives none
+    "critical_warning_mask",  # NVMe critical warning byte
+    "critical_warnings",  # its bits by name (smart.CRITICAL_WARNING_BITS)
+    "available_spare_percent",  # NVMe
+    "available_spare_threshold_percent",
+    "endurance_used_percent",  # NVMe "percentage used": 100 = rated endurance reached
+    "media_errors_total",  # NVMe media and data integrity errors; SAS uncorrected errors
+    "error_log_entries_total",
+    "unsafe_shutdowns_total",
+    "reallocated_sectors_total",  # ATA attribute 5; SAS grown defect list
+    "pending_sectors",  # ATA 197: waiting to be reallocated (a count now, not cumulative)
+    "offline_uncorrectable_sectors",  # ATA 198
+    "udma_crc_errors_total",  # ATA 199: cabling, not the media
+    "temperature_c",
+    "power_on_hours",
+    "read_time",  # epoch seconds (node clock) of this reading
+    "error",  # plain words when the drive could not be read now (its last reading is kept)
+)
+
+# The ``stack`` fact (stack.py): read once per connection, from files only.
+STACK_FIELDS = (
+    "package_manager",  # dpkg, rpm, or null
+    "driver_packages",  # installed NVIDIA driver packages (dpkg; null on RPM systems)
+    "driver_packages_unheld",  # those without a hold: an upgrade may replace them
+    "driver_package_version",  # the userspace driver the packages installed (535.183.01)
+    "driver_held",  # every driver package held (dpkg) / version-locked or excluded (dnf)
+    "driver_module_version",  # the loaded kernel module's version
+    "auto_upgrades",  # unattended-upgrades / dnf-automatic installs updates on its own
+    "auto_upgrades_skip_driver",  # its blacklist covers every driver package
+    "auto_upgrades_source",  # where that was read, in words
+    "kernel_newest_installed",  # newest release under /lib/modules
+    "reboot_reasons",  # why a reboot is pending, in words; [] when none
+)
+
 RECORD_FIELDS = {
     "cpu": CPU_FIELDS,
     "core": CORE_FIELDS,
@@ -243,6 +290,7 @@ RECORD_FIELDS = {
     "nvlink": NVLINK_FIELDS,
     "unit": UNIT_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
+    "drive": DRIVE_FIELDS,
 }
 
 # Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them: the one place
@@ -271,6 +319,69 @@ CLOCK_EVENT_BITS = (
     (BOARD_LIMIT, "board_limit"),
     (RELIABILITY, "reliability"),
 )
+
+
+# NVMe critical warning bits (NVMe base spec, SMART / Health log byte 0), named as smartctl's
+# JSON names them under smart_status.nvme.
+SPARE_BELOW_THRESHOLD = 0x01
+CRITICAL_WARNING_BITS = (
+    (SPARE_BELOW_THRESHOLD, "spare_below_threshold"),
+    (0x02, "temperature_above_or_below_threshold"),
+    (0x04, "reliability_degraded"),
+    (0x08, "media_read_only"),
+    (0x10, "volatile_memory_backup_failed"),
+    (0x20, "persistent_memory_region_unreliable"),
+)
+
+
+def decode_critical_warning(mask: int | None) -> list[str] | None:
+    """Names of the NVMe critical warning bits set in ``mask``; unknown bits kept as hex."""
+    if mask is None:
+        return None
+    names = [name for bit, name in CRITICAL_WARNING_BITS if mask & bit]
+    unknown = mask & ~0x3F
+    if unknown:
+        names.append(hex(unknown))
+    return names
+
+
+# sudo: ``sudo -n`` never prompts; sudoers matches the whole command line, so the line dltui
+# suggests names the binary by its full path and every argument as run.
+SUDO = "sudo"
+# What sudo -n prints when it will not run the command without a password, by sudo version.
+SUDO_REFUSALS = (
+    "a password is required",
+    "is not allowed to execute",
+    "not in the sudoers file",
+    "a terminal is required",
+)
+
+
+def sudo_refused(argv: Sequence[str], stderr: str) -> bool:
+    """Whether this run of ``argv`` was stopped by sudo itself (not by the command)."""
+    return bool(argv) and argv[0] == SUDO and any(words in stderr for words in SUDO_REFUSALS)
+
+
+def sudoers_line(user: str, commands: Sequence[Sequence[str]]) -> str:
+    """One sudoers line that lets ``user`` run exactly each of ``commands`` (``sudo -n``
+    dropped) as root and nothing else; characters special to sudoers are escaped."""
+    specs = []
+    for argv in commands:
+        command = list(argv)
+        if command[:2] == [SUDO, "-n"]:
+            command = command[2:]
+        specs.append(" ".join([command[0], *(_sudoers_escape(a) for a in command[1:])]))
+    return "%s ALL=(root) NOPASSWD: %s" % (user, ", ".join(specs))
+
+
+def _sudoers_escape(arg: str) -> str:
+    """sudo matches a command's arguments with fnmatch(3) after sudoers' own unescaping: an
+    argument is escaped for fnmatch first (``\\x2d`` in a unit name must match itself), then
+    for sudoers (``\\ , : =``), so a backslash is written four times."""
+    arg = re.sub(r"([\\*?\[\]])", r"\\\1", arg)
+    for ch in "\\,:=":
+        arg = arg.replace(ch, "\\" + ch)
+    return arg
 
 
 def decode_clock_event_reasons(mask: int | None) -> list[str] | None:

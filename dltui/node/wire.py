@@ -29,6 +29,7 @@ LIST_RECORDS = (
     ("gpus", "gpu", "index"),
     ("nvlinks", "nvlink", "gpu"),
     ("units", "unit", "name"),
+    ("drives", "drive", "device"),
 )
 SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")
 

@@ -20,6 +20,7 @@ from dltui.core.models import (
     CoreSample,
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuSample,
     IbPortSample,
@@ -53,8 +54,9 @@ _BUILDERS = {
     "nvlink": NvlinkSample.from_dict,
     "unit": lambda r: UnitSample(**r),
     "checkpoint": lambda r: CheckpointSample(**r),
+    "drive": lambda r: DriveSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -169,6 +171,7 @@ class ProbeReader:
             nvlinks=sorted(lists["nvlink"].values(), key=lambda n: n.gpu),
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
+            drives=list(lists["drive"].values()),
         )
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:

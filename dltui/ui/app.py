@@ -32,7 +32,7 @@ from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
 from .heap import HeapFreezer
 from .plain import escape
-from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
 from .serve import ORIGIN_ENV
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
@@ -164,10 +164,10 @@ class DltuiApp(App[int]):
             self._keys_acted.clear()
 
     @property
-    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:
-        """The fleet, node or chart screen on top, or under a prompt or the help."""
+    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | StackScreen | None:
+        """The fleet, node, chart or stack screen on top, or under a prompt or the help."""
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen)):
+            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen, StackScreen)):
                 return screen
         return None
 
@@ -263,6 +263,8 @@ class DltuiApp(App[int]):
             from .burnin_launch import open_burnin
 
             open_burnin(self, verb, arg)
+        elif verb == "stack":
+            self.push_screen(StackScreen(self.fleet))
         elif verb == "node":
             if arg not in self.fleet.nodes:
                 raise ValueError(f"no node named {arg!r}")
@@ -293,6 +295,10 @@ class DltuiApp(App[int]):
             yield SystemCommand("Filter the fleet", "Show only nodes that match (e.g. temp>80)", fleet.action_filter)
             yield SystemCommand("Clear the filter", "Show every node", lambda: self._execute("filter", ""))
             yield SystemCommand("Compact view", "Rows or one character per GPU", lambda: self._execute("compact", ""))
+        yield SystemCommand(
+            "Software stack", "Kernel, driver, CUDA, held packages, upgrades, reboots per node",
+            lambda: self._execute("stack", ""),
+        )
         yield from self._action_commands()
         for node in self.fleet:
             yield SystemCommand(f"Open {escape(node.name)}", "Show this node", lambda n=node.name: self.open_node(n))

@@ -49,6 +49,9 @@ def burnin_lab(tmp_path):
     shutil.copy(FAKES / "ipmitool", gpu01.bin / "ipmitool")
     sel = "   1 | 11/28/2026 | 09:13:02 | System Boot Initiated #0x8a | Initiated by power up | Asserted\n"
     (gpu01.bin / "ipmitool.sel").write_text(sel)
+    shutil.copy(FAKES / "smartctl", gpu01.bin / "smartctl")  # a healthy NVMe drive, real capture
+    healthy = REPO / "tests" / "fixtures" / "smartctl" / "nvme_samsung-mzql23t8hcls_healthy.json"
+    (gpu01.bin / "smartctl.drives.json").write_text(json.dumps({"/dev/nvme0": [str(healthy)]}))
     _burnin_node(lab.nodes["gpu02"], None)  # no GPU stressor at all
     try:
         yield lab.start()
@@ -72,7 +75,7 @@ def _sample_lines(node, run_id: str) -> int:
     return sum(1 for line in path.read_text().splitlines() if line.startswith('{"type":"sample"'))
 
 
-async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn_fake_smi_fake_nccl_fake_ipmitool(
+async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn_fake_smi_fake_nccl_fake_ipmitool_fake_smartctl(
     burnin_lab, tmp_path, use_home
 ):
     use_home(burnin_lab.make_home(tmp_path / "client"))
@@ -147,6 +150,8 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         assert "no GPU stressor found on the node" in two.gpus[0].items[0].evidence
         assert host["nccl"].status == v.PASS and "68.4048" in host["nccl"].evidence
         assert host["bmc"].status == v.PASS, host["bmc"]  # no new SEL line during the run
+        assert host["drives"].status == v.PASS, host["drives"]  # SMART before and after the load
+        assert host["drives"].evidence.startswith("1 drive: SMART passing")
         assert host["smoke"].status == v.NOT_RUN  # none configured: said, never a pass
         # both nodes' scratch is on this machine's one file system: shared storage, said so
         assert host["disk_speed"].status == v.NOT_RUN

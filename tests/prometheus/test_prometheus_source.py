@@ -30,6 +30,7 @@ def _answers(
         "host": {"result": host or []},
         "rates": {"result": rates or []},
         "gpu_facts": {"result": gpu},
+        "smartctl": {"result": []},
     }
 
 
@@ -212,7 +213,7 @@ def test_a_node_whose_targets_are_all_down_is_unreachable():
 
 def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside_each():
     q = queries('{job=~"gpu.*"}')
-    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts"]
+    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts", "smartctl"]
     assert all('job=~"gpu.*"' in text for text in q.values())
     # Every refresh reads only the labels that tell readings apart; the facts come apart.
     assert "UUID" not in q["gpu"] and "modelName" not in q["gpu"]
@@ -246,8 +247,9 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     fleet = FleetState([], engine=build_engine())
     for _ in range(2):
         transport.deliver(await transport.refresh(), fleet)
-    # 3 + the facts query on the first refresh, 3 on the second (the facts are a minute old)
-    assert client.queries == 7 and transport.names == ["ub20-a100-k8s"]
+    # 3 + the facts and drives queries on the first refresh, 3 on the second (the facts are a
+    # minute old)
+    assert client.queries == 8 and transport.names == ["ub20-a100-k8s"]
     node = fleet.nodes["ub20-a100-k8s"]
     assert node.status == st.OK and node.interval_s == 5
     assert node.sample.gpus[0].temperature_c == 61

@@ -48,10 +48,11 @@ def test_snapshot_json_of_this_machine_follows_the_schema(home_env):
     assert node["name"] == "localhost" and node["status"] == "ok" and node["error"] is None
     sample = node["sample"]
     assert set(sample) == {"time", "cpu", "memory", "pressure", "tasks", "disks", "filesystems", "networks",
-                           "ib_ports", "gpus", "nvlinks", "units", "checkpoint"}
+                           "ib_ports", "gpus", "nvlinks", "units", "checkpoint", "drives"}
     assert sample["gpus"] == []  # no GPU here: an empty list, not an error
     assert sample["ib_ports"] == [] and sample["nvlinks"] == []  # no HCA, no NVLink: none, not an error
     assert node["facts"]["gpu_note"] == "no NVIDIA driver found"
+    assert isinstance(node["facts"]["stack"]["reboot_reasons"], list)  # read from this machine's files
     meminfo = Path("/proc/meminfo").read_text().split("\n")[0].split()
     assert sample["memory"]["total_bytes"] == int(meminfo[1]) * 1024
     assert any(fs["mountpoint"] == "/" for fs in sample["filesystems"])

@@ -10,7 +10,18 @@ from __future__ import annotations
 from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
-from . import capacity, connectivity, fabric, fleet, hardware, pipeline, thermal, training
+from . import (
+    capacity,
+    connectivity,
+    drives,
+    fabric,
+    fleet,
+    hardware,
+    pipeline,
+    stack,
+    thermal,
+    training,
+)
 from .engine import Engine
 from .settings import RuleSettings
 
@@ -23,6 +34,8 @@ RULES = (
     + fleet.RULES
     + training.RULES
     + fabric.RULES
+    + drives.RULES
+    + stack.RULES
 )
 
 

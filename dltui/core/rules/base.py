@@ -103,7 +103,8 @@ class Rule:
     # filling), so it does not mark the rule n/a on the hardware.
     none_is_timing: bool = False
     # What the engine and the UI ask the rule instead of knowing rule names:
-    # the reading it judges, for the UI to colour by its alerts ("clocks", "pcie"; "": none).
+    # the reading it judges, for the UI to colour by its alerts ("clocks", "pcie", "drives",
+    # "kernel", "driver", "cuda", "driver_held", "reboot"; "": none).
     concerns: str = ""
     # its alerts record an event, so only the operator retires them (key 'a'), not time.
     acknowledgeable: bool = False

@@ -80,6 +80,7 @@ RULES = (
         _version_drift("driver", lambda f: f.driver_version),
         {},
         "NVIDIA driver differs within a group",
+        concerns="driver",
     ),
     Rule(
         "cuda_version_drift",
@@ -87,6 +88,7 @@ RULES = (
         _version_drift("CUDA", lambda f: f.cuda_version),
         {},
         "CUDA version differs within a group",
+        concerns="cuda",
     ),
     Rule(
         "kernel_version_drift",
@@ -94,6 +96,7 @@ RULES = (
         _version_drift("kernel", lambda f: f.kernel),
         {},
         "Linux kernel differs within a group",
+        concerns="kernel",
     ),
     Rule(
         "gpu_model_mixed", FLEET, gpu_model_mixed, {}, "GPU models differ within a configured group"

@@ -12,6 +12,8 @@ from .host import HostCollector
 from .infiniband import InfinibandCollector
 from .nvlink import open_nvlink
 from .problems import Problems
+from .smart import FIRST_READ_DELAY_S, SmartReader
+from .stack import read_stack
 
 if TYPE_CHECKING:
     from .kernel_log import KernelLog
@@ -39,6 +41,10 @@ class Collector:
         self.interval_s = interval_s
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
+        self.sys_dir = sys_dir
+        # its own thread: a SMART read never delays a sample
+        self.smart = SmartReader(first_delay_s=FIRST_READ_DELAY_S)
+        self.smart.start()
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
         self.infiniband = InfinibandCollector(sys_dir)
         self.nvlink: Any = None
@@ -72,6 +78,8 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu facts"):
                 facts.update(self.gpu.facts())
+        with self.problems.guard("stack"):
+            facts["stack"] = read_stack(sys_dir=self.sys_dir, running_kernel=facts.get("kernel"))
         self._gpu_facts = facts["gpus"]
         if self.kernel_log is not None:
             self.kernel_log.set_gpus(self._gpu_facts)
@@ -89,6 +97,11 @@ class Collector:
         if self.nvlink is not None:
             with self.problems.guard("nvlink"):
                 sample["nvlinks"] = self.nvlink.sample()
+        sample["drives"] = self.smart.records
+        if self.smart.note is None:
+            self.problems.clear("drives")
+        else:
+            self.problems.report("drives", self.smart.note)
         if self.units is not None:
             with self.problems.guard("units"):
                 sample["units"], checkpoint = self.units.sample()
@@ -116,6 +129,7 @@ class Collector:
         return notes + self.kernel_log.events()
 
     def close(self) -> None:
+        self.smart.close()
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()

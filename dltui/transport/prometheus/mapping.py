@@ -12,6 +12,7 @@ from dltui.core import status as st
 from dltui.core.models import (
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuFacts,
     GpuSample,
@@ -42,7 +43,7 @@ _GPU_FIELD: dict[str, tuple[str, Any]] = {
 }
 
 
-def _host_of(instance: str) -> str:
+def host_of(instance: str) -> str:
     """``gpu01:9100`` -> ``gpu01``; ``[fe80::1]:9100`` -> ``fe80::1``."""
     if instance.startswith("["):
         return instance[1:].split("]", 1)[0]
@@ -130,7 +131,13 @@ class Fleet:
     nodes: dict[str, _Node]
     # Each GPU's readings by its key in the answers (the same dicts as in ``nodes``).
     gpu_keys: dict[GpuKey, dict[str, Any]] = field(default_factory=dict)
+    host_nodes: dict[str, str] = field(default_factory=dict)  # host part of an instance -> node
+    drives: dict[str, list[DriveSample]] = field(default_factory=dict)  # by node
     _prepared: dict[str, tuple[NodeFacts, Sample]] = field(default_factory=dict)
+
+    def set_drives(self, by_host: dict[str, list[DriveSample]]) -> None:
+        """smartctl_exporter's drives (``smartctl.drives_by_host``) onto the nodes they are on."""
+        self.drives = {self.host_nodes.get(host, host): d for host, d in by_host.items()}
 
     def unknown_gpus(self, known: dict[GpuKey, GpuFactLabels]) -> list[GpuKey]:
         """GPUs of this refresh that the facts in ``known`` do not cover (new ones)."""
@@ -203,6 +210,7 @@ class Fleet:
             ib_ports=fabric.ib_ports(n.ib_ports, n.hca_types),
             gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
             nvlinks=[x for i, g in sorted(n.gpus.items()) if (x := fabric.nvlink(i, g)) is not None],
+            drives=self.drives.get(name, []),
         )
 
     def status(self, name: str) -> tuple[st.Status, str | None]:
@@ -361,6 +369,8 @@ def build(
         m = s["metric"]
         if m.get("__name__") == "node_uname_info" and m.get("nodename"):
             inst_node[m.get("instance", "")] = m["nodename"]
+    # An exporter beside node_exporter on its host (smartctl_exporter on :9633) joins its node.
+    host_nodes = {host_of(inst): name for inst, name in inst_node.items()}
     stamp = now
     by_key: dict[GpuKey, dict[str, Any] | None] = {}  # None: not a GPU (no index)
     known = gpu_facts(answers[GPU_FACTS_QUERY]) if GPU_FACTS_QUERY in answers else facts or {}
@@ -392,7 +402,8 @@ def build(
     by_inst: dict[str, _Node] = {}  # each instance's node, found once
 
     def node_of(inst: str) -> _Node:
-        name = inst_node.setdefault(inst, _host_of(inst))
+        name = inst_node.get(inst) or host_nodes.get(host_of(inst)) or host_of(inst)
+        inst_node.setdefault(inst, name)
         n = by_inst[inst] = nodes[name]
         return n
 
@@ -464,7 +475,7 @@ def build(
         if total is None and used is not None and free is not None:
             total = used + free + (g.get("FB_RESERVED") or 0.0)
         g["memory_total_mib"] = total
-    return Fleet(stamp or time.time(), dict(nodes), gpus)
+    return Fleet(stamp or time.time(), dict(nodes), gpus, host_nodes)
 
 
 def _node_targets(
@@ -482,7 +493,7 @@ def _node_targets(
             seen.jobs.add(job)
             seen.nodes[inst] = served[inst]
     for inst, job, up in ups:
-        name = seen.nodes.get(inst) or (_host_of(inst) if job in seen.jobs else None)
+        name = seen.nodes.get(inst) or (host_of(inst) if job in seen.jobs else None)
         if name is not None:
             nodes[name].targets_up[inst] = up
 
@@ -501,7 +512,7 @@ def _new_gpu(
         index = int(label or "")
     except ValueError:
         return None
-    name = host or inst_node.get(inst) or _host_of(inst or "unknown")
+    name = host or inst_node.get(inst) or host_of(inst or "unknown")
     inst_node.setdefault(inst, name)
     g = nodes[name].gpus.setdefault(index, {})
     g.update(known.get(key, ()))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from . import fabric
+from . import fabric, smartctl
 
 RATE_WINDOW = "2m"  # irate takes the newest two points in it: covers scrape intervals up to 1 min
 # File systems an operator does not fill with data sets or checkpoints.
@@ -48,9 +48,11 @@ _GPU_LABELS = "__name__, instance, Hostname, hostname, gpu"
 _GPU_FACT_LABELS = (
     "instance, Hostname, hostname, gpu, UUID, modelName, pci_bus_id, DCGM_FI_DRIVER_VERSION"
 )
-# The GPU queries: every refresh, and the facts query when due (see source.py).
+# The GPU queries: every refresh, and the facts query (with smartctl_exporter's drives) when
+# due (see source.py).
 REFRESH_QUERIES = ("gpu", "host", "rates")
 GPU_FACTS_QUERY = "gpu_facts"
+SLOW_QUERIES = (GPU_FACTS_QUERY, smartctl.QUERY)
 FACTS_EVERY_S = 60.0
 _HOST_LABELS = (  # job: which scrape jobs serve nodes (up), see mapping.Targets
     "__name__, instance, job, nodename, release, pretty_name, name, mountpoint, fstype, device, "
@@ -152,4 +154,10 @@ def queries(selector: str | None = None) -> dict[str, str]:
             f"label_replace(max by (instance, device, port) (irate({counter}{{{m}}}[{RATE_WINDOW}])),"
             f' "dltui", "{tag}", "", "")'
         )
-    return {"gpu": gpu, "host": host, "rates": " or ".join(parts), GPU_FACTS_QUERY: gpu_facts}
+    return {
+        "gpu": gpu,
+        "host": host,
+        "rates": " or ".join(parts),
+        GPU_FACTS_QUERY: gpu_facts,
+        smartctl.QUERY: smartctl.query(m),
+    }

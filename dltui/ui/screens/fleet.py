@@ -34,6 +34,7 @@ class FleetScreen(Screen):
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
         Binding("v", "chart", "Chart"),
+        Binding("V", "stack", "Stack"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("R", "unit('restart')", "Restart unit"),
         Binding("X", "unit('stop')", "Stop unit", show=False),
@@ -174,6 +175,11 @@ class FleetScreen(Screen):
         from .chart import ChartScreen
 
         self.app.push_screen(ChartScreen(self.fleet))
+
+    def action_stack(self) -> None:
+        from .stack import StackScreen
+
+        self.app.push_screen(StackScreen(self.fleet))
 
     def action_clear_filter(self) -> None:
         if self.filter is not None:

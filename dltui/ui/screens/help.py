@@ -41,6 +41,7 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("space", "pick the node for an action on several (▶)"),
             ("R / X / U", "restart / stop / start the unit on the picked nodes (or this one)"),
             ("v", "chart: the hottest GPU per node over time"),
+            ("V", "the software stack: kernel, driver, CUDA, held, upgrades, reboot per node"),
         ),
     ),
     (

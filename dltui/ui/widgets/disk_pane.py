@@ -1,4 +1,4 @@
-"""Block devices (rates, busy time, latency) and file systems (how full)."""
+"""Block devices (rates, busy time, latency), file systems (how full) and drive health (SMART)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
+from .drive_rows import drive_lines
 from .pane import Pane, waiting
 
 FS_BAR = 10
@@ -61,6 +62,7 @@ class DiskPane(Pane):
                     (f"  {f.fstype or ''}", "$foreground-muted"),
                 )
             )
+        lines += drive_lines(node, now)
         return Content("\n").join(lines)
 
 
