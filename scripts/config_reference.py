@@ -21,11 +21,11 @@ from dltui.config_schema import default_words, keys, range_words, type_words  # 
 
 README = REPO / "README.md"
 START, END = "<!-- config-keys -->", "<!-- /config-keys -->"
+# The top level, every section it declares (a new [table] in config.py shows up here by itself),
+# the groups' table and the theme files.
 TABLES = (
     ("top level", config.Config),
-    ("[ssh]", config.SshSection),
-    ("[actions]", config.ActionsSection),
-    ("[burnin]", config.BurninSection),
+    *((f"[{k.name}]", k.kind) for k in keys(config.Config) if dataclasses.is_dataclass(k.kind)),
     ("[groups.NAME]", config.GroupSection),
     ("theme files (themes/NAME.toml)", config.ThemeFile),
 )

@@ -146,36 +146,7 @@ class FakeNvml:
                 used=used * MIB,
             )
 
-        def nvlink(h, link):
-            gpu = g(h)
-            if gpu.nvlink is None:
-                raise _not_supported()
-            if link >= len(gpu.nvlink["up"]):
-                raise pynvml.NVMLError(nv.NVML_ERROR_INVALID_ARGUMENT)
-            return gpu.nvlink
-
-        def nvlink_state(h, link):
-            return nv.NVML_FEATURE_ENABLED if nvlink(h, link)["up"][link] else nv.NVML_FEATURE_DISABLED
-
-        def nvlink_error_counter(h, link, counter):
-            return nvlink(h, link)["errors"][counter][link]
-
-        def nvlink_field(gpu, field_id, scope):
-            """NVLink field values: per-link speed (scoped), per-GPU error totals."""
-            links = gpu.nvlink
-            if links is None:
-                return None
-            if field_id == nv.NVML_FI_DEV_NVLINK_GET_SPEED and scope < len(links["up"]):
-                return links["mbps"][scope] if links["up"][scope] else 0
-            totals = {
-                nv.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_REPLAY,
-                nv.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_RECOVERY,
-                nv.NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_FLIT,
-                nv.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_DATA,
-            }
-            if field_id in totals and self.nvlink_totals:
-                return sum(links["errors"][totals[field_id]])
-            return None
+        nvlink_state, nvlink_error_counter, nvlink_field = _nvlink_calls(self, g)
 
         def field_values(h, field_ids):
             gpu = g(h)
@@ -377,6 +348,44 @@ class FakeNvml:
             "nvmlDeviceGetNvLinkState": nvlink_state,
             "nvmlDeviceGetNvLinkErrorCounter": nvlink_error_counter,
         }
+
+
+def _nvlink_calls(fake, g):
+    """The NVLink functions of ``fake``'s GPUs: per-link state and error counters, field values."""
+    nv = pynvml
+
+    def nvlink(h, link):
+        gpu = g(h)
+        if gpu.nvlink is None:
+            raise _not_supported()
+        if link >= len(gpu.nvlink["up"]):
+            raise pynvml.NVMLError(nv.NVML_ERROR_INVALID_ARGUMENT)
+        return gpu.nvlink
+
+    def nvlink_state(h, link):
+        return nv.NVML_FEATURE_ENABLED if nvlink(h, link)["up"][link] else nv.NVML_FEATURE_DISABLED
+
+    def nvlink_error_counter(h, link, counter):
+        return nvlink(h, link)["errors"][counter][link]
+
+    def nvlink_field(gpu, field_id, scope):
+        """NVLink field values: per-link speed (scoped), per-GPU error totals."""
+        links = gpu.nvlink
+        if links is None:
+            return None
+        if field_id == nv.NVML_FI_DEV_NVLINK_GET_SPEED and scope < len(links["up"]):
+            return links["mbps"][scope] if links["up"][scope] else 0
+        totals = {
+            nv.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_REPLAY,
+            nv.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_RECOVERY,
+            nv.NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_FLIT,
+            nv.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_DATA,
+        }
+        if field_id in totals and fake.nvlink_totals:
+            return sum(links["errors"][totals[field_id]])
+        return None
+
+    return nvlink_state, nvlink_error_counter, nvlink_field
 
 
 def _bytes(mib):

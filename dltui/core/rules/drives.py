@@ -7,6 +7,8 @@ steps. One alert per node and rule names every drive it concerns, by device, mod
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..models import DriveSample, Sample
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
@@ -21,6 +23,20 @@ _COUNTERS = (
     ("offline_uncorrectable_sectors", "offline uncorrectable sectors"),
 )
 _RMA = "back up what it holds and replace it (the serial is what the RMA needs)"
+
+
+class DriveWearParams(TypedDict):
+    """``[rules.drive_wear]`` (its defaults in RULES below)."""
+
+    used_percent: float
+    enabled: bool
+
+
+class DriveErrorsParams(TypedDict):
+    """``[rules.drive_errors]``."""
+
+    clear_s: float
+    enabled: bool
 
 
 def drive_name(d: DriveSample) -> str:
@@ -59,7 +75,7 @@ def drive_failing(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def drive_wear(sample: Sample, node: NodeMemory, p: dict) -> object:
+def drive_wear(sample: Sample, node: NodeMemory, p: DriveWearParams) -> object:
     """NVMe available spare under its threshold, or rated endurance nearly used up."""
     judged = [
         d
@@ -92,7 +108,7 @@ def drive_wear(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def drive_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
+def drive_errors(sample: Sample, node: NodeMemory, p: DriveErrorsParams) -> object:
     """Media errors and bad sectors: info while a drive has any, warning when they rise between
     two readings of the same drive (by device and serial) and for clear_s after."""
     if not sample.drives:

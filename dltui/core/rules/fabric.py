@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import Any, TypedDict
 
 from ..models import IbPortSample, NvlinkSample, Sample
 from .base import CLEAR, GPUS, NODE, Finding, Rule, delta
@@ -32,7 +32,9 @@ def port_label(port: IbPortSample, ports: list[IbPortSample]) -> str:
     return port.name
 
 
-def _watched(ports: list[IbPortSample], p: dict) -> list[IbPortSample]:
+def _watched(
+    ports: list[IbPortSample], p: IbPortDownParams | IbPortRateLowParams | IbPortErrorsParams
+) -> list[IbPortSample]:
     ignored = p["ignore_ports"]
     return [
         q
@@ -41,7 +43,7 @@ def _watched(ports: list[IbPortSample], p: dict) -> list[IbPortSample]:
     ]
 
 
-def ib_port_down(sample: Sample, node: NodeMemory, p: dict) -> object:
+def ib_port_down(sample: Sample, node: NodeMemory, p: IbPortDownParams) -> object:
     ports = _watched(sample.ib_ports, p)
     if not ports:
         return None
@@ -87,7 +89,7 @@ def ib_port_down(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def ib_port_rate_low(sample: Sample, node: NodeMemory, p: dict) -> object:
+def ib_port_rate_low(sample: Sample, node: NodeMemory, p: IbPortRateLowParams) -> object:
     ports = [q for q in _watched(sample.ib_ports, p) if q.up and q.rate_gbps]
     if not ports:
         return None
@@ -154,7 +156,7 @@ _IB_COUNTERS = (
 )
 
 
-def ib_port_errors(sample: Sample, node: NodeMemory, p: dict) -> object:
+def ib_port_errors(sample: Sample, node: NodeMemory, p: IbPortErrorsParams) -> object:
     ports = _watched(sample.ib_ports, p)
     readings = [(q, f, getattr(q, f)) for q in ports for f, _, _ in _IB_COUNTERS]
     if not any(value is not None for _, _, value in readings):
@@ -202,7 +204,7 @@ def _rise(total: int, span_s: float) -> str:
 # -- NVLink -----------------------------------------------------------------------------------
 
 
-def nvlink_degraded(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
+def nvlink_degraded(sample: Sample, node: NodeMemory, p: NvlinkDegradedParams) -> dict | None:
     links = sample.nvlinks
     if not links:
         return None
@@ -280,7 +282,7 @@ _NVLINK_COUNTERS = (
 )
 
 
-def nvlink_errors(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
+def nvlink_errors(sample: Sample, node: NodeMemory, p: NvlinkErrorsParams) -> dict | None:
     if not sample.nvlinks:
         return None
     last = node.rule_state.setdefault("nvlink_counters", {})  # (gpu, field) -> last value
@@ -315,6 +317,51 @@ def nvlink_errors(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
             immediate=True,
         )
     return out
+
+
+class IbPortDownParams(TypedDict):
+    """``[rules.ib_port_down]`` (its defaults in RULES below)."""
+
+    ib_rate_gbps: float
+    ignore_ports: list[str]
+    for_samples: float
+    clear_s: float
+    enabled: bool
+
+
+class IbPortRateLowParams(TypedDict):
+    """``[rules.ib_port_rate_low]``."""
+
+    ib_rate_gbps: float
+    ignore_ports: list[str]
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class IbPortErrorsParams(TypedDict):
+    """``[rules.ib_port_errors]``."""
+
+    ib_rate_gbps: float
+    ignore_ports: list[str]
+    window_s: float
+    enabled: bool
+
+
+class NvlinkDegradedParams(TypedDict):
+    """``[rules.nvlink_degraded]``."""
+
+    slow_ratio: float
+    for_samples: float
+    clear_s: float
+    enabled: bool
+
+
+class NvlinkErrorsParams(TypedDict):
+    """``[rules.nvlink_errors]``."""
+
+    window_s: float
+    enabled: bool
 
 
 _PORTS = {"ib_rate_gbps": 0, "ignore_ports": []}  # ib_rate_gbps 0: no group rate set

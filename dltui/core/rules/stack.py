@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..models import Sample, StackFacts
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
@@ -10,11 +12,18 @@ from .memory import NodeMemory
 _LISTED = 4  # package names spelled out in a message; the rest are counted
 
 
+class StackUnlockedParams(TypedDict):
+    """``[rules.stack_unlocked]`` (its defaults in RULES below)."""
+
+    warning: bool
+    enabled: bool
+
+
 def _stack(node: NodeMemory) -> StackFacts | None:
     return node.facts.stack if node.facts is not None else None
 
 
-def stack_unlocked(sample: Sample, node: NodeMemory, p: dict) -> object:
+def stack_unlocked(sample: Sample, node: NodeMemory, p: StackUnlockedParams) -> object:
     """The driver packages are not held while automatic upgrades may replace them."""
     stack = _stack(node)
     if stack is None or stack.driver_held is None or stack.auto_upgrades is None:

@@ -86,9 +86,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 
     from .auth import TokenCheck, TokenError, new_token, read_token_file
 
-    if args.record:
-        print("dltui: serve cannot --record (each tab is its own dashboard)", file=sys.stderr)
-        return 2
     try:
         host, port = parse_listen(args.listen)
         token = read_token_file(args.token_file) if args.token_file else new_token()
