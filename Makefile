@@ -9,13 +9,14 @@ ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
 # network namespaces and tc; Prometheus, promtool and node_exporter for the exporter and the
 # Prometheus source; systemd, sudo and util-linux for the real systemd test nodes; stress-ng,
-# fio and iperf3 for the burn-in.
+# fio and iperf3 for the burn-in; Chromium for `dltui serve` in a real browser (Playwright drives
+# it; it never downloads a browser of its own).
 SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
 	/usr/bin/prometheus /usr/bin/promtool /usr/bin/prometheus-node-exporter \
 	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv \
-	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3
+	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
-	systemd sudo util-linux stress-ng fio iperf3
+	systemd sudo util-linux stress-ng fio iperf3 chromium
 # The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it;
 # btop: bench/outside.py, with a config directory of its own).
 BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux /usr/bin/btop
@@ -75,11 +76,13 @@ system-deps:
 bench-deps:
 	$(call apt_install,$(BENCH_TOOLS),$(BENCH_APT_PACKAGES))
 
-# ruff (rules and limits in pyproject.toml) and mypy on dltui/; the probe's own checks
-# (stdlib only, Python 3.8) and the layering are tests (tests/unit/test_boundaries.py).
+# ruff (rules and limits in pyproject.toml) and mypy on dltui/, then on dltui/node/ as Python
+# 3.8; the node code's other checks (stdlib only, 3.8 syntax) and the layering are tests
+# (tests/unit/test_boundaries.py).
 lint: $(VENV)/.lint-installed
 	$(VENV)/bin/ruff check
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --python-version 3.8 dltui/node
 
 # One Python after the other: side by side (make -j2) they overload 2 cores and the real-sshd
 # snapshot tests miss their windows.

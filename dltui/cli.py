@@ -1,301 +1,368 @@
-"""Command line: ``dltui [HOST ...]`` and its subcommands. See ``dltui --help``."""
+"""Command line: ``dltui [HOST ...]`` and its subcommands. See ``dltui --help``.
+
+argparse only: parse, then hand the settings to ``dltui.wiring``, which builds and runs.
+Each subcommand takes only the options that mean something there, and its help ends with
+its exit codes. Numbers are checked against their declared ranges (``dltui.config``).
+"""
+
+# PYTHON_ARGCOMPLETE_OK  (argcomplete: this entry point completes itself)
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import dataclasses
+import difflib
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from functools import partial
 
 from dltui import __version__
-from dltui.actions import cli as actions_cli
-from dltui.config import Config, ConfigError, load
-from dltui.config_schema import option
-from dltui.transport.hostspec import HostSpecError
-from dltui.transport.prometheus import add_arguments as add_prometheus
-from dltui.transport.ssh.options import SshOptions
+from dltui.config import CommandLine, Config, ConfigError
+from dltui.config_schema import default, option
 
-if TYPE_CHECKING:
-    from dltui.transport.base import Transport
-
-SUBCOMMANDS = ("watch", "snapshot", "demo", "replay", "export", "burn-in", *actions_cli.SUBCOMMANDS)
+SUBCOMMANDS = (
+    "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal", "completion",
+)
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
     "user@host:port; ranges as pdsh writes them, gpu[01-16]; none or 'localhost' = this machine"
 )
+DASHBOARD_EXITS = "Exit 0 when you quit (q, Ctrl-C, SIGTERM); 1 when the dashboard stopped on an " \
+    "error (one line here, the traceback in the log file); 2 a usage or config error."
+SNAPSHOT_EXITS = "Exit 0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable or silent, a " \
+    "usage or config error, or interrupted) -- the Nagios plugin convention."
+
+# A usage or config error: 2 as Unix tools do; but 'snapshot' runs under monitoring, where 2
+# means CRITICAL, so there it is 3 (UNKNOWN) -- a typo in a config file must not page anyone.
+USAGE_ERROR = 2
+SNAPSHOT_USAGE_ERROR = 3
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
-    ssh = parser.add_argument_group("reaching nodes (as ssh does)")
-    ssh.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
-    ssh.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
-    ssh.add_argument(
-        "-i",
-        "--identity",
-        metavar="FILE",
-        action="append",
-        default=[],
-        help="private key file (repeatable)",
-    )
-    ssh.add_argument(
-        "--known-hosts",
-        metavar="FILE",
-        help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)",
-    )
-    ssh.add_argument(
-        "--accept-new-host-keys",
-        action="store_true",
-        help= (
-            "add unknown host keys to known_hosts (like "
-            "StrictHostKeyChecking=accept-new); changed keys are still refused"
-        ),
-    )
+def add_options(
+    parser: argparse.ArgumentParser,
+    *,
+    ssh: bool = True,
+    interval: bool = True,
+    theme: bool = False,
+    read_only: bool = False,
+    record: bool = False,
+) -> None:
+    """The options shared by subcommands; each subcommand takes the ones it uses."""
+    if ssh:
+        group = parser.add_argument_group("reaching nodes (as ssh does)")
+        group.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
+        group.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
+        group.add_argument(
+            "-i", "--identity", metavar="FILE", action="append", default=[], help="private key file (repeatable)"
+        )
+        group.add_argument(
+            "--known-hosts",
+            metavar="FILE",
+            help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)",
+        )
+        group.add_argument(
+            "--accept-new-host-keys",
+            action="store_true",
+            help="add unknown host keys to known_hosts (like StrictHostKeyChecking=accept-new); "
+            "changed keys are still refused",
+        )
     gen = parser.add_argument_group("general")
-    gen.add_argument(
-        "--interval",
-        type=option(Config, "interval_s"),
-        metavar="SECONDS",
-        help="seconds between samples, 0.1 to 3600 (default 1)",
+    if interval:
+        gen.add_argument(
+            "--interval",
+            type=option(Config, "interval_s"),
+            metavar="SECONDS",
+            help="seconds between samples, 0.1 to 3600 (default 1)",
+        )
+    gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
+    if theme:
+        themes = gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
+        themes.completer = _theme_names  # type: ignore[attr-defined]
+    if read_only:
+        gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
+    if record:
+        gen.add_argument(
+            "--record",
+            metavar="FILE",
+            help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
+        )
+    gen.add_argument("--log-file", metavar="FILE", help="dltui's log (default ~/.local/state/dltui/dltui.log)")
+    gen.add_argument("--debug", action="store_true", help="log debug records too (connections, commands)")
+
+
+def add_prometheus(parser: argparse.ArgumentParser) -> None:
+    """``--prometheus URL`` and ``--match SELECTOR`` (dltui.transport.prometheus reads them)."""
+    group = parser.add_argument_group("reading nodes from Prometheus instead of SSH")
+    group.add_argument(
+        "--prometheus",
+        metavar="URL",
+        help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)",
     )
-    gen.add_argument(
-        "--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)"
+    group.add_argument(
+        "--match", metavar="SELECTOR", help="only series matching these label matchers, e.g. '{job=~\"gpu.*\"}'"
     )
-    gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
-    gen.add_argument(
-        "--read-only", action="store_true", help="disable every action that changes a node"
-    )
-    gen.add_argument(
-        "--record",
-        metavar="FILE",
-        help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
-    )
+
+
+def _number(parser: argparse.ArgumentParser, flag: str, attr: str, help_: str, **kw) -> None:
+    """A numeric option declared in ``config.CommandLine``: its range is a usage error."""
+    parser.add_argument(flag, type=option(CommandLine, attr), default=default(CommandLine, attr), help=help_, **kw)
+
+
+def _hosts(parser: argparse.ArgumentParser, nargs: str = "*") -> None:
+    hosts = parser.add_argument("hosts", nargs=nargs, metavar="HOST", help=HOST_HELP)
+    hosts.completer = _host_names  # type: ignore[attr-defined]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from dltui.actions.arguments import add_parsers as add_actions
+    from dltui.burnin.arguments import add_start_arguments
+    from dltui.export.command import add_parser as add_export
+    from dltui.ui.serve.command import add_parser as add_serve  # argparse only: no Textual
+
     parser = argparse.ArgumentParser(
         prog="dltui",
         description="Terminal dashboard for deep-learning GPU servers. "
         "With no subcommand: the live dashboard ('watch') on the given nodes.",
-        epilog="Exit codes of 'snapshot': 0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable).",
+        epilog="Exit codes of 'snapshot': 0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable). "
+        "Each command's --help lists its own.",
     )
     parser.add_argument("--version", action="version", version=f"dltui {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.completer = _first_word  # type: ignore[attr-defined]
 
-    watch = sub.add_parser(
-        "watch",
-        help="live dashboard (the default command)",
-        description="Live dashboard on the given nodes.",
-    )
-    watch.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
+    def command(name: str, help_: str, description: str, epilog: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help_, description=description, epilog=epilog)
+
+    watch = command("watch", "live dashboard (the default command)", "Live dashboard on the given nodes.",
+                    DASHBOARD_EXITS)
+    _hosts(watch)
     add_prometheus(watch)
-    _common(watch)
+    add_options(watch, theme=True, read_only=True, record=True)
 
-    snap = sub.add_parser(
+    snap = command(
         "snapshot",
-        help="watch for a few seconds, print a triage report, exit 0/1/2/3",
-        description="Watch the nodes for --seconds, then print one report and exit "
-        "0 ok, 1 warning, 2 critical, 3 unknown (a node unreachable).",
+        "watch for a few seconds, print a triage report, exit 0/1/2/3",
+        "Watch the nodes for --seconds, then print one report.",
+        SNAPSHOT_EXITS,
     )
-    snap.add_argument("hosts", nargs="*", metavar="HOST", help=HOST_HELP)
-    snap.add_argument(
-        "--json", action="store_true", help="print one JSON document (schema in the README)"
-    )
-    snap.add_argument(
-        "--seconds", type=float, default=3.0, help="how long to watch before reporting (default 3)"
-    )
+    _hosts(snap)
+    snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
+    _number(snap, "--seconds", "seconds", "how long to watch before reporting, 0.1 to 86400 (default 3)")
     add_prometheus(snap)
-    _common(snap)
+    add_options(snap, record=True)
 
-    demo = sub.add_parser(
-        "demo",
-        help="dashboard on a seeded simulated fleet",
-        description="Dashboard on a simulated fleet.",
-    )
-    demo.add_argument(
-        "--nodes", type=int, default=12, help="number of simulated nodes (default 12)"
-    )
-    demo.add_argument("--gpus", type=int, default=8, help="GPUs per node (default 8)")
-    demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    _common(demo)
+    demo = command("demo", "dashboard on a seeded simulated fleet", "Dashboard on a simulated fleet.",
+                   DASHBOARD_EXITS)
+    _number(demo, "--nodes", "nodes", "number of simulated nodes, 1 to 4096 (default 12)")
+    _number(demo, "--gpus", "gpus", "GPUs per node, 1 to 64 (default 8)")
+    _number(demo, "--seed", "seed", "random seed (default 7)")
+    add_options(demo, ssh=False, theme=True, read_only=True, record=True)
 
-    rep = sub.add_parser(
-        "replay",
-        help="dashboard on a recording made with --record",
-        description="Play a recording made with --record.",
-    )
+    rep = command("replay", "dashboard on a recording made with --record", "Play a recording made with --record.",
+                  DASHBOARD_EXITS)
     rep.add_argument("file", metavar="FILE", help="the recording")
-    rep.add_argument(
-        "--speed", type=float, default=1.0, help="2 = twice as fast, 0 = all at once (default 1)"
+    _number(rep, "--speed", "speed", "2 = twice as fast, 0 = all at once (default 1)")
+    add_options(rep, ssh=False, interval=False, theme=True, read_only=True)
+
+    add_export(sub, partial(add_options, record=True), HOST_HELP)
+    add_serve(sub, partial(add_options, theme=True, read_only=True), add_prometheus, _hosts)
+    add_actions(sub, partial(add_options, interval=False, read_only=True), _number)
+    burn = sub.add_parser(
+        "burn-in",
+        help="start, attach to or stop a burn-in (dltui burn-in --help)",
+        description="Start a burn-in (dltui burn-in HOST...), follow one (attach RUN HOST...) or "
+        "stop one (stop RUN HOST...).",
     )
-    _common(rep)
-
-    from dltui.export.command import add_parser as add_export
-
-    add_export(sub, _common, HOST_HELP)
-    actions_cli.add_parsers(sub, _common)
-    sub.add_parser("burn-in", help="start, attach to or stop a burn-in (dltui burn-in --help)", add_help=False)
+    add_start_arguments(burn, partial(add_options, read_only=True), HOST_HELP)
+    comp = command(
+        "completion",
+        "print the shell completion script: bash, zsh or fish",
+        "Print a completion script for your shell, e.g. in ~/.bashrc: "
+        'eval "$(dltui completion bash)"; in ~/.zshrc: eval "$(dltui completion zsh)"; '
+        "fish: dltui completion fish > ~/.config/fish/completions/dltui.fish",
+        "Exit 0; 2 for an unknown shell.",
+    )
+    comp.add_argument("shell", choices=("bash", "zsh", "fish"))
     return parser
 
 
 def parse(argv: list[str]) -> argparse.Namespace:
     # "dltui gpu01 gpu02" means "dltui watch gpu01 gpu02".
     if not argv or (argv[0] not in SUBCOMMANDS and argv[0] not in ("-h", "--help", "--version")):
+        _refuse_a_mistyped_command(argv)
         argv = ["watch", *argv]
     return build_parser().parse_args(argv)
 
 
-def settings(args: argparse.Namespace) -> tuple[Config, SshOptions]:
-    cfg = load(args.config)
-    changes: dict = {}
-    if args.interval is not None:
-        changes["interval_s"] = args.interval
-    if getattr(args, "theme", None):
-        changes["theme"] = args.theme
-    if getattr(args, "read_only", False):
-        changes["read_only"] = True
-    cfg = dataclasses.replace(cfg, **changes) if changes else cfg
-    s = cfg.ssh
-    ssh = SshOptions(
-        jump=args.jump,
-        ssh_config=args.ssh_config or s.config,
-        identity=tuple(args.identity or s.identity),
-        known_hosts=args.known_hosts or s.known_hosts,
-        accept_new_host_keys=args.accept_new_host_keys or s.accept_new_host_keys,
-        connect_timeout_s=s.connect_timeout,
-        keepalive_interval_s=s.keepalive_interval,
-        keepalive_count=s.keepalive_count,
+def _refuse_a_mistyped_command(argv: list[str]) -> None:
+    """``dltui snapshott`` is a typo, not a host named "snapshott": a first word close to a
+    subcommand that is not a Host of the SSH config is a usage error with the suggestion."""
+    word = argv[0] if argv else ""
+    if not word or word.startswith("-") or any(c in word for c in ".@:[/"):
+        return
+    close = difflib.get_close_matches(word, SUBCOMMANDS, n=1, cutoff=0.75)
+    if not close:
+        return
+    from dltui.transport.ssh.aliases import host_aliases
+
+    config = next((argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-F", "--ssh-config")), None)
+    if word.lower() in {h.lower() for h in host_aliases(config)}:
+        return
+    print(
+        f"dltui: {word!r} is not a command (did you mean {close[0]!r}?); "
+        f"to watch a host of that name: dltui watch {word}",
+        file=sys.stderr,
     )
-    return cfg, ssh
+    raise SystemExit(2)
 
 
-# A usage or config error: 2 as Unix tools do; but 'snapshot' runs under monitoring, where 2
-# means CRITICAL, so there it is 3 (UNKNOWN) — a typo in a config file must not page anyone.
-USAGE_ERROR = 2
-SNAPSHOT_USAGE_ERROR = 3
+def _source(args: argparse.Namespace):
+    from dltui import wiring
+
+    if args.command == "demo":
+        return wiring.Demo(args.nodes, args.gpus, args.seed)
+    if args.command == "replay":
+        return wiring.Replay(args.file, args.speed)
+    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+        return wiring.Prometheus(args.prometheus, args.match, args.interval, tuple(args.hosts))
+    return wiring.Hosts(tuple(args.hosts))
+
+
+def settings(args: argparse.Namespace):
+    """The command line's settings over the environment's and the config file's."""
+    from dltui import wiring
+
+    return wiring.load_settings(
+        args.config,
+        interval_s=getattr(args, "interval", None),
+        theme=getattr(args, "theme", None),
+        read_only=getattr(args, "read_only", False),
+        record=getattr(args, "record", None),
+        jump=getattr(args, "jump", None),
+        ssh_config=getattr(args, "ssh_config", None),
+        identity=getattr(args, "identity", ()),
+        known_hosts=getattr(args, "known_hosts", None),
+        accept_new_host_keys=getattr(args, "accept_new_host_keys", False),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["burn-in"]:  # its own parser and handler (dltui/burnin/cli.py)
-        from dltui.burnin.cli import EntryLayer
-        from dltui.burnin.cli import main as burn_in
-
-        return burn_in(argv[1:], EntryLayer(HOST_HELP, _common, settings))
+    _complete_if_asked()
+    if argv[:1] == ["burn-in"]:  # its own parsers: start, attach RUN, stop RUN
+        return _burn_in(argv[1:])
     error_code = SNAPSHOT_USAGE_ERROR if argv[:1] == ["snapshot"] else USAGE_ERROR
     try:
         args = parse(argv)
     except SystemExit as exc:  # argparse has printed the usage error
         return error_code if exc.code == 2 else int(exc.code or 0)
-    try:
-        cfg, ssh = settings(args)
-        return _run(args, cfg, ssh, error_code)
-    except (
-        ConfigError,
-        HostSpecError,
-    ) as exc:  # the file, the environment, [rules.*]; a bad node range
-        print(f"dltui: {exc}", file=sys.stderr)
-        return error_code
+    if args.command is None:
+        return USAGE_ERROR
+    if args.command == "completion":
+        return _completion(args.shell)
+    from dltui import logs
+
+    logs.setup(args.log_file, args.debug)
+    if args.command == "serve":  # each browser tab runs 'watch' with serve's options
+        return _guarded(lambda: _serve(args, argv[1:]), error_code)
+    return _guarded(lambda: _run(args), error_code)
 
 
-def _run(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
-    if args.command in actions_cli.SUBCOMMANDS:
-        return actions_cli.run(args, cfg, ssh)
-    if args.command == "snapshot":
-        return _snapshot(args, cfg, ssh, error_code)
-    if args.command == "export":
-        from dltui.export.command import run as export
+def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    from dltui.ui.serve.command import run as serve
 
-        return export(args, cfg, ssh, _inventory(args))
-    if args.command == "demo":
-        from dltui.actions import simulated
-        from dltui.transport.demo import DemoTransport
-
-        demo = DemoTransport(
-            nodes=args.nodes, gpus=args.gpus, seed=args.seed, interval_s=cfg.interval_s,
-            commands=simulated.answer,
-        )
-        return _dashboard([demo], cfg, args.record, clock=demo.clock)  # the prefilled past's time
-    if args.command == "replay":
-        from dltui.transport.recording.replay import ReplayError, ReplayTransport
-
-        try:
-            replay = ReplayTransport(args.file, args.speed)
-        except (ReplayError, ValueError) as exc:
-            print(f"dltui: {exc}", file=sys.stderr)
-            return 2
-        # The recorded clock: ages, timeline times and rule durations come out as recorded.
-        return _dashboard([replay], cfg, args.record, clock=replay.clock)
-    return _dashboard(_transports(args, cfg, ssh), cfg, args.record, inventory=_inventory(args))
+    settings(args)  # a config mistake is said here, once, not in every browser tab
+    return serve(args, argv)
 
 
-def _transports(args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> list:
-    if args.prometheus or args.match:
-        from dltui.transport.prometheus import SelectorError, from_args
-
-        try:
-            return from_args(args.hosts, args.prometheus, args.match, args.interval)
-        except SelectorError as exc:
-            raise ConfigError(str(exc)) from None
-    from dltui.transport.factory import build_transports
-
-    # each node's units and checkpoint glob, for its probe
-    units = actions_cli.UnitConfig(cfg).for_node
-    return build_transports(args.hosts, cfg.interval_s, ssh, units)
-
-
-def _inventory(args: argparse.Namespace):
-    """Real nodes' GPUs across sessions (gpu_missing); a demo or a replay never touches it,
-    nor a Prometheus fleet: what it lists is what the selector matches today, and a GPU that a
-    narrower --match leaves out is not a GPU gone from the bus."""
-    if getattr(args, "prometheus", None):
-        return None
-    from dltui.core.gpu_inventory import GpuInventory, default_path
-
-    return GpuInventory(default_path())
-
-
-def _snapshot(args: argparse.Namespace, cfg: Config, ssh: SshOptions, error_code: int) -> int:
-    from dltui import report_text, snapshot
-    from dltui.core.rules import build_engine
-    from dltui.core.state import FleetState
-    from dltui.transport.factory import node_names
-    from dltui.transport.recording.recorder import Recorder, RecordError
-
-    transports = _transports(args, cfg, ssh)
-    names = node_names(transports)
-    fleet = FleetState(
-        names,
-        engine=build_engine(cfg, snapshot_window_s=args.seconds, inventory=_inventory(args)),
-    )
-    try:
-        recorder = Recorder.create(fleet, args.record, names) if args.record else None
-    except RecordError as exc:
-        print(f"dltui: {exc}", file=sys.stderr)
-        return error_code
-    try:
-        asyncio.run(snapshot.watch(fleet, transports, args.seconds, sink=recorder))
-    except KeyboardInterrupt:
-        return snapshot.EXIT_UNKNOWN
-    finally:
-        if recorder is not None:
-            recorder.close()
-    print(
-        snapshot.to_json(fleet) if args.json else report_text.render(fleet),
-        end="" if not args.json else "\n",
-    )
-    return snapshot.exit_code(fleet)
-
-
-def _dashboard(
-    transports: Sequence[Transport], cfg: Config, record: str | None, clock=None, inventory=None
-) -> int:
+def _guarded(run: Callable[[], int], error_code: int) -> int:
+    """A usage or config mistake is one line and ``error_code``, never a traceback."""
+    from dltui.transport.hostspec import HostSpecError
     from dltui.transport.recording.recorder import RecordError
-    from dltui.ui.app import run_dashboard
+    from dltui.transport.recording.replay import ReplayError
 
     try:
-        return run_dashboard(transports, cfg, record=record, clock=clock, inventory=inventory)
-    except RecordError as exc:
+        return run()
+    except (ConfigError, HostSpecError, RecordError, ReplayError) as exc:
         print(f"dltui: {exc}", file=sys.stderr)
-        return 2
+        return error_code
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dltui import wiring
+
+    s = settings(args)
+    if args.command in ("unit", "signal"):
+        return wiring.unit_actions(s, args)
+    if args.command == "snapshot":
+        return wiring.snapshot(s, _source(args), args.seconds, args.json)
+    if args.command == "export":
+        return wiring.export(s, _source(args), args.listen)
+    return wiring.dashboard(s, _source(args))
+
+
+def _burn_in(argv: list[str]) -> int:
+    from dltui.burnin.arguments import USAGE_ERROR as BURN_IN_USAGE_ERROR
+    from dltui.burnin.arguments import build_parser as burn_in_parser
+
+    mode = argv[0] if argv[:1] and argv[0] in ("stop", "attach") else "start"
+    try:
+        args = burn_in_parser(mode, partial(add_options, read_only=True), HOST_HELP).parse_args(
+            argv[1:] if mode != "start" else argv
+        )
+    except SystemExit as exc:
+        return BURN_IN_USAGE_ERROR if exc.code == 2 else int(exc.code or 0)
+    from dltui import logs, wiring
+
+    logs.setup(args.log_file, args.debug)
+    return _guarded(lambda: wiring.burn_in(settings(args), mode, args), BURN_IN_USAGE_ERROR)
+
+
+# -- completion (argcomplete) -----------------------------------------------------------------
+
+
+def _complete_if_asked() -> None:
+    """Under the shell's completion hook (argcomplete's _ARGCOMPLETE), print the completions
+    and exit; otherwise return at once."""
+    import os
+
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    import argcomplete
+
+    argcomplete.autocomplete(build_parser(), always_complete_options=False)
+
+
+def _completion(shell: str) -> int:
+    import argcomplete
+
+    print(argcomplete.shellcode(["dltui"], shell=shell))
+    return 0
+
+
+def _host_names(prefix: str, parsed_args: argparse.Namespace | None = None, **_: object) -> list[str]:
+    from dltui.transport.ssh.aliases import host_aliases
+
+    hosts = host_aliases(getattr(parsed_args, "ssh_config", None))
+    return [h for h in ["localhost", *hosts] if h.startswith(prefix)]
+
+
+def _first_word(prefix: str, parsed_args: argparse.Namespace | None = None, **_: object) -> list[str]:
+    """A subcommand or, for the dashboard, a host ("dltui gp<TAB>")."""
+    return [c for c in SUBCOMMANDS if c.startswith(prefix)] + _host_names(prefix, parsed_args)
+
+
+def _theme_names(prefix: str, **_: object) -> list[str]:
+    from pathlib import Path
+
+    from dltui.config import default_path
+
+    packaged = Path(__file__).resolve().parent / "themes"
+    names = {p.stem for folder in (packaged, default_path().parent / "themes") for p in _tomls(folder)}
+    return sorted(n for n in names if n.startswith(prefix))
+
+
+def _tomls(folder):
+    try:
+        return list(folder.glob("*.toml"))
+    except OSError:
+        return []

@@ -76,7 +76,10 @@ class ActionsSection:
 
 
 # The node-wide checks of a burn-in verdict ([burnin] optional may name them).
-BURNIN_NODE_CHECKS = ("gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke")
+BURNIN_NODE_CHECKS = (
+    "gpu_count", "run", "cpu", "disk", "disk_speed", "net", "kernel", "nccl", "bmc", "smoke", "ib", "nvlink",
+    "drives",
+)
 
 
 @dataclass(frozen=True)
@@ -112,8 +115,12 @@ class BurninSection:
     smoke_s: float = key(300.0, "the smoke test runs at most this long", min=1, max=86400, unit="s")
     smoke_ramp_s: float = key(60.0, "the smoke test's first seconds are not judged", min=0, max=86400, unit="s")
     smoke_idle_fraction: float = key(0.05, "a GPU idle this often in the smoke test fails it", min=0, max=1)
+    ib_rate_gbps: float = key(
+        0.0, "the HCA ports' expected rate (0: not set); a port below it warns", min=0, max=10**5, unit="Gb/s"
+    )
+    ib_ignore_ports: tuple[str, ...] = key((), "globs of HCA ports or HCAs the burn-in leaves alone (spare ports)")
     optional: tuple[str, ...] = key(
-        ("smoke", "bmc", "nccl", "disk_speed"),
+        ("smoke", "bmc", "nccl", "disk_speed", "drives"),
         "node checks whose 'not run' does not hold back a pass ([]: every check must run)",
         choices=BURNIN_NODE_CHECKS,
     )
@@ -128,7 +135,21 @@ class GroupSection:
         None, 'systemd units of these nodes (default ["dl_train.service"]), checked against systemd\'s grammar'
     )
     checkpoint: str | None = key(None, "a glob of checkpoint files; the newest mtime feeds checkpoint_stale")
+    ib_rate_gbps: float | None = key(
+        None, "the HCA ports' rate these nodes are built to: sets the ib_* rules' ib_rate_gbps", min=0, max=10**5,
+        unit="Gb/s",
+    )
     rules: dict[str, dict[str, Any]] = key({}, "[groups.NAME.rules.RULE]: rule parameters for these nodes")
+
+
+@dataclass(frozen=True)
+class ProbeSection:
+    """``[probe]``: where the probe reads on the nodes (and on this machine)."""
+
+    sysfs: str = key(
+        "/sys", "where the nodes' sysfs is mounted, an absolute path (a probe in a container: the host's at "
+        "/host/sys, as node_exporter's --path.sysfs)"
+    )
 
 
 @dataclass(frozen=True)
@@ -142,6 +163,7 @@ class Config:
     ssh: SshSection = table(SshSection, "[ssh]")
     actions: ActionsSection = table(ActionsSection, "[actions]")
     burnin: BurninSection = table(BurninSection, "[burnin]")
+    probe: ProbeSection = table(ProbeSection, "[probe]")
     rules: dict[str, dict[str, Any]] = key({}, "[rules.RULE]: rule parameters for every node (see Alerts)")
     groups: dict[str, GroupSection] = key({}, "[groups.NAME]: node groups")
     source: str | None = dataclasses.field(default=None, metadata={"internal": True})  # the file read
@@ -193,6 +215,10 @@ def default_path() -> Path:
 def parse(data: dict[str, Any], source: str | None = None) -> Config:
     """A parsed TOML document -> the checked ``Config``; raises ConfigError naming the key."""
     cfg = build(Config, data, f"{source or 'config'}:")
+    if not cfg.probe.sysfs.startswith("/"):
+        raise ConfigError(
+            f'{source or "config"}: [probe] sysfs must be an absolute path such as "/host/sys", not {cfg.probe.sysfs!r}'
+        )
     return dataclasses.replace(cfg, source=source)
 
 

@@ -265,6 +265,8 @@ def default_words(k: Key) -> str:
 
 
 def range_words(k: Key) -> str:
+    if typing.get_origin(k.kind) is tuple and k.min:
+        return f"at least {_num(k.min)}" + (f": {', '.join(k.choices)}" if k.choices else "")
     if k.choices:
         return ", ".join(k.choices)
     if k.min is None and k.max is None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from dltui.core import format as fmt
+from dltui.core import status as st
+from dltui.core.models import DriveSample, StackFacts
 from dltui.core.state import FleetState
 from dltui.core.timeline import alert_order
 from dltui.snapshot import node_status
@@ -13,8 +15,10 @@ def render(fleet: FleetState) -> str:
     for node in fleet:
         status, reason = node_status(node)
         head = f"{node.name}: {status}"
-        if status != "ok" and reason:
-            head += f" — {reason}"
+        if status != st.OK:  # not judged: the Nagios UNKNOWN, with why and what to do
+            head = f"{node.name}: UNKNOWN — {status}" + (f": {reason}" if reason else "")
+            advice = st.ADVICE.get(status)
+            head += f" — {advice}" if advice else ""
         out.append(head)
         for alert in sorted(node.alerts.values(), key=alert_order):
             where = f" GPU{alert.gpu}" if alert.gpu is not None else ""
@@ -29,6 +33,8 @@ def render(fleet: FleetState) -> str:
             out.append(
                 f"  {f.hostname} · {f.os or fmt.NA} · kernel {f.kernel or fmt.NA} · {f.cpu_count} CPUs · {gpu}"
             )
+            if f.stack is not None:
+                out.append(f"  stack: {stack_words(f.stack)}")
         if s is None:
             out.append("")
             continue
@@ -63,6 +69,8 @@ def render(fleet: FleetState) -> str:
             out.append(
                 f"  fs {fs.mountpoint} ({fs.fstype}): {fmt.pct(fs.used_percent)} of {fmt.size(fs.total_bytes)}"
             )
+        for drive in s.drives:
+            out.append(f"  drive {drive.device}: {drive_words(drive)}")
         for n in s.networks:
             out.append(
                 f"  net {n.name}: rx {fmt.rate(n.rx_bytes_per_s)} tx {fmt.rate(n.tx_bytes_per_s)}"
@@ -82,3 +90,50 @@ def render(fleet: FleetState) -> str:
             out.append("  gpus: none")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def drive_words(d: DriveSample) -> str:
+    """``SAMSUNG … S/N …: SMART FAILED (volatile_memory_backup_failed), spare 100/10 %, …``."""
+    health = {True: "PASSED", False: "FAILED", None: "n/a"}[d.smart_passed]
+    if d.critical_warnings:
+        health += f" ({', '.join(d.critical_warnings)})"
+    parts = [f"SMART {health}"]
+    for label, value in (
+        (
+            "spare",
+            None
+            if d.available_spare_percent is None
+            else f"{d.available_spare_percent}/{fmt.num(d.available_spare_threshold_percent)} %",
+        ),
+        ("used", None if d.endurance_used_percent is None else f"{d.endurance_used_percent} %"),
+        ("media errors", d.media_errors_total),
+        ("reallocated", d.reallocated_sectors_total),
+        ("pending", d.pending_sectors),
+        ("uncorrectable", d.offline_uncorrectable_sectors),
+        ("temp", None if d.temperature_c is None else f"{d.temperature_c}°C"),
+    ):
+        if value is not None:
+            parts.append(f"{label} {value}")
+    who = " ".join(x for x in (d.model, f"S/N {d.serial}" if d.serial else None) if x)
+    text = f"{who}: " if who else ""
+    return text + ", ".join(parts) + (f" (not read now: {d.error})" if d.error else "")
+
+
+def stack_words(st: StackFacts) -> str:
+    """``driver packages held, automatic upgrades on; reboot pending: …``."""
+    held = {
+        True: "driver packages held",
+        False: "driver packages NOT held",
+        None: "no driver packages",
+    }
+    upgrades = {
+        True: "automatic upgrades on",
+        False: "automatic upgrades off",
+        None: "automatic upgrades n/a",
+    }
+    words = f"{held[st.driver_held]}, {upgrades[st.auto_upgrades]}"
+    if st.auto_upgrades and st.auto_upgrades_skip_driver:
+        words += " (driver excluded)"
+    if st.reboot_reasons:
+        words += "; reboot pending: " + "; ".join(st.reboot_reasons)
+    return words

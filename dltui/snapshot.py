@@ -9,29 +9,66 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
+from dltui import stopping
 from dltui.core import status as st
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import alert_order, severity_rank
+
+if TYPE_CHECKING:
+    from dltui.transport.base import Sink, Transport
 
 SCHEMA_VERSION = 1
 TIMELINE_IN_REPORT = 50
 EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
-async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) -> None:
-    """Run the transports for ``seconds``; ``sink`` wraps the fleet (e.g. a Recorder)."""
+def main(
+    fleet: FleetState, transports: Sequence[Transport], seconds: float, as_json: bool, sink: Sink | None = None
+) -> int:
+    """Watch, print the report (text or JSON) and answer the exit code; interrupted (Ctrl-C,
+    SIGTERM, SIGHUP): connections closed, nothing printed, UNKNOWN."""
+    try:
+        stopping.run(watch(fleet, transports, seconds, sink=sink))
+    except KeyboardInterrupt:
+        return EXIT_UNKNOWN
+    if as_json:
+        print(to_json(fleet))
+    else:
+        from dltui import report_text  # it reads node_status from here
+
+        print(report_text.render(fleet), end="")
+    return exit_code(fleet)
+
+
+# Every node is watched for the whole window from its first sample, however late it came (a
+# loaded or distant machine takes seconds to connect and start its probe): a short snapshot
+# must not report a slow node as silent, nor judge it on a fraction of the window it claims.
+# This much longer at most; nodes already down are not waited for.
+WAIT_MORE_S = 10.0
+
+
+async def watch(
+    fleet: FleetState, transports: Sequence[Transport], seconds: float, sink: Sink | None = None
+) -> None:
+    """Run the transports until every node has been watched ``seconds`` from its first sample
+    (and has two samples, which rates need), or is down; at most ``WAIT_MORE_S`` past the
+    window. ``sink`` wraps the fleet (e.g. a Recorder)."""
     tasks = [asyncio.create_task(t.run(sink or fleet)) for t in transports]
     try:
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + seconds
-        # Rates need two samples: a connected node still short of them gets up to one more
-        # interval (plus slack), so a 1 s snapshot at 1 Hz does not report its CPU as n/a.
-        grace = loop.time() + seconds + max(node.interval_s for node in fleet) + 0.5 if len(fleet) else deadline
-        while loop.time() < deadline or (loop.time() < grace and _short_of_samples(fleet)):
-            await asyncio.sleep(min(0.1, max(0.0, deadline - loop.time())))
+        started = loop.time()
+        deadline, latest = started + seconds, started + seconds + WAIT_MORE_S
+        first: dict[str, float] = {}  # loop time of each node's first sample
+        while loop.time() < deadline or (loop.time() < latest and _waiting_for(fleet, first, seconds, loop.time())):
+            left = deadline - loop.time()
+            await asyncio.sleep(min(0.1, left) if left > 0 else 0.1)
             fleet.tick()
+            for node in fleet:
+                if node.sample is not None and node.name not in first:
+                    first[node.name] = loop.time()
             for task in tasks:  # a transport bug must surface, not hang the snapshot
                 if task.done() and not task.cancelled():
                     error = task.exception()
@@ -46,15 +83,24 @@ async def watch(fleet: FleetState, transports: list, seconds: float, sink=None) 
     fleet.tick()
 
 
-def _short_of_samples(fleet: FleetState) -> bool:
-    return any(node.status == st.OK and len(node.history.time) < 2 for node in fleet)
+def _waiting_for(fleet: FleetState, first: dict[str, float], seconds: float, now: float) -> bool:
+    """Whether a node is still connecting, or connected and not yet watched long enough."""
+    for node in fleet:
+        if node.status == st.CONNECTING:
+            return True
+        if node.status == st.OK and (
+            len(node.history.time) < 2 or now - first.get(node.name, now) < seconds
+        ):
+            return True
+    return False
 
 
-def node_status(node: NodeState) -> tuple[str, str | None]:
-    """The status to report: a node that never sent a sample is not ``ok``."""
+def node_status(node: NodeState) -> tuple[st.Status, str | None]:
+    """The status to report: a node that never sent a sample is not ``ok``; a down node's
+    reason without the transport's retry plan (the snapshot stops trying when it ends)."""
     if node.status == st.OK and node.sample is None:
         return st.TIMEOUT, "connected, but no sample arrived in the snapshot window"
-    return node.status, node.reason
+    return node.status, st.without_retry(node.reason)
 
 
 def exit_code(fleet: FleetState) -> int:

@@ -37,10 +37,13 @@ SHOTS = (
     ("fleet-80x24", 12, "dltui-dark", (80, 24), ()),
     ("node-200x60", 12, "dltui-dark", (200, 60), ("j", "enter")),
     ("node-unit-crash-loop", 12, "dltui-dark", (160, 48), ("j",) * 7 + ("enter",)),
+    ("node-hca-port-down", 12, "dltui-dark", (200, 60), ("j",) * 4 + ("enter",)),
     ("confirm-fleet-restart", 12, "dltui-dark", (160, 48), ("space", "space", "R")),
     ("chart-hot-gpu", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "n", "n", "n")),
     ("chart-every-gpu-temperature", 12, "dltui-dark", (160, 48), ("j", "enter", "v", "o")),
     ("chart-fleet", 12, "dltui-dark", (160, 48), ("v",)),
+    ("node-failing-drive", 12, "dltui-dark", (160, 48), ("j",) * 9 + ("enter",)),
+    ("stack", 12, "dltui-dark", (160, 48), ("V",)),
 )
 # The burn-in screen follows a run on real nodes, which the demo fleet does not make: its
 # picture is the one its snapshot test draws from a seeded run (tests/ui/test_burnin_screen.py).

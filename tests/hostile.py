@@ -13,6 +13,8 @@ HOSTILE = (
     "python3 \x1b]0;PWNED\x07\x1b[2J[@click=app.quit]x[/]<script>alert(1)</script>"
     "\u202egnp.exe\u202c\x9b31m\ud800"
 )
+# The same as a node's tools print it: UTF-8 text, where a lone surrogate cannot be.
+HOSTILE_PRINTED = HOSTILE.replace("\ud800", "")
 # What the sanitiser must leave of none of it: C0/C1 controls, DEL, bidi overrides, surrogates.
 UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 

@@ -38,6 +38,9 @@ class AuditError(Exception):
 class AuditLog:
     def __init__(self, path: Path | str | None = None):
         self.path = Path(path) if path is not None else default_path()
+        # who asked, when not the terminal this runs in (``dltui serve``: "browser ADDR");
+        # on every line when set
+        self.origin: str | None = None
 
     def record(
         self,
@@ -59,6 +62,7 @@ class AuditLog:
             "outcome": outcome,
             "message": message,
             "duration_s": round(duration_s, 3),
+            **self._origin(),
             **extra,
         }
         self._write(entry)
@@ -77,10 +81,14 @@ class AuditLog:
             "argv": list(argv),
             "outcome": INTENT,
             "id": secrets.token_hex(6),
+            **self._origin(),
             **extra,
         }
         self._write(entry)
         return Pending(self, entry)
+
+    def _origin(self) -> dict[str, str]:
+        return {"origin": self.origin} if self.origin else {}
 
     def _write(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -7,17 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from dltui.transport.command import CommandResult, shell_line
+from dltui.node.schema import sudo_refused
+from dltui.transport.command import CommandResult
 
 from . import commands as cmd
 from .query import NodeQueries
 
-_SUDO_DENIED = (
-    "a password is required",
-    "is not allowed to execute",
-    "not in the sudoers file",
-    "a terminal is required",
-)
 _POLKIT_DENIED = ("Interactive authentication required", "Access denied")
 
 
@@ -44,7 +39,7 @@ async def signal_reason(
 
 
 def sudo_denied(argv: Sequence[str], res: CommandResult) -> bool:
-    return argv[0] == cmd.SUDO and any(s in res.stderr for s in _SUDO_DENIED)
+    return sudo_refused(argv, res.stderr)
 
 
 def polkit_denied(res: CommandResult) -> bool:
@@ -57,10 +52,9 @@ def unit_denial(
     """(message, details: what to allow) when sudo or polkit refused a unit change."""
     error = res.first_error_line()
     if sudo_denied(argv, res):
-        return (
-            f"sudo refused ({error}): {who.user} may not run '{shell_line(argv[2:])}' "
-            "without a password. "
-            "dltui never types a password. To allow exactly this command, add with visudo:",
+        return (  # the command is said once: in the line that allows it
+            f"sudo refused ({error}); dltui never types a password. To let {who.user} run "
+            "exactly this command, add with visudo:",
             [
                 cmd.sudoers_line(who, argv),
                 'or, with polkit (no sudo; set [actions] privilege = "polkit"):',

@@ -1,4 +1,5 @@
-"""``dltui unit status|logs|restart|stop|start UNIT HOST...`` and ``dltui signal PID HOST``:
+"""``dltui unit status|logs|restart|stop|start UNIT HOST...`` and ``dltui signal PID HOST``
+(parsers in ``arguments.py``):
 the actions without the dashboard, for scripts. One result line per node (details indented
 below it); exit 0 all ok, 1 some failed or were refused, 3 none failed but a node was
 unreachable; 2 for a usage error. Changes need ``--yes``; ``--read-only`` refuses them."""
@@ -9,45 +10,15 @@ import argparse
 import asyncio
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
+from dltui import stopping
 from dltui.config import Config
 from dltui.transport.command import CommandResult, LocalRunner
 
 from . import policy
 from .policy import ActionResult, ActionSettings, exit_code
-from .service import ActionService
 from .unit_config import UnitConfig
-
-UNIT_VERBS = ("status", "logs", "restart", "stop", "start")
-SUBCOMMANDS = ("unit", "signal")
-
-
-def add_parsers(sub, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    unit = sub.add_parser(
-        "unit",
-        help="the training unit without the dashboard: status, logs, restart, stop, start",
-        description="Read or change a systemd unit on nodes. "
-        "Exit 0 all ok, 1 some failed, 3 unreachable.",
-    )
-    unit.add_argument("verb", choices=UNIT_VERBS, metavar="{" + ",".join(UNIT_VERBS) + "}")
-    unit.add_argument("unit", metavar="UNIT", help="systemd unit, e.g. dl_train.service")
-    unit.add_argument("hosts", nargs="+", metavar="HOST", help="nodes, as ssh(1) takes them")
-    unit.add_argument("--yes", action="store_true", help="confirm a change (restart, stop, start)")
-    unit.add_argument("--lines", type=int, default=50, help="journal lines for 'logs' (default 50)")
-    common(unit)
-    sig = sub.add_parser(
-        "signal",
-        help="TERM (or KILL) a GPU process or a process of the node's unit",
-        description="Send TERM (--kill: KILL) to PID on HOST; "
-        "it must be a GPU process or a process of "
-        "the node's configured unit at that moment. Exit 0 ok, 1 failed, 3 unreachable.",
-    )
-    sig.add_argument("pid", metavar="PID")
-    sig.add_argument("hosts", nargs=1, metavar="HOST")
-    sig.add_argument("--kill", action="store_true", help="send KILL instead of TERM")
-    sig.add_argument("--yes", action="store_true", help="confirm")
-    common(sig)
 
 
 class _NodeRunner:
@@ -81,11 +52,13 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
     settings = ActionSettings.from_config(cfg)
     units = UnitConfig(cfg)
     hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
-    stopped_by: list[int] = []
     try:
-        results = asyncio.run(_run(args, settings, units, hosts, ssh_options, stopped_by))
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        signum = stopped_by[0] if stopped_by else signal.SIGINT
+        # Ctrl-C, SIGTERM and SIGHUP cancel the actions in flight: each writes its outcome,
+        # interrupted, before the command exits (a restart half-verified is never left
+        # without a record).
+        results = stopping.run(_run(args, settings, units, hosts, ssh_options))
+    except KeyboardInterrupt as exc:
+        signum = getattr(exc, "signum", signal.SIGINT)
         print(
             f"dltui: {signal.Signals(signum).name}: stopped; an action already sent is logged "
             "as interrupted in the audit log",
@@ -98,25 +71,10 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
 
 
 async def _run(
-    args,
-    settings: ActionSettings,
-    units: UnitConfig,
-    hosts: list[str],
-    ssh_options,
-    stopped_by: list[int],
+    args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
 ) -> list[ActionResult]:
-    # Ctrl-C and SIGTERM cancel the actions in flight: each writes its outcome, interrupted,
-    # before the command exits (a restart half-verified is never left without a record).
-    task = asyncio.current_task()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    from .service import ActionService  # not for building the parser: `dltui --help` stays quick
 
-        def stop(signum: int = signum) -> None:
-            stopped_by.append(signum)
-            if task is not None:
-                task.cancel()
-
-        loop.add_signal_handler(signum, stop)
     runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:

@@ -1,6 +1,6 @@
 """The exact commands an action sends, built as argv lists and quoted with ``shlex.quote``.
 
-Privilege (notes on remote systemd): as root a command runs as is; otherwise under
+Privilege: as root a command runs as is; otherwise under
 ``sudo -n`` (fails at once instead of prompting) with the full path of the binary, so the
 sudoers line dltui suggests matches the command it runs exactly. ``--no-ask-password`` is
 only for the polkit path (no sudo): sudoers matches the whole command line, and under sudo
@@ -9,13 +9,15 @@ polkit is not asked anyway.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dltui.node import schema
 from dltui.node.schema import SHOW_PROPERTIES  # the probe's list: one parser reads both
 from dltui.transport.command import shell_line  # noqa: F401 - the actions' one quoting
 
-SUDO = "sudo"
+SUDO = schema.SUDO
 POLKIT = "polkit"
 PRIVILEGES = (SUDO, POLKIT)
 
@@ -90,19 +92,16 @@ def kill_argv(pid: int, signal: str) -> list[str]:
 
 
 def journal_argv(
-    unit: str, lines: int = 20, invocation: str | None = None, cursor: str | None = None
+    unit: str, lines: int = 20, cursor: str | None = None, since_us: int | None = None
 ) -> list[str]:
-    """The unit's journal as JSON lines; one invocation's when ``invocation`` is given."""
-    argv = ["journalctl", "--no-pager", "-o", "json"]
-    if invocation:
-        argv.append(f"_SYSTEMD_INVOCATION_ID={invocation}")
-    else:
-        argv += ["-u", unit]
+    """The unit's journal as JSON lines: its newest ``lines``, those after ``cursor``, or
+    those since ``since_us`` (the node's clock, µs) at most ``lines`` of them."""
+    argv = ["journalctl", "--no-pager", "-o", "json", "-u", unit]
     if cursor:
-        argv += ["--after-cursor", cursor]
-    else:
-        argv += ["-n", str(int(lines))]
-    return argv
+        return argv + ["--after-cursor", cursor]
+    if since_us is not None:
+        argv += ["--since", f"@{since_us // 1_000_000}"]
+    return argv + ["-n", str(int(lines))]
 
 
 def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
@@ -113,24 +112,16 @@ def with_timeout(argv: Sequence[str], seconds: float) -> list[str]:
 
 def sudoers_line(who: Identity, argv: Sequence[str]) -> str:
     """The sudoers line that allows exactly ``argv`` (as run: ``sudo -n PATH ARGS…``) for this
-    user and nothing else. Characters special to sudoers in arguments are escaped."""
-    command = list(argv)
-    if command[:2] == [SUDO, "-n"]:
-        command = command[2:]
-    args = " ".join(_sudoers_escape(a) for a in command[1:])
-    return f"{who.user} ALL=(root) NOPASSWD: {command[0]} {args}".rstrip()
-
-
-def _sudoers_escape(arg: str) -> str:
-    for ch in "\\,:=":
-        arg = arg.replace(ch, "\\" + ch)
-    return arg
+    user and nothing else (the contract's rule: the probe's SMART reads print theirs by it)."""
+    return schema.sudoers_line(who.user, [argv])
 
 
 def polkit_rule(who: Identity, verb: str, unit: str) -> str:
-    """The polkit alternative: allow this user this verb on this unit (systemd ≥ 226)."""
+    """The polkit alternative: allow this user this verb on this unit (systemd ≥ 226). The
+    values are JavaScript string literals (JSON's are): a unit's ``\\x2d`` stays itself."""
+    unit_js, verb_js, user_js = (json.dumps(v) for v in (unit, verb, who.user))
     return (
         'polkit.addRule(function(a, s) { if (a.id == "org.freedesktop.systemd1.manage-units" && '
-        f'a.lookup("unit") == "{unit}" && a.lookup("verb") == "{verb}" && s.user == "{who.user}") '
+        f'a.lookup("unit") == {unit_js} && a.lookup("verb") == {verb_js} && s.user == {user_js}) '
         "return polkit.Result.YES; });"
     )

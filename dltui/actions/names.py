@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+from dltui.config import CommandLine
+from dltui.config_schema import keys
+
 # systemd's unit-name grammar (src/basic/unit-name.c): a prefix of [A-Za-z0-9:_.-] and
 # "\xNN" escapes, an optional "@instance" (same characters), then ".<type>". 255 bytes at
 # most. A leading "-" (the root mount's "-.mount") would read as an option: refused here.
@@ -28,7 +31,8 @@ UNIT_NAME_MAX = 255
 _PART = r"(?:[A-Za-z0-9:_.\-]|\\x[0-9a-fA-F]{2})+"
 _UNIT_RE = re.compile(rf"({_PART})(?:@({_PART}))?\.({'|'.join(UNIT_TYPES)})")
 PID_MAX = 4194304  # the kernel's PID_MAX_LIMIT on 64-bit
-JOURNAL_LINES_MAX = 10_000  # a tail to read, not a journal to copy (the CLI bounds it too)
+# a tail to read, not a journal to copy: the range of `unit logs --lines`, declared once
+JOURNAL_LINES_MAX = int(next(k.max for k in keys(CommandLine) if k.attr == "lines") or 0)
 
 
 class InvalidName(ValueError):
@@ -42,7 +46,7 @@ def unit_name(text: str) -> str:
         raise InvalidName("empty unit name")
     if text.startswith("-"):
         raise InvalidName(f"{text!r} looks like an option, not a unit name")
-    if any(c in text for c in "\n\r\t\0 "):
+    if " " in text or not text.isprintable():  # controls, and argv's undecodable bytes
         raise InvalidName(f"{text!r}: unit names have no spaces or control characters")
     if "/" in text:
         raise InvalidName(f"{text!r}: unit names have no '/' (give the unit, not a path)")

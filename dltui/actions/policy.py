@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from dltui.config import ActionsSection, Config
 from dltui.core.models import UnitSample
 from dltui.core.text import clean
 
 # Outcomes, one word each. ``ok`` is the only success.
-OK = "ok"
-FAILED = "failed"  # ran, and the node says it did not work (or verification failed)
-REFUSED = "refused"  # refused here before anything was sent (read-only, bad name, no --yes)
-NOT_PERMITTED = "not-permitted"  # sudo or polkit said no; the message says how to allow it
-UNREACHABLE = "unreachable"  # no connection to the node
-TIMEOUT = "timeout"  # the remote command hung and was cut off
+Outcome = Literal["ok", "failed", "refused", "not-permitted", "unreachable", "timeout"]
+OK: Outcome = "ok"
+FAILED: Outcome = "failed"  # ran, and the node says it did not work (or verification failed)
+REFUSED: Outcome = "refused"  # refused here before anything was sent (read-only, bad name, no --yes)
+NOT_PERMITTED: Outcome = "not-permitted"  # sudo or polkit said no; the message says how to allow it
+UNREACHABLE: Outcome = "unreachable"  # no connection to the node
+TIMEOUT: Outcome = "timeout"  # the remote command hung and was cut off
 
 
 _DECLARED = ActionsSection()  # [actions] keys: type, range and default in dltui/config.py
@@ -30,6 +32,9 @@ class ActionSettings:
     signal_wait_s: float = _DECLARED.signal_wait_s  # how long a signalled process may take to exit
     query_timeout_s: float = _DECLARED.query_timeout_s  # reading state and journals
     poll_s: float = 0.25
+    # Who asked, when not the terminal this runs in: ``dltui serve`` hands each browser tab's
+    # dashboard the browser's address; every audit record of that dashboard carries it.
+    origin: str | None = None
 
     @classmethod
     def from_config(cls, cfg: Config | None) -> ActionSettings:
@@ -54,7 +59,7 @@ class ActionResult:
 
     node: str
     action: str  # "restart dl_train.service", "signal TERM 4242", "status dl_train.service"
-    outcome: str  # OK, FAILED, REFUSED, NOT_PERMITTED, UNREACHABLE, TIMEOUT
+    outcome: Outcome
     message: str  # plain words
     argv: tuple[str, ...] | None = None  # the exact change sent; None when nothing was
     duration_s: float = 0.0

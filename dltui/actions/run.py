@@ -12,7 +12,7 @@ from dltui.core.models import UnitSample
 from dltui.transport.command import TIMED_OUT, CommandResult, Runner, shell_line
 
 from .audit import AuditError, AuditLog, Pending
-from .policy import FAILED, REFUSED, TIMEOUT, UNREACHABLE, ActionResult
+from .policy import FAILED, REFUSED, TIMEOUT, UNREACHABLE, ActionResult, Outcome
 
 
 class Attempt:
@@ -63,7 +63,7 @@ class Attempt:
 
     def done(
         self,
-        outcome: str,
+        outcome: Outcome,
         message: str,
         argv: Sequence[str] | None,
         details: list[str] | None = None,
@@ -85,7 +85,7 @@ class Attempt:
 
     def _result(
         self,
-        outcome: str,
+        outcome: Outcome,
         message: str,
         argv: Sequence[str] | None,
         details: list[str] | None = None,

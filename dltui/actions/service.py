@@ -44,6 +44,8 @@ class ActionService:
         self.runner = runner
         self.settings = settings or ActionSettings()
         self.audit = audit or AuditLog()
+        if self.settings.origin:  # a browser tab's dashboard (dltui serve)
+            self.audit.origin = self.settings.origin
         self.queries = NodeQueries(runner, self.settings)
         self.verifier = Verifier(self.queries, self.settings)
 
@@ -159,12 +161,15 @@ class ActionService:
                     None,
                     unit=before,
                 )
+            since_us = await self.queries.clock_us(node)  # "this action's" lines start here
             res = await attempt.send(self.runner, sent, self.settings.timeout_s + 5)
             if not res.ok:
-                return await self._change_failed(attempt, verb, unit, who, argv, sent, res)
+                return await self._change_failed(
+                    attempt, verb, unit, who, argv, sent, res, before, since_us
+                )
             if verb == "stop":
                 return await self.verifier.stopped(attempt, unit, sent)
-            return await self.verifier.running(attempt, verb, unit, before, sent)
+            return await self.verifier.running(attempt, verb, unit, before, sent, since_us)
 
     async def _change_failed(
         self,
@@ -175,6 +180,8 @@ class ActionService:
         argv: list[str],
         sent: list[str],
         res: CommandResult,
+        before: UnitSample,
+        since_us: int | None,
     ) -> ActionResult:
         if res.problem is not None:
             return attempt.trouble(res, argv=sent)
@@ -186,10 +193,19 @@ class ActionService:
         if denied is not None:
             return attempt.done(NOT_PERMITTED, denied[0], sent, details=denied[1])
         error = res.first_error_line()
-        journal = await self.queries.journal(attempt.node, unit, None)
+        after = await self.queries.show(attempt.node, unit)
+        state = after if isinstance(after, UnitSample) else None
+        new_run = (
+            state.invocation_id
+            if state is not None and state.invocation_id and state.invocation_id != before.invocation_id
+            else None
+        )
+        journal = await self.queries.run_journal(attempt.node, unit, new_run, since_us)
         if held_by_start_limit([res.stderr, *journal]):
             error = f"systemd refused: {start_limit_advice(unit)}"
-        return attempt.done(FAILED, f"systemctl {verb} failed: {error}", sent, details=journal)
+        return attempt.done(
+            FAILED, f"systemctl {verb} failed: {error}", sent, details=journal, unit=state
+        )
 
     # -- signals ------------------------------------------------------------------------------
 

@@ -28,6 +28,8 @@ def answer(n: SimNode, argv: list[str], now: float) -> tuple[str, int]:
         elif argv[1] == "stop":
             unit.stop()
         return "", 0
+    if tool == "date":  # the node's clock, µs
+        return f"{int(now * 1e6)}\n", 0
     if tool == "journalctl":
         return _journal(n, argv, now), 0
     if tool == "sh" and argv[1:2] == ["-c"] and argv[-1].startswith("/proc/"):

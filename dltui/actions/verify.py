@@ -39,7 +39,13 @@ class Verifier:
         self.settings = settings
 
     async def running(
-        self, attempt: Attempt, verb: str, unit: str, before: UnitSample, sent: list[str]
+        self,
+        attempt: Attempt,
+        verb: str,
+        unit: str,
+        before: UnitSample,
+        sent: list[str],
+        since_us: int | None = None,
     ) -> ActionResult:
         """New InvocationID and active, then still active after the settle time with no
         NRestarts rise (a start of a unit already running keeps its invocation)."""
@@ -57,11 +63,15 @@ class Verifier:
             fresh = keep or (state.invocation_id and state.invocation_id != before.invocation_id)
             if fresh and state.active_state == "active":
                 break
+            new_run = state.invocation_id if fresh and not keep else None
             if fresh and (state.active_state == "failed" or state.sub_state == "auto-restart"):
-                return await self.not_running(attempt, verb, unit, state, sent, "it exited at once")
+                return await self.not_running(
+                    attempt, verb, unit, state, sent, "it exited at once", new_run, since_us
+                )
             if loop.time() >= deadline:
                 return await self.not_running(
-                    attempt, verb, unit, state, sent, f"not active after {s.start_wait_s:g} s"
+                    attempt, verb, unit, state, sent, f"not active after {s.start_wait_s:g} s",
+                    new_run, since_us,
                 )
             await asyncio.sleep(s.poll_s)
         invocation, restarts = state.invocation_id, state.restarts_total
@@ -77,7 +87,9 @@ class Verifier:
                 why = f"did not stay active for {s.settle_s:g} s"
                 if rose:
                     why += f" (NRestarts {restarts} → {state.restarts_total})"
-                return await self.not_running(attempt, verb, unit, state, sent, why, invocation)
+                return await self.not_running(
+                    attempt, verb, unit, state, sent, why, invocation, since_us
+                )
         word = "restarted" if verb == "restart" else "started" if not keep else "already running"
         message = (
             f"{unit} {word}: active (InvocationID {(state.invocation_id or '')[:8]}…, "
@@ -94,11 +106,12 @@ class Verifier:
         sent: list[str],
         why: str,
         invocation: str | None = None,
+        since_us: int | None = None,
     ) -> ActionResult:
+        """``invocation``: the run this action started (None: none started); its journal is
+        shown, never an earlier run's (``NodeQueries.run_journal``)."""
         word = {"restart": "restarted", "start": "started"}.get(verb, verb)
-        journal = await self.queries.journal(
-            attempt.node, unit, invocation or state.invocation_id or None
-        )
+        journal = await self.queries.run_journal(attempt.node, unit, invocation, since_us)
         message = (
             f"{word} but failed: {why}; ActiveState={state.active_state}/{state.sub_state}, "
             f"Result={state.result}, "

@@ -1,2 +1,5 @@
-"""Burn-in: a run that lives on the node (``node/``), read honestly (``parse``), judged
-(``verdict``) and reported (``report``). Only ``ui`` code imports Textual; none of this does."""
+"""The burn-in's operator side: start, follow and stop a run that lives on the node
+(``session``, ``remote``: over the SSH layer's session runner; ``ship``: the driver script
+sent), fold its samples as they come (``fold``, ``spool``), judge it (``verdict``: ``items``,
+``gpu_checks``, ``host_checks``) and report it (``report``, ``live``). The node side is
+``dltui.node.burnin``. Nothing here imports Textual."""

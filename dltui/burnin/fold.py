@@ -28,6 +28,8 @@ from typing import Any
 
 from dltui.core.models import GpuSample, Sample
 
+from .fabric_fold import FabricFold
+
 MAX_BUCKETS = 300  # per chart (two points each, low and high): what a 700-px chart can show
 HEAD = 120  # samples searched at each end for a counter's first and last reading
 INDEX_HEAD = 5  # the first samples whose GPUs count as the node's GPUs
@@ -261,6 +263,7 @@ class RunFold:
         self.phases: dict[str, Any] | None = None
         self.known_until = -math.inf  # samples up to this time have a known phase
         self.pending: deque[Sample] = deque()
+        self.fabric = FabricFold()  # HCA ports and NVLink: first and last readings
 
     @classmethod
     def of(cls, samples: Iterable[Sample], phases: dict[str, Any] | None,
@@ -280,6 +283,7 @@ class RunFold:
             self.head_indexes.update(g.index for g in sample.gpus)
         self.count += 1
         self.last_indexes = [g.index for g in sample.gpus]
+        self.fabric.add(sample)
         for g in sample.gpus:
             gf = self.gpus.get(g.index)
             if gf is None:

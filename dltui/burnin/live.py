@@ -2,7 +2,8 @@
 progress per GPU, per-GPU series over the whole run, and the verdict so far. Pure (no Textual).
 
 The verdict so far judges the telemetry as the final verdict would, and the stressor from its
-live progress (errors, a dead worker); the stressor's last word comes only at the end.
+live progress (errors, a dead worker); the stressor's last word comes only at the end, when
+the run's verdict (judged from its outputs) replaces it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ SERIES = (  # (key, title, unit, GpuSample field, reference field drawn beside i
 class GpuLive:
     index: int
     progress: str  # the stressor's own words: Gflop/s, iterations, errors
-    status: str  # verdict so far
+    status: v.VerdictStatus  # verdict so far
     problems: list[str] = field(default_factory=list)
 
 
@@ -38,7 +39,7 @@ class NodeLive:
     state: str
     time_left_s: float | None
     samples: int
-    status: str  # verdict so far
+    status: v.VerdictStatus  # verdict so far
     tool: str | None
     gpus: list[GpuLive] = field(default_factory=list)
     reason: str | None = None  # connection trouble, in words
@@ -59,6 +60,8 @@ def node_live_header(view: NodeRunView) -> dict[str, Any]:
 def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> NodeLive:
     s = view.status or {}
     tools = s.get("tools") or {}
+    if view.verdict is not None:
+        return _judged(view, view.verdict, tools)
     run = v.NodeRun(
         view.node,
         {},
@@ -91,6 +94,23 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
         )
     status = v.worst([g.status for g in gpus]) if gpus else v.NOT_RUN
     return NodeLive(view.node, status=status, tool=tools.get("gpu"), gpus=gpus,
+                    **node_live_header(view))
+
+
+def _judged(view: NodeRunView, final: v.NodeVerdict, tools: dict[str, Any]) -> NodeLive:
+    """The run judged from its outputs: the final verdict, each GPU's problems in the words
+    of its items (the stressor's own failure text among them)."""
+    progress = _progress((view.status or {}).get("progress") or {})
+    gpus = [
+        GpuLive(
+            g.index,
+            progress.get(g.index, ("", None))[0],
+            g.status,
+            [f"{i.check}: {i.evidence}" for i in g.items if i.status != v.PASS],
+        )
+        for g in final.gpus
+    ]
+    return NodeLive(view.node, status=final.status, tool=tools.get("gpu"), gpus=gpus,
                     **node_live_header(view))
 
 

@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import asyncssh
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
 from dltui.transport.protocol import ProbeReader
@@ -27,6 +29,9 @@ from dltui.transport.ssh.connector import Hop, backoff_s
 from dltui.transport.ssh.errors import Failure, describe
 from dltui.transport.ssh.options import SshOptions
 from dltui.transport.ssh.sessions import SessionRunner
+
+if TYPE_CHECKING:
+    from .verdict import NodeVerdict
 
 from . import ship
 from .fold import RunFold
@@ -130,7 +135,7 @@ class RunCollector:
         """The driver's status.json as followed: its phases classify the samples so far."""
         self.fold.on_status(status)
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         if self.then is not None:
             self.then.on_status(name, status, reason)
 
@@ -170,6 +175,7 @@ class NodeRunView:
     reattached: int = 0  # how many times the follow was resumed after a drop
     reason: str | None = None  # the last connection trouble, in words
     reader: ProbeReader | None = None
+    verdict: NodeVerdict | None = None  # the run's verdict, once judged from its outputs
 
     def __post_init__(self) -> None:
         self.reader = ProbeReader(self.node, self.collector)
@@ -218,7 +224,7 @@ async def follow_once(
     hop = await shell.connection(view.node)
     command = ship.follow_command(view.run_id, view.offset, shell.options.python)
     try:
-        proc = await hop.conn.create_process(command, encoding=None)
+        proc: asyncssh.SSHClientProcess[Any] = await hop.conn.create_process(command, encoding=None)
     except (asyncssh.Error, OSError) as exc:
         raise describe(exc, hop.settings, None) from None
     proc.stdin.write_eof()  # nothing to say to it (close() would close the whole channel)
@@ -313,6 +319,7 @@ def start_args(
     smoke: str | None = None,
     smoke_s: float = 300.0,
     smoke_ramp_s: float = 60.0,
+    sysfs: str = "/sys",
 ) -> list[str]:
     args = [
         "--run-id",
@@ -342,24 +349,61 @@ def start_args(
         args += ["--net", net_address]
     if expected_gpus is not None:
         args += ["--expected-gpus", str(expected_gpus)]
+    if sysfs != "/sys":  # [probe] sysfs: the run's samples read the node's sysfs there
+        args += ["--sysfs", sysfs]
     if smoke:  # the operator's own command, from [burnin] smoke; quoted like every argument
         args += ["--smoke", smoke, "--smoke-s", repr(float(smoke_s)),
                  "--smoke-ramp", repr(float(smoke_ramp_s))]
     return args
 
 
-def _iperf_pid_file(run_id: str) -> str:
-    return '"${TMPDIR:-/tmp}"/' + shlex.quote(f"dltui-iperf3-{run_id}.pid")
+# The peer's iperf3 server and its pid live in a folder of its own made by mktemp -d (0700, a
+# name no one can guess): a predictable file in /tmp could be pre-created by any user there, as
+# a symlink our write follows or as a pid our kill trusts.
+IPERF_DIR = re.compile(r"/[A-Za-z0-9._/-]*/dltui-iperf3\.[A-Za-z0-9]+")
 
 
-def iperf_server_command(run_id: str, port: int, seconds: float) -> str:
+@dataclass(frozen=True)
+class IperfServer:
+    """What stopping the peer's server needs: its private folder and what it runs as."""
+
+    folder: str
+    port: int
+    seconds: int
+
+    @property
+    def cmdline(self) -> str:
+        """/proc/PID/cmdline of the server as started (NULs as spaces)."""
+        return f"timeout {self.seconds} iperf3 -s -p {self.port} "
+
+
+def iperf_server_command(port: int, seconds: float) -> str:
     """The peer's iperf3 server, bounded in time (timeout(1) passes our TERM on to it),
-    detached so our session can close; its pid noted for ``iperf_server_stop_command``."""
-    pid = _iperf_pid_file(run_id)
-    inner = f"echo $$ >{pid}; exec timeout {int(seconds)} iperf3 -s -p {int(port)}"
-    return f"setsid sh -c {shlex.quote(inner)} </dev/null >/dev/null 2>&1 & echo started"
+    detached so our session can close; its pid kept in a private folder, which it prints."""
+    inner = f'echo $$ >"$1/pid"; exec timeout {int(seconds)} iperf3 -s -p {int(port)}'
+    return (
+        'd=$(mktemp -d "${TMPDIR:-/tmp}/dltui-iperf3.XXXXXX") || exit 1; '
+        f'setsid sh -c {shlex.quote(inner)} sh "$d" </dev/null >/dev/null 2>&1 & echo "started $d"'
+    )
 
 
-def iperf_server_stop_command(run_id: str) -> str:
-    pid = _iperf_pid_file(run_id)
-    return f'[ -f {pid} ] && kill "$(cat {pid})" 2>/dev/null; rm -f {pid}'
+def iperf_server_started(stdout: bytes, port: int, seconds: float) -> IperfServer | None:
+    """The server ``iperf_server_command`` started, from what it printed (None: it did not)."""
+    for line in stdout.decode(errors="replace").splitlines():
+        word, _, folder = line.partition(" ")
+        if word == "started" and IPERF_DIR.fullmatch(folder):
+            return IperfServer(folder, int(port), int(seconds))
+    return None
+
+
+def iperf_server_stop_command(server: IperfServer) -> str:
+    """TERM to the server, only when its folder is still ours (a directory, not a link, owned
+    by this user) and its pid is still our process running exactly what we started."""
+    d = shlex.quote(server.folder)
+    expected = shlex.quote(server.cmdline)
+    return (
+        f"d={d}; [ -d \"$d\" ] && [ ! -L \"$d\" ] && [ -O \"$d\" ] || exit 0; "
+        'p=$(cat "$d/pid" 2>/dev/null); case "$p" in ""|*[!0-9]*) ;; *) '
+        f'if [ -O "/proc/$p" ] && [ "$(tr \'\\0\' \' \' <"/proc/$p/cmdline")" = {expected} ]; '
+        'then kill "$p"; fi;; esac; rm -rf "$d"'
+    )

@@ -14,7 +14,7 @@ from typing import Any
 
 from dltui.core.format import value_span
 
-from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, exit_code
+from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, VerdictStatus, exit_code
 
 MAX_POINTS = 600  # per chart line: more than a 700-px chart can show
 CHARTS = (  # (title, [(field, label, colour)], unit)
@@ -48,7 +48,7 @@ def document(
                 "phases": run.result.get("phases"),
                 "tools": {
                     k: run.result.get(k)
-                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke")
+                    for k in ("gpu", "cpu", "disk", "net", "nccl", "bmc", "smoke", "drives")
                 },
                 "samples": run.sample_count,
                 "hostname": run.facts.hostname if run.facts else None,
@@ -202,7 +202,7 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
     return "\n".join(parts)
 
 
-def _badge(status: str) -> str:
+def _badge(status: VerdictStatus) -> str:
     cls = status.replace(" ", "")
     return f"<b class='{cls}'>{_MARK[status]}</b>"
 

@@ -18,10 +18,10 @@ from typing import Any
 
 from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection
-from dltui.core.text import clean_value
+from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
-from . import remote, report, ship, spool, verdict
+from . import disk_speed, remote, report, ship, spool, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
 
 OUTPUTS = [
@@ -56,6 +56,7 @@ class Plan:
     post_s: float = 10.0
     launcher: str = "auto"
     interval_s: float = 1.0  # the node-side sample rate
+    sysfs: str = "/sys"  # where the nodes' sysfs is mounted ([probe] sysfs)
 
 
 class BurnIn:
@@ -88,6 +89,7 @@ class BurnIn:
         }
         self.failed: dict[str, str] = {}  # node -> why it could not run or be followed
         self.iperf_peer: str | None = None  # where this session started an iperf3 server
+        self.iperf_server: remote.IperfServer | None = None  # and how to stop it
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
         self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
@@ -118,6 +120,7 @@ class BurnIn:
                 smoke=self.thresholds["smoke"] or None,
                 smoke_s=self.thresholds["smoke_s"],
                 smoke_ramp_s=self.thresholds["smoke_ramp_s"],
+                sysfs=plan.sysfs,
             )
             argv = [ship.DRIVER_NAME, "start", *args]
             try:
@@ -147,18 +150,21 @@ class BurnIn:
             return
         with pending:
             pending.sent = True
+            seconds = plan.preflight_s + plan.duration_s + 600
             try:
-                await self.shell.run(
-                    peer,
-                    remote.iperf_server_command(
-                        self.run_id, plan.net_port, plan.preflight_s + plan.duration_s + 600
-                    ),
-                )
-                self.iperf_peer = peer
-                pending.finish("ok", "")
+                res = await self.shell.run(peer, remote.iperf_server_command(plan.net_port, seconds))
             except Failure as exc:
                 self.failed[peer] = f"cannot start the iperf3 server: {exc.reason}"
                 pending.finish("failed", exc.reason)
+                return
+            self.iperf_server = remote.iperf_server_started(res.stdout, plan.net_port, seconds)
+            if self.iperf_server is None:
+                said = clean((res.stderr or res.stdout).decode(errors="replace").strip())
+                self.failed[peer] = f"cannot start the iperf3 server: {said}"
+                pending.finish("failed", said)
+                return
+            self.iperf_peer = peer
+            pending.finish("ok", "")
 
     def refused(self, action: str, reason: str) -> None:
         """A start or stop refused before anything reached a node (--read-only): audited
@@ -201,10 +207,12 @@ class BurnIn:
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
         self.runs, self.verdicts = [], []
-        if self.iperf_peer is not None:  # every client is done: the peer's server goes
-            with contextlib.suppress(Failure):
-                await self.shell.run(self.iperf_peer, remote.iperf_server_stop_command(self.run_id))
-            self.iperf_peer = None
+        if self.iperf_peer is not None and self.iperf_server is not None:
+            with contextlib.suppress(Failure):  # every client is done: the peer's server goes
+                await self.shell.run(
+                    self.iperf_peer, remote.iperf_server_stop_command(self.iperf_server)
+                )
+            self.iperf_peer = self.iperf_server = None
         for host in self.hosts:
             view = self.views[host]
             if view.lost and host not in self.failed:
@@ -251,7 +259,9 @@ class BurnIn:
             )
             self.runs.append(run)
             self.verdicts.append(verdict.judge(run, self.thresholds))
-        verdict.compare_disks(self.runs, self.verdicts, self.thresholds)
+        disk_speed.compare_disks(self.runs, self.verdicts, self.thresholds)
+        for host, judged in zip(self.hosts, self.verdicts, strict=True):
+            self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:

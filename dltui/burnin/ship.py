@@ -2,7 +2,8 @@
 collectors, the stressor readers, the driver) and the shell commands that run its modes.
 
 The run must outlive the SSH session, so unlike the probe the driver lands on the node's disk:
-``start`` writes it to a temporary file, which the driver moves into its run directory.
+``start`` writes it into a folder of its own made by ``mktemp -d`` (0700, a name no one can
+guess), from which the driver copies it into its run directory and then removes the folder.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ def _q(argv: list[str]) -> str:
 
 
 def start_command(args: list[str], python: str = "python3") -> str:
-    """Reads the driver script from stdin into a private temp file, then runs ``start``."""
+    """Reads the driver script from stdin into a private temp folder, then runs ``start``."""
     return (
-        'umask 077; f=$(mktemp "${TMPDIR:-/tmp}/dltui-burnin.XXXXXX") && cat >"$f" && '
-        f'exec {shlex.quote(python)} -I -S "$f" start --self-path "$f" {_q(args)}'
+        'umask 077; t=$(mktemp -d "${TMPDIR:-/tmp}/dltui-burnin.XXXXXX") && f="$t/driver.py" && '
+        f'cat >"$f" && exec {shlex.quote(python)} -I -S "$f" start --self-path "$f" {_q(args)}'
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 from dltui.state_dir import make_private_dir, state_dir
 from dltui.transport.recording.format import encode, header
 from dltui.transport.recording.recorder import Recorder, RecordError
@@ -27,7 +28,7 @@ def default_dir(run_id: str) -> Path:
 
 
 class _Quiet:
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None: ...
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None: ...
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None: ...
     def on_sample(self, name: str, sample: Sample) -> None: ...
     def on_event(self, name: str, event: NodeEvent) -> None: ...

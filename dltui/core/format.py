@@ -6,6 +6,14 @@ NA = "n/a"
 _UNITS = ("B", "K", "M", "G", "T", "P")
 
 
+def clip(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters; a cut one ends in "…", so a reader knows
+    there is more (the node's reason, the alert's message) and never reads half a word as all."""
+    if len(text) <= width:
+        return text
+    return text[: width - 1].rstrip() + "…" if width > 0 else ""
+
+
 def num(value: float | None, digits: int = 0, unit: str = "") -> str:
     if value is None:
         return NA

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
+from .timeline import Severity, severity_of
+
 
 @dataclass(slots=True)
 class CoreSample:
@@ -108,6 +110,39 @@ class NetworkSample:
 
 
 @dataclass(slots=True)
+class IbPortSample:
+    """An InfiniBand or RoCE HCA port (probe/infiniband.py): ``name`` is ``mlx5_0:1``."""
+
+    name: str
+    device: str | None = None
+    port: int | None = None
+    state: str | None = None  # ACTIVE, DOWN, INIT, ARMED
+    phys_state: str | None = None  # LinkUp, Polling, Disabled, ...
+    rate_gbps: float | None = None
+    rate_detail: str | None = None  # "4X NDR"
+    link_layer: str | None = None  # "InfiniBand" or "Ethernet" (RoCE)
+    hca_type: str | None = None
+    netdev: str | None = None
+    symbol_errors_total: int | None = None
+    link_downed_total: int | None = None
+    link_error_recovery_total: int | None = None
+    rcv_errors_total: int | None = None
+    xmit_discards_total: int | None = None
+    excessive_buffer_overrun_errors_total: int | None = None
+    local_link_integrity_errors_total: int | None = None
+    rx_bytes_per_s: float | None = None
+    tx_bytes_per_s: float | None = None
+    error: str | None = None
+
+    @property
+    def up(self) -> bool | None:
+        """ACTIVE with the physical link up; None when neither is known."""
+        if self.state is None and self.phys_state is None:
+            return None
+        return self.state == "ACTIVE" and self.phys_state in (None, "LinkUp")
+
+
+@dataclass(slots=True)
 class GpuProcess:
     pid: int
     name: str | None = None
@@ -176,6 +211,28 @@ class GpuSample:
 
 
 @dataclass(slots=True)
+class NvlinkSample:
+    """One GPU's NVLink (probe/nvlink.py): per-link state and speed, errors over all links."""
+
+    gpu: int
+    links_active: int | None = None
+    links_total: int | None = None  # None: the source could not say (all links inactive)
+    links_up: list[bool | None] = field(default_factory=list)
+    link_speeds_gbytes_per_s: list[float | None] = field(default_factory=list)
+    crc_errors_total: int | None = None
+    replay_errors_total: int | None = None
+    recovery_errors_total: int | None = None
+    error: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> NvlinkSample:
+        data = dict(data)
+        data["links_up"] = list(data.get("links_up") or ())
+        data["link_speeds_gbytes_per_s"] = list(data.get("link_speeds_gbytes_per_s") or ())
+        return cls(**data)
+
+
+@dataclass(slots=True)
 class UnitSample:
     """A systemd unit as ``systemctl show`` gave it (probe/units.py)."""
 
@@ -215,6 +272,35 @@ def is_time(value: object) -> bool:
 
 
 @dataclass(slots=True)
+class DriveSample:
+    """A drive's SMART health as smartctl last read it (probe/smart.py), every few minutes."""
+
+    device: str
+    type: str | None = None
+    protocol: str | None = None
+    model: str | None = None
+    serial: str | None = None
+    capacity_bytes: int | None = None
+    smart_passed: bool | None = None
+    critical_warning_mask: int | None = None
+    critical_warnings: list[str] | None = None
+    available_spare_percent: int | None = None
+    available_spare_threshold_percent: int | None = None
+    endurance_used_percent: int | None = None
+    media_errors_total: int | None = None
+    error_log_entries_total: int | None = None
+    unsafe_shutdowns_total: int | None = None
+    reallocated_sectors_total: int | None = None
+    pending_sectors: int | None = None
+    offline_uncorrectable_sectors: int | None = None
+    udma_crc_errors_total: int | None = None
+    temperature_c: int | None = None
+    power_on_hours: int | None = None
+    read_time: float | None = None
+    error: str | None = None
+
+
+@dataclass(slots=True)
 class Sample:
     """One reading of a node: host and GPUs at ``time`` (seconds since the epoch)."""
 
@@ -226,9 +312,12 @@ class Sample:
     disks: list[DiskSample] = field(default_factory=list)
     filesystems: list[FilesystemSample] = field(default_factory=list)
     networks: list[NetworkSample] = field(default_factory=list)
+    ib_ports: list[IbPortSample] = field(default_factory=list)
     gpus: list[GpuSample] = field(default_factory=list)
+    nvlinks: list[NvlinkSample] = field(default_factory=list)
     units: list[UnitSample] = field(default_factory=list)
     checkpoint: CheckpointSample | None = None
+    drives: list[DriveSample] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
@@ -249,9 +338,12 @@ class Sample:
             disks=[DiskSample(**d) for d in data.get("disks") or ()],
             filesystems=[FilesystemSample(**f) for f in data.get("filesystems") or ()],
             networks=[NetworkSample(**n) for n in data.get("networks") or ()],
+            ib_ports=[IbPortSample(**p) for p in data.get("ib_ports") or ()],
             gpus=[GpuSample.from_dict(g) for g in data.get("gpus") or ()],
+            nvlinks=[NvlinkSample.from_dict(n) for n in data.get("nvlinks") or ()],
             units=[UnitSample(**u) for u in data.get("units") or ()],
             checkpoint=_maybe(CheckpointSample, data.get("checkpoint")),
+            drives=[DriveSample(**d) for d in data.get("drives") or ()],
         )
 
 
@@ -305,6 +397,23 @@ class NicFacts:
 
 
 @dataclass(slots=True)
+class StackFacts:
+    """The software stack and whether it is locked (probe/stack.py), read once per connection."""
+
+    package_manager: str | None = None
+    driver_packages: list[str] | None = None
+    driver_packages_unheld: list[str] | None = None
+    driver_package_version: str | None = None
+    driver_held: bool | None = None
+    driver_module_version: str | None = None
+    auto_upgrades: bool | None = None
+    auto_upgrades_skip_driver: bool | None = None
+    auto_upgrades_source: str | None = None
+    kernel_newest_installed: str | None = None
+    reboot_reasons: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class NodeFacts:
     hostname: str | None = None
     os: str | None = None
@@ -323,6 +432,7 @@ class NodeFacts:
     cuda_version: str | None = None
     nvml_version: str | None = None
     gpus: list[GpuFacts] = field(default_factory=list)
+    stack: StackFacts | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -330,6 +440,10 @@ class NodeFacts:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeFacts:
         data = dict(data)
+        stack = data.get("stack")
+        if stack is not None:
+            known = {f.name for f in fields(StackFacts)}
+            data["stack"] = StackFacts(**{k: v for k, v in stack.items() if k in known})
         data["block_devices"] = [BlockDeviceFacts(**b) for b in data.get("block_devices") or ()]
         data["nics"] = [NicFacts(**n) for n in data.get("nics") or ()]
         data["gpus"] = [GpuFacts(**g) for g in data.get("gpus") or ()]
@@ -345,7 +459,7 @@ class NodeEvent:
     kind: str  # "xid", "probe-error", "reconnect", "fact-change", "unit", ...
     message: str
     gpu: int | None = None
-    severity: str = "info"  # "info", "warning", "critical"
+    severity: Severity = "info"
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -354,7 +468,9 @@ class NodeEvent:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> NodeEvent:
         known = {f.name for f in fields(cls)}
-        return cls(**{k: v for k, v in data.items() if k in known})
+        event = cls(**{k: v for k, v in data.items() if k in known})
+        event.severity = severity_of(event.severity)  # a node's (or a recording's) word
+        return event
 
 
 def plain(obj: Any) -> Any:
@@ -370,5 +486,5 @@ def plain(obj: Any) -> Any:
     return obj
 
 
-def _maybe(cls, data):
+def _maybe(cls: Any, data: dict[str, Any] | None) -> Any:
     return None if data is None else cls(**data)

@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from . import format as fmt
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
-from .timeline import Alert, TimelineEntry, severity_rank
+from .status import Status
+from .timeline import Alert, Severity, TimelineEntry, severity_rank
 
 if TYPE_CHECKING:
     from .rules.settings import RuleSettings
@@ -303,8 +305,9 @@ class NodeHistory:
 @dataclass
 class NodeState:
     name: str
-    status: str = st.CONNECTING
+    status: Status = st.CONNECTING
     reason: str | None = None
+    status_since: float | None = None  # when the status word last changed (operator's clock)
     facts: NodeFacts | None = None
     sample: Sample | None = None
     received_at: float | None = None  # operator's clock: node clocks may be skewed
@@ -372,19 +375,23 @@ class FleetState:
 
     # -- Sink -------------------------------------------------------------------------------
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         node = self.node(name)
         if (node.status, node.reason) == (status, reason):
             return
         was = node.status
         node.status, node.reason = status, reason
         node.version += 1
-        # The timeline gets the change of word; a new reason under the same word (the next
-        # retry time, say) only updates the status line.
+        # The timeline gets the change of word, as the event without the retry plan; a new
+        # reason under the same word (the next retry time, say) only updates the status line.
         if status != st.CONNECTING and was != status:
-            severity = "critical" if status in st.DOWN else "info"
-            text = status if not reason else f"{status}: {reason}"
-            node.add(TimelineEntry(self.clock(), "status", text, severity))
+            now = self.clock()
+            severity: Severity = "critical" if status in st.DOWN else "info"
+            why = st.without_retry(reason)
+            if status == st.OK and was in st.DOWN and node.status_since is not None:
+                why = f"reconnected after {fmt.duration(now - node.status_since)}"
+            node.add(TimelineEntry(now, "status", f"{status}: {why}" if why else status, severity))
+            node.status_since = now
 
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
         node = self.node(name)
@@ -415,7 +422,11 @@ class FleetState:
             node.event_ids[line_id] = None
             if len(node.event_ids) > EVENT_IDS_REMEMBERED:
                 del node.event_ids[next(iter(node.event_ids))]
-        if event.kind == "malformed-line":
+        if event.kind == "interval":  # the probe took a new interval (the operator's + / -)
+            interval_s = event.data.get("interval_s")
+            if isinstance(interval_s, (int, float)) and 0 < interval_s <= 3600:
+                node.interval_s = float(interval_s)
+        elif event.kind == "malformed-line":
             node.malformed_lines = int(event.data.get("count", node.malformed_lines + 1))
         node.add(TimelineEntry(event.time, event.kind, event.message, event.severity, event.gpu))
         if self.engine is not None:

@@ -20,12 +20,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-# C0 controls, DEL, C1 controls, the bidi embeddings/overrides/isolates, lone surrogates.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+# What is made visible: C0 controls, DEL, C1 controls, the bidi embeddings, overrides and
+# isolates, lone surrogates.
+_UNSAFE_RANGES = ((0x00, 0x1F), (0x7F, 0x9F), (0x202A, 0x202E), (0x2066, 0x2069), (0xD800, 0xDFFF))
 
 
-def _visible(char: str) -> str:
-    code = ord(char)
+def _visible(code: int) -> str:
     if code == 0x09:
         return " "  # a tab is only spacing
     if code < 0x20:
@@ -37,12 +37,8 @@ def _visible(char: str) -> str:
     return f"\\u{code:04x}"
 
 
-_VISIBLE = {chr(c): _visible(chr(c)) for c in range(0x00, 0xA0)}
-
-
-def _replace(match: re.Match[str]) -> str:
-    char = match.group()
-    return _VISIBLE.get(char) or _visible(char)
+# One table for str.translate: the rewrite is a single C call, however many there are.
+_TABLE = {code: _visible(code) for low, high in _UNSAFE_RANGES for code in range(low, high + 1)}
 
 
 def clean(text: str) -> str:
@@ -50,7 +46,7 @@ def clean(text: str) -> str:
     object when there is none (almost always: one C call decides)."""
     if text.isprintable():
         return text
-    return _UNSAFE.sub(_replace, text)
+    return text.translate(_TABLE)
 
 
 def clean_value(value: Any) -> Any:
@@ -58,7 +54,7 @@ def clean_value(value: Any) -> Any:
     dicts copied; anything else as it is."""
     kind = type(value)
     if kind is str:
-        return value if value.isprintable() else _UNSAFE.sub(_replace, value)
+        return value if value.isprintable() else value.translate(_TABLE)
     if kind is list:
         return [clean_value(v) for v in value]
     if kind is dict:
@@ -66,18 +62,20 @@ def clean_value(value: Any) -> Any:
     return value
 
 
-# What an answer's JSON text spells for a character ``clean`` changes, escaped or raw: JSON
-# escapes below U+0020 (\n, \u001b...), \u escapes of DEL, C1, bidi and surrogates, and the
-# raw characters themselves. A text without any holds no string that needs cleaning.
-_UNSAFE_IN_JSON = re.compile(
-    r'\\[bfnrt]|\\u00[0-1][0-9a-fA-F]|\\u00[7-9][0-9a-fA-F]|\\u20(?:2[a-eA-E]|6[6-9])'
-    r'|\\u[dD][89a-fA-F]'
-    "|[\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
-)
+# The JSON escapes of the characters ``clean`` changes: \b \f \n \r \t, \u0000-\u001f,
+# \u007f-\u009f (and a few harmless \u007x), the bidi overrides, the surrogates.
+_ESCAPED = r"\\(?:[bfnrt]|u(?:00[0-1]|00[7-9]|20(?:2[a-e]|6[6-9])|d[89a-f]))"
+_ESCAPED_STR = re.compile(_ESCAPED, re.IGNORECASE)
+_ESCAPED_BYTES = re.compile(_ESCAPED.encode(), re.IGNORECASE)
 
 
-def json_may_need_cleaning(text: str) -> bool:
-    """False when no string decoded from the JSON ``text`` can need ``clean`` (one regex pass
-    over the raw text: a large answer is walked only when it may hold something to clean).
-    A few harmless escapes (``\\u0078``) also answer True; they only cost the walk."""
-    return _UNSAFE_IN_JSON.search(text) is not None
+def json_may_need_cleaning(text: str | bytes) -> bool:
+    """False when no string decoded from the JSON ``text`` can need ``clean``: then decoding
+    it need not clean at all. A few C-speed scans: an ASCII text (every probe line: the probe
+    writes ASCII JSON) needs cleaning only if it holds DEL or one of those escapes; anything
+    beyond ASCII (a raw C1 control or bidi override may be there) answers True, and is cleaned."""
+    if not text.isascii():
+        return True
+    if isinstance(text, bytes):
+        return b"\x7f" in text or (b"\\" in text and _ESCAPED_BYTES.search(text) is not None)
+    return "\x7f" in text or ("\\" in text and _ESCAPED_STR.search(text) is not None)

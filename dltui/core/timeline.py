@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
 
-SEVERITIES = ("info", "warning", "critical")
+Severity = Literal["info", "warning", "critical"]
+SEVERITIES: tuple[Severity, ...] = get_args(Severity)
+INFO: Severity = "info"
+WARNING: Severity = "warning"
+CRITICAL: Severity = "critical"
 
 
 def severity_rank(severity: str) -> int:
     return SEVERITIES.index(severity) if severity in SEVERITIES else 0
+
+
+def severity_of(word: object) -> Severity:
+    """``word`` as a severity; a word that is none (a node's own) ranks as info, as it sorts."""
+    return next((s for s in SEVERITIES if s == word), INFO)
 
 
 @dataclass(slots=True)
@@ -17,18 +26,21 @@ class Alert:
     """One open alert: one per (node, GPU, rule); its severity may rise or fall in place."""
 
     rule: str
-    severity: str
+    severity: Severity
     message: str
     since: float  # when the condition started (not when the alert was raised)
     gpu: int | None = None
     evidence: dict[str, Any] = field(default_factory=dict)
+    on_timeline: bool = True  # its opening and closing are timeline entries (Finding.on_timeline)
 
     @property
     def key(self) -> tuple[str, int | None]:
         return (self.rule, self.gpu)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["on_timeline"]  # how the engine writes the timeline, not part of the alert
+        return out
 
 
 def alert_order(alert: Alert) -> tuple[int, int, float, str]:
@@ -43,7 +55,7 @@ class TimelineEntry:
     time: float
     kind: str  # "alert-opened", "alert-closed", "alert-changed", "xid", "status", "fact-change", ...
     message: str
-    severity: str = "info"
+    severity: Severity = "info"
     gpu: int | None = None
     rule: str | None = None
 

@@ -3,6 +3,8 @@ Pure: no Textual, no I/O."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .models import NodeFacts, UnitSample
 
 ACTIVE, FAILED, FLAPPING, INACTIVE = "active", "failed", "flapping", "inactive"
@@ -13,7 +15,7 @@ def known_units(units: list[UnitSample]) -> list[UnitSample]:
     return [u for u in units if u.error is None and u.load_state not in (None, "not-found")]
 
 
-def badge(units: list[UnitSample], alerts) -> str | None:
+def badge(units: list[UnitSample], alerts: Iterable[tuple[str, int | None]]) -> str | None:
     """flapping (the unit_flapping alert is open), failed, active, inactive; None when the node
     reports no unit it has."""
     units = known_units(units)

@@ -1,24 +1,27 @@
 """``dltui export [HOST ...] [--listen 127.0.0.1:9400]``: serve the fleet as Prometheus metrics.
 
-The same transports as the dashboard (SSH, local; no HOST = this machine) feed a
-``FleetState`` with the rule engine; ``/metrics`` renders it at scrape time, once per change.
+The same fleet as the dashboard (built by ``dltui.wiring``: SSH or local transports with each
+node's units and checkpoint, the rule engine) feeds ``/metrics``, rendered at scrape time,
+once per change.
 Loopback by default: another address is served only when ``--listen`` names it.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from dltui.core.state import FleetState
+    from dltui.transport.base import Sink, Transport
 
 TICK_S = 1.0  # time-driven rules (stale nodes) between samples
+DEFAULT_LISTEN = "127.0.0.1:9400"
 
 
 def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help: str) -> None:
-    from .server import DEFAULT_LISTEN
-
     exp = sub.add_parser(
         "export",
         help="serve the nodes' metrics and alerts for Prometheus to scrape",
@@ -36,15 +39,16 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
     common(exp)
 
 
-def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
-    from dltui.core.rules import build_engine
-    from dltui.core.state import FleetState
-    from dltui.transport.factory import build_transports, node_names
+def serve(fleet: FleetState, transports: Sequence[Transport], listen: str, sink: Sink | None = None) -> int:
+    """Serve ``/metrics`` until interrupted (Ctrl-C, SIGTERM, SIGHUP: a clean stop, exit 0);
+    2 when ``listen`` is not an address this machine can serve on. ``sink``: what the
+    transports write into (a recorder in front of ``fleet``), else the fleet."""
+    from dltui import stopping
 
     from .server import ListenError, is_loopback, parse_listen
 
     try:
-        host, port = parse_listen(args.listen)
+        host, port = parse_listen(listen)
     except ListenError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
@@ -53,30 +57,32 @@ def run(args: argparse.Namespace, cfg, ssh, inventory) -> int:
             f"dltui: serving on {host}, beyond this machine, without authentication",
             file=sys.stderr,
         )
-    transports = build_transports(args.hosts, cfg.interval_s, ssh)
-    fleet = FleetState(node_names(transports), engine=build_engine(cfg, inventory=inventory))
     try:
-        asyncio.run(_serve(fleet, transports, host, port))
+        stopping.run(_serve(fleet, transports, host, port, sink or fleet))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:  # the address is taken or not ours
-        print(f"dltui: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"dltui: cannot listen on {listen}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     return 0
 
 
-async def _serve(fleet, transports: list, host: str, port: int) -> None:
+async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int, sink: Sink) -> None:
+    import asyncio
+    import contextlib
+
     from .metrics import CachedPage
     from .server import serve
 
     server = await serve(CachedPage(fleet), host, port)
+    port = server.sockets[0].getsockname()[1]  # the one bound: --listen ADDR:0 takes a free one
     shown = f"[{host}]" if ":" in host else host
     print(
         f"dltui: serving http://{shown}:{port}/metrics for {len(fleet)} node(s)",
         file=sys.stderr,
         flush=True,
     )
-    tasks = [asyncio.create_task(t.run(fleet)) for t in transports]
+    tasks = [asyncio.create_task(t.run(sink)) for t in transports]
     try:
         while True:
             await asyncio.sleep(TICK_S)

@@ -289,8 +289,12 @@ def _node(page: Page, node: NodeState) -> None:
     page.family("dltui_node_status", "gauge", "The node's connection status word (value 1).").add(
         n + (("status", node.status),), 1
     )
+    from .drive_metrics import drive_families, stack_families  # they build on this module
+
     if node.facts is not None:
         _facts(page, n, node.facts)
+        if node.facts.stack is not None:
+            stack_families(page, n, node.facts.stack)
     if node.sample is not None:
         page.family(
             "dltui_node_last_sample_timestamp_seconds",
@@ -299,6 +303,11 @@ def _node(page: Page, node: NodeState) -> None:
         ).add(n, node.sample.time)
         _host(page, n, node.sample)
         _gpus(page, node, node.sample)
+        _units(page, n, node.sample)
+        from .fabric import render as fabric  # it builds on this module's Page and Labels
+
+        fabric(page, n, node.sample, {g.index: _gpu_labels(node, g) for g in node.sample.gpus})
+        drive_families(page, n, node.sample.drives)
     _alerts(page, node)
 
 
@@ -516,6 +525,57 @@ def _gpus(page: Page, node: NodeState, s: Sample) -> None:
     for lab, g in zip(gpu_labels, s.gpus, strict=True):
         procs.add(lab, len(g.processes) if g.error is None else None)
         err.add(lab, g.error is None)
+
+
+# systemd's ActiveState words: one series each, 1 for the unit's state (node_exporter's way),
+# so a state change is a value change, not a series appearing and another going stale.
+UNIT_STATES = ("active", "reloading", "inactive", "failed", "activating", "deactivating")
+
+
+def _units(page: Page, n: Labels, s: Sample) -> None:
+    """The training unit(s) the node's group names, and its newest checkpoint."""
+    active = page.family("dltui_unit_active", "gauge", "1 when the systemd unit is active.")
+    state = page.family(
+        "dltui_unit_state", "gauge", "The unit's ActiveState: 1 on the series of its state, 0 on the others."
+    )
+    info = page.family(
+        "dltui_unit_info", "gauge", "The unit's load state, sub-state and last result (value 1)."
+    )
+    restarts = page.family(
+        "dltui_unit_restarts_total", "counter", "Automatic restarts of the unit (systemd's NRestarts)."
+    )
+    memory = page.family("dltui_unit_memory_bytes", "gauge", "Memory of the unit's cgroup.")
+    cpu = page.family("dltui_unit_cpu_seconds_total", "counter", "CPU time of the unit's cgroup.")
+    for unit in s.units:
+        u = n + (("unit", unit.name),)
+        if unit.active_state is not None:
+            active.add(u, unit.active_state == "active")
+            states = UNIT_STATES if unit.active_state in UNIT_STATES else (*UNIT_STATES, unit.active_state)
+            for word in states:
+                state.add(u + (("state", word),), word == unit.active_state)
+        info.add(
+            u + labels(("load_state", unit.load_state), ("sub_state", unit.sub_state), ("result", unit.result)),
+            1,
+        )
+        restarts.add(u, unit.restarts_total)
+        memory.add(u, unit.memory_current_bytes)
+        cpu.add(u, unit.cpu_usage_us, US)
+    c = s.checkpoint
+    if c is not None and c.newest_mtime is not None:
+        g = n + labels(("glob", c.glob))
+        page.family(
+            "dltui_checkpoint_last_write_timestamp_seconds",
+            "gauge",
+            "When the newest file matching the group's checkpoint glob was written (node clock).",
+        ).add(g, c.newest_mtime)
+        page.family(
+            "dltui_checkpoint_age_seconds",
+            "gauge",
+            "Age of the newest checkpoint file when the node was last sampled (node clock).",
+        ).add(g, max(0.0, s.time - c.newest_mtime))
+        page.family(
+            "dltui_checkpoint_files", "gauge", "Files matching the checkpoint glob (at most 2000 looked at)."
+        ).add(g, c.matched_files)
 
 
 def _alerts(page: Page, node: NodeState) -> None:

@@ -15,7 +15,6 @@ from .metrics import CONTENT_TYPE, CachedPage
 
 REQUEST_TIMEOUT_S = 5.0
 MAX_REQUEST_BYTES = 16 * 1024
-DEFAULT_LISTEN = "127.0.0.1:9400"
 
 
 class ListenError(ValueError):

@@ -113,7 +113,11 @@ def payload() -> bytes:
 
 
 def probe_args(
-    interval_s: float, watchdog_s: float | None = None, units: tuple[str, ...] = (), checkpoint: str | None = None
+    interval_s: float,
+    watchdog_s: float | None = None,
+    units: tuple[str, ...] = (),
+    checkpoint: str | None = None,
+    sysfs: str = "/sys",
 ) -> list[str]:
     args = ["--interval", repr(float(interval_s))]
     if watchdog_s:
@@ -122,6 +126,8 @@ def probe_args(
         args += ["--unit", unit]
     if checkpoint:
         args += ["--checkpoint", checkpoint]
+    if sysfs != "/sys":
+        args += ["--sysfs", sysfs]
     return args
 
 
@@ -131,16 +137,17 @@ def ssh_command(
     python: str = "python3",
     units: tuple[str, ...] = (),
     checkpoint: str | None = None,
+    sysfs: str = "/sys",
 ) -> str:
-    """Shell command that runs the probe from stdin; ``exec`` so no shell lingers. Unit names
-    and the checkpoint glob are quoted like every other argument."""
+    """Shell command that runs the probe from stdin; ``exec`` so no shell lingers. Unit names,
+    the checkpoint glob and the sysfs path are quoted like every other argument."""
     argv = [
         python,
         "-I",
         "-S",
         "-c",
         _STDIN_PRELUDE + _loader(),
-        *probe_args(interval_s, watchdog_s, units, checkpoint),
+        *probe_args(interval_s, watchdog_s, units, checkpoint, sysfs),
     ]
     return "exec " + " ".join(shlex.quote(a) for a in argv)
 

@@ -8,15 +8,26 @@ node is this very source. Units live in the names; a value the hardware does not
 ``None`` (JSON ``null``), never 0.
 
 Also here, because both ends build or read them alike: the event records (an XID, an OOM
-kill), the unit record from ``systemctl show``, and the one normaliser of PCI bus ids. The
+kill), the unit record from ``systemctl show``, the one normaliser of PCI bus ids, the NVMe
+critical warning bits, and the one rule for running a read as root through ``sudo -n`` and the
+sudoers line that allows exactly it (the probe's SMART reads, the actions' unit changes). The
 operator's side imports from ``dltui.node`` only this, ``wire`` and ``xid`` (and what it ships).
 
 Bump PROTOCOL whenever a table changes in a way an older decoder would misread.
 """
 
+from __future__ import annotations
+
+import re
+from typing import Any, Literal, Sequence
+
 from .xid import describe
 
 PROTOCOL = 1
+
+# The burn-in driver's phases, in order, as its status.json and result.json name them.
+BurninPhase = Literal["preflight", "load", "post"]
+BURNIN_PHASES: tuple[BurninPhase, ...] = ("preflight", "load", "post")
 
 CPU_FIELDS = (
     "total_percent",
@@ -109,6 +120,31 @@ NETWORK_FIELDS = (
     "tx_drops_total",
 )
 
+# One per InfiniBand / RoCE HCA port, from sysfs (see infiniband.py); the counters are read
+# every few seconds and repeated in between.
+IB_PORT_FIELDS = (
+    "name",  # "mlx5_0:1", as NCCL_IB_HCA spells a port
+    "device",
+    "port",
+    "state",  # ACTIVE, DOWN, INIT, ARMED
+    "phys_state",  # LinkUp, Polling, Disabled, ...
+    "rate_gbps",  # the negotiated signalling rate
+    "rate_detail",  # lanes and generation: "4X NDR"; "1X" on a 4-lane port is a degraded link
+    "link_layer",  # "InfiniBand" or "Ethernet" (RoCE)
+    "hca_type",  # "MT4129"; ports of one HCA type are each other's siblings
+    "netdev",  # the interface beside the port (RoCE, IPoIB), null when none
+    "symbol_errors_total",  # cumulative, from the HCA; alert on rises
+    "link_downed_total",
+    "link_error_recovery_total",
+    "rcv_errors_total",
+    "xmit_discards_total",
+    "excessive_buffer_overrun_errors_total",
+    "local_link_integrity_errors_total",
+    "rx_bytes_per_s",
+    "tx_bytes_per_s",
+    "error",
+)
+
 GPU_FIELDS = (
     "index",
     "uuid",
@@ -157,6 +193,19 @@ GPU_FIELDS = (
     "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
 )
 
+# One per GPU that has NVLink (see nvlink.py): links by index, error counters summed over links.
+NVLINK_FIELDS = (
+    "gpu",  # the GPU's index
+    "links_active",
+    "links_total",  # links the GPU has; null when the source cannot say (all inactive)
+    "links_up",  # per link index: true active, false inactive
+    "link_speeds_gbytes_per_s",  # per link index, null where inactive
+    "crc_errors_total",  # flow-control and data CRC errors, every link together
+    "replay_errors_total",
+    "recovery_errors_total",
+    "error",
+)
+
 # One per configured systemd unit (``--unit``), from ``systemctl show`` (see units.py).
 UNIT_FIELDS = (
     "name",
@@ -183,6 +232,50 @@ CHECKPOINT_FIELDS = (
     "error",
 )
 
+# One per drive smartctl reads (see smart.py), re-read every few minutes: the wire sends a
+# drive's fields only when a new reading changed them. NVMe fields are null on SATA/SAS drives
+# and the ATA attribute counts null on NVMe.
+DRIVE_FIELDS = (
+    "device",  # /dev/nvme0, /dev/sda; "/dev/bus/0 megaraid,1" behind a RAID controller
+    "type",  # smartctl's device type: nvme, sat, scsi, megaraid,N, ...
+    "protocol",  # NVMe, ATA, SCSI
+    "model",
+    "serial",
+    "capacity_bytes",
+    "smart_passed",  # SMART overall-health self-assessment; null when the drive gives none
+    "critical_warning_mask",  # NVMe critical warning byte
+    "critical_warnings",  # its bits by name (smart.CRITICAL_WARNING_BITS)
+    "available_spare_percent",  # NVMe
+    "available_spare_threshold_percent",
+    "endurance_used_percent",  # NVMe "percentage used": 100 = rated endurance reached
+    "media_errors_total",  # NVMe media and data integrity errors; SAS uncorrected errors
+    "error_log_entries_total",
+    "unsafe_shutdowns_total",
+    "reallocated_sectors_total",  # ATA attribute 5; SAS grown defect list
+    "pending_sectors",  # ATA 197: waiting to be reallocated (a count now, not cumulative)
+    "offline_uncorrectable_sectors",  # ATA 198
+    "udma_crc_errors_total",  # ATA 199: cabling, not the media
+    "temperature_c",
+    "power_on_hours",
+    "read_time",  # epoch seconds (node clock) of this reading
+    "error",  # plain words when the drive could not be read now (its last reading is kept)
+)
+
+# The ``stack`` fact (stack.py): read once per connection, from files only.
+STACK_FIELDS = (
+    "package_manager",  # dpkg, rpm, or null
+    "driver_packages",  # installed NVIDIA driver packages (dpkg; null on RPM systems)
+    "driver_packages_unheld",  # those without a hold: an upgrade may replace them
+    "driver_package_version",  # the userspace driver the packages installed (535.183.01)
+    "driver_held",  # every driver package held (dpkg) / version-locked or excluded (dnf)
+    "driver_module_version",  # the loaded kernel module's version
+    "auto_upgrades",  # unattended-upgrades / dnf-automatic installs updates on its own
+    "auto_upgrades_skip_driver",  # its blacklist covers every driver package
+    "auto_upgrades_source",  # where that was read, in words
+    "kernel_newest_installed",  # newest release under /lib/modules
+    "reboot_reasons",  # why a reboot is pending, in words; [] when none
+)
+
 RECORD_FIELDS = {
     "cpu": CPU_FIELDS,
     "core": CORE_FIELDS,
@@ -192,9 +285,12 @@ RECORD_FIELDS = {
     "disk": DISK_FIELDS,
     "filesystem": FILESYSTEM_FIELDS,
     "network": NETWORK_FIELDS,
+    "ib_port": IB_PORT_FIELDS,
     "gpu": GPU_FIELDS,
+    "nvlink": NVLINK_FIELDS,
     "unit": UNIT_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
+    "drive": DRIVE_FIELDS,
 }
 
 # Clock-event ("throttle") reason bits, as NVML and nvidia-smi define them: the one place
@@ -225,7 +321,70 @@ CLOCK_EVENT_BITS = (
 )
 
 
-def decode_clock_event_reasons(mask):
+# NVMe critical warning bits (NVMe base spec, SMART / Health log byte 0), named as smartctl's
+# JSON names them under smart_status.nvme.
+SPARE_BELOW_THRESHOLD = 0x01
+CRITICAL_WARNING_BITS = (
+    (SPARE_BELOW_THRESHOLD, "spare_below_threshold"),
+    (0x02, "temperature_above_or_below_threshold"),
+    (0x04, "reliability_degraded"),
+    (0x08, "media_read_only"),
+    (0x10, "volatile_memory_backup_failed"),
+    (0x20, "persistent_memory_region_unreliable"),
+)
+
+
+def decode_critical_warning(mask: int | None) -> list[str] | None:
+    """Names of the NVMe critical warning bits set in ``mask``; unknown bits kept as hex."""
+    if mask is None:
+        return None
+    names = [name for bit, name in CRITICAL_WARNING_BITS if mask & bit]
+    unknown = mask & ~0x3F
+    if unknown:
+        names.append(hex(unknown))
+    return names
+
+
+# sudo: ``sudo -n`` never prompts; sudoers matches the whole command line, so the line dltui
+# suggests names the binary by its full path and every argument as run.
+SUDO = "sudo"
+# What sudo -n prints when it will not run the command without a password, by sudo version.
+SUDO_REFUSALS = (
+    "a password is required",
+    "is not allowed to execute",
+    "not in the sudoers file",
+    "a terminal is required",
+)
+
+
+def sudo_refused(argv: Sequence[str], stderr: str) -> bool:
+    """Whether this run of ``argv`` was stopped by sudo itself (not by the command)."""
+    return bool(argv) and argv[0] == SUDO and any(words in stderr for words in SUDO_REFUSALS)
+
+
+def sudoers_line(user: str, commands: Sequence[Sequence[str]]) -> str:
+    """One sudoers line that lets ``user`` run exactly each of ``commands`` (``sudo -n``
+    dropped) as root and nothing else; characters special to sudoers are escaped."""
+    specs = []
+    for argv in commands:
+        command = list(argv)
+        if command[:2] == [SUDO, "-n"]:
+            command = command[2:]
+        specs.append(" ".join([command[0], *(_sudoers_escape(a) for a in command[1:])]))
+    return "%s ALL=(root) NOPASSWD: %s" % (user, ", ".join(specs))
+
+
+def _sudoers_escape(arg: str) -> str:
+    """sudo matches a command's arguments with fnmatch(3) after sudoers' own unescaping: an
+    argument is escaped for fnmatch first (``\\x2d`` in a unit name must match itself), then
+    for sudoers (``\\ , : =``), so a backslash is written four times."""
+    arg = re.sub(r"([\\*?\[\]])", r"\\\1", arg)
+    for ch in "\\,:=":
+        arg = arg.replace(ch, "\\" + ch)
+    return arg
+
+
+def decode_clock_event_reasons(mask: int | None) -> list[str] | None:
     """Names of the bits set in ``mask``; unknown bits are kept as hex so none is hidden."""
     if mask is None:
         return None
@@ -239,7 +398,7 @@ def decode_clock_event_reasons(mask):
     return names
 
 
-def pci_key(text):
+def pci_key(text: str | None) -> tuple[int, ...] | None:
     """A PCI bus id, however written, as a key to compare (the one normaliser of bus ids):
     ``0000:3b:00``, ``00000000:3B:00.0``, ``3b:00.0`` -> (0, 0x3b, 0); None if unreadable.
 
@@ -259,7 +418,8 @@ def pci_key(text):
 # -- event records ----------------------------------------------------------------------------
 
 
-def xid_event(when, pci, xid, detail, gpu, line_id=None):
+def xid_event(when: float, pci: str | None, xid: int, detail: str | None, gpu: int | None,
+              line_id: str | None = None) -> dict[str, Any]:
     """An event dict shaped like ``NodeEvent``. ``line_id`` names the kernel line for good
     (boot id + µs since boot): every new session backfills the boot, and the operator side
     drops what it has seen by this id."""
@@ -275,7 +435,8 @@ def xid_event(when, pci, xid, detail, gpu, line_id=None):
     }
 
 
-def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
+def oom_event(when: float, pid: int, name: str, in_cgroup: bool, rss_bytes: int | None,
+              line_id: str | None = None) -> dict[str, Any]:
     """An event dict shaped like ``NodeEvent`` for a process the kernel's OOM killer ended."""
     where = "a memory cgroup's limit (container, job or unit)" if in_cgroup else "the node's memory"
     size = " holding %.1f GiB" % (rss_bytes / 2**30) if rss_bytes else ""
@@ -292,6 +453,20 @@ def oom_event(when, pid, name, in_cgroup, rss_bytes, line_id=None):
             "rss_bytes": rss_bytes,
             "id": line_id,
         },
+    }
+
+
+def interval_event(when: float, interval: float) -> dict[str, Any]:
+    """An event dict shaped like ``NodeEvent``: the probe took a new sampling interval (the
+    operator's ``+`` / ``-``). On the node's timeline, and the operator's side takes the new
+    interval from it (stale-node timing, the header)."""
+    return {
+        "time": round(when, 3),
+        "kind": "interval",
+        "message": "sampling every %g s" % interval,
+        "gpu": None,
+        "severity": "info",
+        "data": {"interval_s": interval},
     }
 
 
@@ -314,10 +489,11 @@ SHOW_PROPERTIES = (
 _NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
 
 
-def parse_show(text):
+def parse_show(text: str) -> list[dict[str, str]]:
     """``systemctl show`` output (``Key=Value`` lines, one blank-line-separated block per
     unit) -> list of dicts, in the order given."""
-    blocks, current = [], {}
+    blocks: list[dict[str, str]] = []
+    current: dict[str, str] = {}
     for line in text.splitlines():
         if not line.strip():
             if current:
@@ -332,7 +508,7 @@ def parse_show(text):
     return blocks
 
 
-def _int(value):
+def _int(value: str | None) -> int | None:
     if value is None or value in _NOT_SET:
         return None
     try:
@@ -341,7 +517,7 @@ def _int(value):
         return None
 
 
-def unit_record(name, props):
+def unit_record(name: str, props: dict[str, str]) -> dict[str, Any]:
     """One ``unit`` record (schema.UNIT_FIELDS) from a show block."""
     cpu_ns = _int(props.get("CPUUsageNSec"))
     return {

@@ -6,6 +6,8 @@ anomaly engine rates its ``xid`` alert from the same table. Severities and actio
 NVIDIA's XID catalog and NVSentinel's mapping; codes not listed are warnings to look up.
 """
 
+from __future__ import annotations
+
 from collections import namedtuple
 
 XidInfo = namedtuple("XidInfo", "meaning severity action")
@@ -67,6 +69,6 @@ for _code in range(144, 151):
 UNKNOWN = XidInfo("unlisted XID", "warning", "look it up in NVIDIA's XID catalog")
 
 
-def describe(xid):
+def describe(xid: int) -> XidInfo:
     """The table entry for ``xid`` (an int); unlisted codes get a warning to look them up."""
     return TABLE.get(xid, UNKNOWN)

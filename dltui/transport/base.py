@@ -7,13 +7,14 @@ until cancelled and never raises for a node's trouble: trouble is a status.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 
 
 class Sink(Protocol):
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None: ...
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None: ...
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None: ...
     def on_sample(self, name: str, sample: Sample) -> None: ...
     def on_event(self, name: str, event: NodeEvent) -> None: ...
@@ -25,3 +26,12 @@ class Transport(Protocol):
 
     async def run(self, sink: Sink) -> None:
         """Stream until cancelled."""
+
+
+@runtime_checkable
+class Retunable(Protocol):
+    """A transport whose sampling interval can change while it runs (the dashboard's + / -)."""
+
+    def set_interval(self, interval_s: float) -> None:
+        """Sample every ``interval_s`` from the next tick on. Each node says when it took it,
+        with an ``interval`` event (``FleetState`` then updates the node's interval)."""

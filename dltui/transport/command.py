@@ -9,6 +9,7 @@ it is a subprocess (``LocalRunner``). A hang is cut off after the timeout and re
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
 import time
@@ -161,10 +162,20 @@ async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> Comm
         return out, await process.wait(check=False)
 
     done = None
+    # asyncio.wait, not wait_for: before Python 3.12, wait_for drops a cancellation (Ctrl-C)
+    # that arrives as the command ends, and the action would go on as if never stopped.
+    task = asyncio.ensure_future(run())
     try:
-        done = await asyncio.wait_for(run(), timeout_s)
-    except asyncio.TimeoutError:  # noqa: UP041 - not the builtin's alias before Python 3.11
-        return timed_out(argv, timeout_s, time.monotonic() - started)
+        finished, _ = await asyncio.wait({task}, timeout=timeout_s)
+        if not finished:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, asyncssh.Error, OSError):
+                await task
+            return timed_out(argv, timeout_s, time.monotonic() - started)
+        done = task.result()
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
     except (asyncssh.Error, OSError) as exc:
         return unreachable(argv, f"the connection failed: {exc}")
     finally:

@@ -21,7 +21,9 @@ def build_transports(
     remote = [h for h in hosts if h not in LOCAL_NAMES]
     if not hosts or len(remote) < len(hosts):
         units, checkpoint = probe_extras("localhost") if probe_extras else ((), None)
-        transports.append(LocalTransport(interval_s, units=units, checkpoint=checkpoint))
+        transports.append(
+            LocalTransport(interval_s, units=units, checkpoint=checkpoint, sysfs=ssh.sysfs)
+        )
     if remote:
         from .ssh.fleet import SshFleet
 

@@ -53,6 +53,7 @@ def parse_jumps(text: str) -> tuple[Destination, ...]:
 
 _RANGE = re.compile(r"\[(\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)\]")
 MAX_EXPANDED = 10000  # a typo like gpu[1-99999] stops here instead of opening 99999 connections
+MAX_HOST_CHARS = 255  # a DNS name is at most 253; user@ and :port fit in what is left
 
 
 def expand_ranges(hosts: list[str]) -> list[str]:
@@ -61,6 +62,8 @@ def expand_ranges(hosts: list[str]) -> list[str]:
     around anything else (``[v6addr]:port``, ``[host]:port``) are left alone."""
     out: list[str] = []
     for text in hosts:
+        if len(text) > MAX_HOST_CHARS:
+            raise HostSpecError(f"{text[:40]!r}... is {len(text)} characters long: a host is at most {MAX_HOST_CHARS}")
         out.extend(_expand(text, text))
         if len(out) > MAX_EXPANDED:
             raise HostSpecError(f"{text!r} names more than {MAX_EXPANDED} nodes")

@@ -9,6 +9,7 @@ import time
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.node.probe.main import until_next_tick
+from dltui.node.schema import interval_event
 
 from .base import Sink
 from .command import CommandResult, LocalRunner
@@ -16,11 +17,13 @@ from .command import CommandResult, LocalRunner
 LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
 
 
-def make_collector(interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None):
+def make_collector(
+    interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None, sysfs: str = "/sys"
+):
     if sys.platform.startswith("linux"):
         from dltui.node.probe.collect import Collector
 
-        return Collector(interval_s, units=units, checkpoint=checkpoint)
+        return Collector(interval_s, sys_dir=sysfs, units=units, checkpoint=checkpoint)
     from .psutil_collector import PsutilCollector
 
     return PsutilCollector(interval_s)
@@ -35,22 +38,29 @@ class LocalTransport:
         name: str = "localhost",
         units: tuple[str, ...] = (),
         checkpoint: str | None = None,
+        sysfs: str = "/sys",
     ):
         self.interval_s = interval_s
         self.names = [name]
         self.units = units
         self.checkpoint = checkpoint
+        self.sysfs = sysfs  # [probe] sysfs: this machine's sysfs, mounted elsewhere in a container
         self.runner = LocalRunner()
+        self._interval_told: float | None = None  # a new interval, said at the next tick
 
     async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
         """This machine: a subprocess, no shell (command.py)."""
         return await self.runner.run_command(node, argv, timeout_s)
 
+    def set_interval(self, interval_s: float) -> None:
+        """From the next tick on (as the probe over SSH does); said on the timeline then."""
+        self.interval_s = self._interval_told = interval_s
+
     async def run(self, sink: Sink) -> None:
         name = self.names[0]
         sink.on_status(name, st.CONNECTING)
         collector = await asyncio.to_thread(
-            make_collector, self.interval_s, self.units, self.checkpoint
+            make_collector, self.interval_s, self.units, self.checkpoint, self.sysfs
         )
         try:
             facts = await asyncio.to_thread(collector.facts)
@@ -73,6 +83,10 @@ class LocalTransport:
                             time.time(), "probe-error", f"{source}: {message}", severity="warning"
                         ),
                     )
+                if self._interval_told is not None:
+                    collector.set_interval(self._interval_told)
+                    sink.on_event(name, NodeEvent.from_dict(interval_event(time.time(), self._interval_told)))
+                    self._interval_told = None
                 await asyncio.sleep(
                     until_next_tick(time.time(), self.interval_s, started)
                 )  # the probe's ticks

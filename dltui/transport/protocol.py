@@ -3,7 +3,8 @@
 Rebuilds only the records that changed in a line (see ``dltui.node.wire``); unchanged disks,
 GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
 is counted and reported, never raised. Every string a line carries is cleaned here
-(``dltui.core.text``): in a sample as its changed fields are decoded, in the other lines whole.
+(``dltui.core.text``): in a sample as its changed fields are decoded, in the other lines whole;
+a line whose JSON text cannot hold anything to clean (almost every line) skips it.
 """
 
 from __future__ import annotations
@@ -13,24 +14,28 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
     CoreSample,
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuSample,
+    IbPortSample,
     MemorySample,
     NetworkSample,
     NodeEvent,
     NodeFacts,
+    NvlinkSample,
     PressureSample,
     Sample,
     TaskSample,
     UnitSample,
     is_time,
 )
-from dltui.core.text import clean_value
+from dltui.core.text import clean_value, json_may_need_cleaning
 from dltui.node.schema import PROTOCOL
 from dltui.node.wire import DecodeError, Decoder
 
@@ -44,11 +49,14 @@ _BUILDERS = {
     "disk": lambda r: DiskSample(**r),
     "filesystem": lambda r: FilesystemSample(**r),
     "network": lambda r: NetworkSample(**r),
+    "ib_port": lambda r: IbPortSample(**r),
     "gpu": GpuSample.from_dict,
+    "nvlink": NvlinkSample.from_dict,
     "unit": lambda r: UnitSample(**r),
     "checkpoint": lambda r: CheckpointSample(**r),
+    "drive": lambda r: DriveSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "gpu", "unit")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 
 
@@ -62,7 +70,7 @@ class ProbeReader:
     def __init__(self, name: str, sink: Sink):
         self.name = name
         self.sink = sink
-        self.decoder = Decoder(clean_value)
+        self.decoder = Decoder()
         self.models: dict[str, Any] = {}  # single records (memory, pressure, tasks) by key
         self.lists: dict[str, dict[str, Any]] = {kind: {} for kind in _LIST_KINDS}  # by kind, then key
         self.cpu: CpuSample | None = None
@@ -86,11 +94,13 @@ class ProbeReader:
     def _parse(self, line: str | bytes) -> Callable[[], None]:
         """Decode one line; returns the sink call that delivers it."""
         msg = json.loads(line)
+        clean = clean_value if json_may_need_cleaning(line) else None
         kind = msg["type"]
         if kind == "sample":
-            sample = self._sample(msg)
+            sample = self._sample(msg, clean)
             return lambda: self.sink.on_sample(self.name, sample)
-        msg = clean_value(msg)  # hello, event, error: rare lines, cleaned whole
+        if clean is not None:
+            msg = clean(msg)  # hello, event, error: rare lines, cleaned whole
         if kind == "hello":
             facts, interval_s = self._hello(msg)
             return lambda: self.sink.on_hello(self.name, facts, interval_s)
@@ -112,7 +122,7 @@ class ProbeReader:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
             )
-        self.decoder = Decoder(clean_value)
+        self.decoder = Decoder()
         self.models.clear()
         for bucket in self.lists.values():
             bucket.clear()
@@ -121,11 +131,11 @@ class ProbeReader:
         self.hello_seen = True
         return facts, msg.get("interval_s")
 
-    def _sample(self, msg: dict[str, Any]) -> Sample:
+    def _sample(self, msg: dict[str, Any], clean: Callable[[Any], Any] | None) -> Sample:
         t = msg["time"]
         if not is_time(t):
             raise DecodeError(f"sample time {t!r} is not a time")
-        records, changed = self.decoder.apply(msg)
+        records, changed = self.decoder.apply(msg, clean)
         kind_of, models, lists = self.decoder.kind, self.models, self.lists
         cores_changed = False
         for key in changed:
@@ -156,9 +166,12 @@ class ProbeReader:
             disks=list(lists["disk"].values()),
             filesystems=list(lists["filesystem"].values()),
             networks=list(lists["network"].values()),
+            ib_ports=sorted(lists["ib_port"].values(), key=lambda p: p.name),  # the probe's order
             gpus=sorted(lists["gpu"].values(), key=lambda g: g.index),
+            nvlinks=sorted(lists["nvlink"].values(), key=lambda n: n.gpu),
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
+            drives=list(lists["drive"].values()),
         )
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:
@@ -168,7 +181,7 @@ class ProbeReader:
             self._malformed_reported = now
             text = line if isinstance(line, str) else line.decode("utf-8", "replace")
             text = text.strip()
-            shown = text[:80] + ("…" if len(text) > 80 else "")
+            shown = clip(text, 80)
             self.sink.on_event(
                 self.name,
                 NodeEvent(

@@ -28,6 +28,9 @@ class PsutilCollector:
         self._prev: tuple[float, object, object] | None = None
         psutil.cpu_times_percent(percpu=True)  # prime: the first call compares with boot
 
+    def set_interval(self, interval_s: float) -> None:
+        self.interval_s = interval_s
+
     def facts(self) -> dict:
         facts = {
             "hostname": socket.gethostname(),

@@ -12,6 +12,8 @@ from dltui.actions import policy
 from dltui.actions.audit import MemoryAudit
 from dltui.actions.policy import ActionResult, ActionSettings
 from dltui.actions.service import ActionService
+from dltui.core import status as st
+from dltui.core.models import Sample
 from dltui.core.units import known_units
 from dltui.transport.command import FleetRunner
 
@@ -65,6 +67,34 @@ class ActionFlows:
         units = known_units(state.sample.units) if state is not None and state.sample is not None else []
         return units[0].name if units else None
 
+    # -- what is offered: only what can act (footer keys, palette commands) --------------------
+
+    def unit_offered(self, nodes: list[str]) -> bool:
+        """Restart / stop / start: actions allowed and one of ``nodes`` connected with a unit
+        it has and could read (not one its group names but it lacks, not on a node without
+        systemd)."""
+        return any(self._reachable(n) and known_units(self._sample(n).units) for n in nodes)
+
+    def signal_offered(self, node: str) -> bool:
+        """TERM: actions allowed, the node connected, and something to signal: a GPU process
+        or the unit's main process (what the signal policy accepts)."""
+        if not self._reachable(node):
+            return False
+        sample = self._sample(node)
+        return any(g.processes for g in sample.gpus) or any(u.main_pid for u in known_units(sample.units))
+
+    def _reachable(self, node: str) -> bool:
+        state = self.app.fleet.nodes.get(node)
+        return (
+            self.available(node) and state is not None and state.status == st.OK
+            and state.sample is not None
+        )
+
+    def _sample(self, node: str) -> Sample:
+        sample = self.app.fleet.nodes[node].sample
+        assert sample is not None  # _reachable said so
+        return sample
+
     # -- unit ---------------------------------------------------------------------------------
 
     def unit(self, nodes: list[str], verb: str, unit: str | None = None) -> None:
@@ -109,7 +139,12 @@ class ActionFlows:
 
     # -- signals ------------------------------------------------------------------------------
 
-    def signal(self, node: str) -> None:
+    def signal(self, node: str, pid: int | None = None) -> None:
+        """TERM ``pid`` (picked in the processes pane), or the PID the operator types."""
+        if pid is not None:
+            self.app.run_worker(self._signal(node, str(pid)), group="actions", exit_on_error=False)
+            return
+
         def asked(text: str | None) -> None:
             if text:
                 job = self._signal(node, text.strip())

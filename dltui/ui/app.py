@@ -5,6 +5,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+import os
+import signal
+import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -13,14 +18,13 @@ from textual import events
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
-from textual.screen import Screen
+from textual.screen import ModalScreen, Screen
 from textual.worker import WorkerState
 
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.core.state import FleetState
-from dltui.transport.base import Sink, Transport
-from dltui.transport.recording.recorder import Recorder
+from dltui.transport.base import Retunable, Sink, Transport
 
 from . import commands, levels
 from .action_flows import ActionFlows
@@ -28,9 +32,12 @@ from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats
 from .heap import HeapFreezer
 from .plain import escape
-from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen
+from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
+from .serve import ORIGIN_ENV
 from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
 
+# `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
+INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
 
 
@@ -40,8 +47,10 @@ class DltuiApp(App[int]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Help"),
-        Binding("colon", "command_line", "Command"),
+        Binding("colon", "command_line", "Command", priority=True),  # see PromptScreen.on_key
         Binding("t", "cycle_theme", "Theme"),
+        Binding("plus", "interval(1)", "Slower", show=False),
+        Binding("minus", "interval(-1)", "Faster", show=False),
     ]
 
     def __init__(self, fleet: FleetState, transports: Sequence[Transport], cfg: Config, theme_dirs: list[Path]) -> None:
@@ -50,12 +59,16 @@ class DltuiApp(App[int]):
         self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
         self.transports = transports
         self.cfg = cfg
+        self.interval_s = cfg.interval_s  # what the transports were last asked for (+ / -)
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
         self.frame_stats = FrameStats.from_env()
         self._keys_arrived: list[float] = []
         self._keys_acted: list[float] = []
-        self.actions = ActionFlows(self, transports, ActionSettings.from_config(cfg))
+        settings = ActionSettings.from_config(cfg)
+        if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve)
+            settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
+        self.actions = ActionFlows(self, transports, settings)
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -69,6 +82,18 @@ class DltuiApp(App[int]):
             self.problems.append(f"theme {cfg.theme!r} not found; using {DEFAULT_THEME}")
             if DEFAULT_THEME in self.available_themes:
                 self.theme = DEFAULT_THEME
+
+    crashed: str | None = None  # the error that ended the app, in one line
+
+    def _handle_exception(self, error: Exception) -> None:
+        # Textual's hook for an unhandled error. It must not read as success, nor fill the
+        # terminal with a traceback of locals (node data among them): one line for the
+        # command line to print, the traceback for the log file.
+        text = " ".join(f"{type(error).__name__}: {error}".split())
+        self.crashed = "".join(c if c.isprintable() else "?" for c in text)[:300]
+        logging.getLogger("dltui.ui").error("the dashboard stopped on an error", exc_info=error)
+        super()._handle_exception(error)
+        self._exit_renderables.clear()
 
     def notify(
         self,
@@ -139,10 +164,10 @@ class DltuiApp(App[int]):
             self._keys_acted.clear()
 
     @property
-    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | None:
-        """The fleet, node or chart screen on top, or under a prompt or the help."""
+    def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | StackScreen | None:
+        """The fleet, node, chart or stack screen on top, or under a prompt or the help."""
         for screen in reversed(self.screen_stack):
-            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen)):
+            if isinstance(screen, (FleetScreen, NodeScreen, ChartScreen, StackScreen)):
                 return screen
         return None
 
@@ -172,6 +197,29 @@ class DltuiApp(App[int]):
     def open_node(self, name: str) -> None:
         self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name)))
 
+    def action_help_quit(self) -> None:
+        """Ctrl-C quits, as in htop, btop and nvtop (Textual's default only says to press
+        ctrl+q). With text selected, or in a prompt, Ctrl-C still copies: those bindings
+        come first."""
+        self.exit(0)
+
+    def action_interval(self, step: int) -> None:
+        """The next longer (``step`` 1) or shorter (-1) sampling interval, told to every
+        transport that can change it while it runs; the screen shows it when the nodes take it."""
+        retunable = [t for t in self.transports if isinstance(t, Retunable)]
+        if not retunable:
+            self.notify("this source's interval is fixed (a recording, or Prometheus)", severity="warning")
+            return
+        now = self.interval_s
+        if step > 0:
+            interval = next((s for s in INTERVAL_STEPS_S if s > now), INTERVAL_STEPS_S[-1])
+        else:
+            interval = next((s for s in reversed(INTERVAL_STEPS_S) if s < now), INTERVAL_STEPS_S[0])
+        self.interval_s = interval
+        for transport in retunable:
+            transport.set_interval(interval)
+        self.notify(f"sampling every {interval:g} s", timeout=3)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
@@ -180,6 +228,13 @@ class DltuiApp(App[int]):
         names = self.theme_names or [self.theme]
         current = names.index(self.theme) if self.theme in names else -1
         self.theme = names[(current + 1) % len(names)]
+
+    def check_action(self, action: str, parameters: tuple) -> bool | None:
+        # ':' is a priority binding (a burst after it is kept): in a prompt or a dialog it is a
+        # character, not a new command line
+        if action == "command_line" and isinstance(self.screen, ModalScreen):
+            return False
+        return True
 
     def action_command_line(self) -> None:
         self.push_screen(
@@ -208,6 +263,8 @@ class DltuiApp(App[int]):
             from .burnin_launch import open_burnin
 
             open_burnin(self, verb, arg)
+        elif verb == "stack":
+            self.push_screen(StackScreen(self.fleet))
         elif verb == "node":
             if arg not in self.fleet.nodes:
                 raise ValueError(f"no node named {arg!r}")
@@ -238,27 +295,38 @@ class DltuiApp(App[int]):
             yield SystemCommand("Filter the fleet", "Show only nodes that match (e.g. temp>80)", fleet.action_filter)
             yield SystemCommand("Clear the filter", "Show every node", lambda: self._execute("filter", ""))
             yield SystemCommand("Compact view", "Rows or one character per GPU", lambda: self._execute("compact", ""))
+        yield SystemCommand(
+            "Software stack", "Kernel, driver, CUDA, held packages, upgrades, reboots per node",
+            lambda: self._execute("stack", ""),
+        )
         yield from self._action_commands()
         for node in self.fleet:
             yield SystemCommand(f"Open {escape(node.name)}", "Show this node", lambda n=node.name: self.open_node(n))
 
     def _action_commands(self) -> Iterable[SystemCommand]:
-        """The unit and signal actions of the screen below the palette (none under --read-only)."""
+        """The actions of the screen below the palette, where they can act (none under
+        --read-only or on a recording)."""
         view = self.data_screen
-        name = view.node_name if isinstance(view, NodeScreen) else None
-        if not isinstance(view, (FleetScreen, NodeScreen)) or not self.actions.available(name):
+        if not isinstance(view, (FleetScreen, NodeScreen)):
             return
+        name = view.node_name if isinstance(view, NodeScreen) else None
         where = f"on {escape(name)}" if name else "on the picked nodes (space), or the one under the cursor"
-        for verb in ("restart", "stop", "start"):
+        targets = view.action_targets() if isinstance(view, FleetScreen) else [view.node_name]
+        for verb in ("restart", "stop", "start") if self.actions.unit_offered(targets) else ():
             yield SystemCommand(
                 f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
                 lambda v=verb: view.action_unit(v),
             )
-        if isinstance(view, NodeScreen):
+        if isinstance(view, NodeScreen) and view.offers("signal"):
             yield SystemCommand(
                 "TERM a GPU process",
                 f"kill -s TERM a GPU process {where}; confirmed first",
                 view.action_signal,
+            )
+        if isinstance(view, NodeScreen) and view.offers("acknowledge"):
+            yield SystemCommand(
+                "Acknowledge event alerts", f"retire {escape(name or '')}'s XID, ECC and missing-GPU alerts",
+                view.action_acknowledge,
             )
 
 
@@ -293,24 +361,15 @@ def build_app(
     )
 
 
-def run_dashboard(
-    transports: Sequence[Transport],
-    cfg: Config,
-    record: str | None = None,
-    clock: Callable[[], float] | None = None,
-    inventory=None,
-) -> int:
-    """The dashboard until the operator quits; ``record`` also appends everything to that file
-    (raises ``RecordError`` before the screen opens when it cannot be created)."""
-    app = build_app(transports, cfg, clock=clock, inventory=inventory)
-    recorder = Recorder.create(app.fleet, record, list(app.fleet.nodes)) if record else None
-    if recorder is not None:
-        app.sink = recorder
-    try:
-        code = app.run()
-    finally:
-        if recorder is not None:
-            recorder.close()
+def run_dashboard(app: DltuiApp) -> int:
+    """Run the app until the operator quits; SIGTERM and SIGHUP quit it as ``q`` does. A crash
+    is exit 1 with one line on the terminal, the traceback in dltui's log."""
+    from dltui import logs, stopping
+
+    code = stopping.run(app.run_async(), on_stop=app.exit, signals=(signal.SIGTERM, signal.SIGHUP))
     if app.frame_stats is not None:
         app.frame_stats.write()
+    if app.crashed is not None:
+        print(f"dltui: the dashboard stopped on an error: {app.crashed} (details in {logs.where()})", file=sys.stderr)
+        return 1
     return code or 0

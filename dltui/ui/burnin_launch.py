@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from dltui.burnin.cli import duration
+from dltui.burnin.arguments import duration
 from dltui.burnin.remote import NodeShell, new_run_id
 from dltui.burnin.session import BurnIn, Plan
 from dltui.burnin.ship import check_run_id
@@ -81,7 +81,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
             app.notify("burn-in not started", severity="information")
             return
         session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin)
-        _launch(app, session, Plan(duration_s=seconds))
+        _launch(app, session, Plan(duration_s=seconds, sysfs=options.sysfs))
 
     app.push_screen(
         PromptScreen(

@@ -93,7 +93,8 @@ def end_of(node: NodeState) -> float:
 
 
 def alert_spans(node: NodeState, gpu: int | None, start: float, end: float) -> list[Span]:
-    """When alerts on ``gpu`` (None: any GPU or the node) were open within the window."""
+    """When alerts on ``gpu`` (None: any GPU or the node) were open within the window: only
+    those that overlap it, so the band and its key never speak of time the chart does not show."""
     opened: dict[str, float] = {}
     spans: list[Span] = []
     for entry in node.timeline:
@@ -104,10 +105,10 @@ def alert_spans(node: NodeState, gpu: int | None, start: float, end: float) -> l
             opened.setdefault(key, entry.time)
         elif entry.kind == "alert-closed" and key in opened:
             began = opened.pop(key)
-            if entry.time >= start:
+            if entry.time >= start and began <= end:
                 spans.append(Span(max(began, start), min(entry.time, end), entry.rule))
     for alert in node.alerts.values():
-        if gpu is None or alert.gpu == gpu:
+        if (gpu is None or alert.gpu == gpu) and alert.since <= end:
             spans.append(Span(max(alert.since, start), None, alert.rule))
     return spans
 

@@ -7,6 +7,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "filter": ("filter [EXPR]", "filter the fleet (no EXPR: clear)"),
     "compact": ("compact", "switch between rows and the compact view"),
     "node": ("node NAME", "open a node"),
+    "stack": ("stack", "the software stack: kernel, driver, CUDA, held, upgrades, reboot"),
     "theme": ("theme NAME", "switch theme (no NAME: list them)"),
     "burnin": ("burnin [DURATION]", "burn-in on the picked (else shown) nodes, default 2h"),
     "attach": ("attach RUN", "follow a running burn-in on the picked (else shown) nodes"),

@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from dltui.core.fabric import badge as fabric_badge
 from dltui.core.state import NodeState
 from dltui.core.timeline import severity_rank
 from dltui.core.units import badge
@@ -64,9 +65,13 @@ KEYS: dict[str, tuple[str, Getter]] = {
         "training unit: active, failed, flapping, inactive",
         lambda n, now: [badge(n.sample.units if n.sample else [], n.alerts) or "none"],
     ),
+    "fabric": (
+        "HCA ports and NVLink: ok, down, slow, errors, none",
+        lambda n, now: [fabric_badge(n.sample, n.alerts) or "none"],
+    ),
     "age": ("seconds since the newest sample", lambda n, now: [n.age(now)]),
 }
-TEXT_KEYS = {"name", "status", "unit"}
+TEXT_KEYS = {"name", "status", "unit", "fabric"}
 _OPS = {">=": operator.ge, "<=": operator.le, "!=": operator.ne, "=": operator.eq, ">": operator.gt, "<": operator.lt}
 _TERM = re.compile(r"^([a-z]+)(>=|<=|!=|==|=|>|<)(.+)$")
 _SPACED_OP = re.compile(r"\s*(>=|<=|!=|==|=|>|<)\s*")

@@ -34,6 +34,7 @@ import sys
 import time
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 from dltui.transport.base import Sink
 
 CHECK_EVERY_S = 30.0
@@ -84,7 +85,7 @@ class _CountingSink:
         self.inner = inner
         self.heap = heap
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         self.inner.on_status(name, status, reason)
 
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:

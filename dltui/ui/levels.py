@@ -1,19 +1,29 @@
 """How alarming a value is: the words every widget maps to a theme colour.
 
 Levels are ``na`` (not reported), ``idle``, ``ok``, ``warm`` and ``hot``; ``STYLE`` maps them
-to theme variables, so every theme colours them. Temperature thresholds are the thermal rules'
-own (``thermal.temperature_limits``: their defaults under the config's overrides), so a cell
-turns red when the rule would fire.
+to theme variables, so every theme colours them. Every threshold is a rule's own parameter
+(its default under the config's ``[rules]`` and the node's groups), so a value turns the
+colour of the alert a rule would raise on it. Each rule module says what its rules judge with
+(``temperature_limits``, ``capacity_limits``, ``pressure_limits``, ``idle``): no rule is named
+here.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from dltui.core import status as st
+from dltui.core.rules.capacity import CapacityLimits, capacity_limits
+from dltui.core.rules.pipeline import PressureLimits, idle, pressure_limits
+from dltui.core.rules.settings import RuleSettings
 from dltui.core.rules.thermal import temperature_limits
 
 NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
+# No rule judges a disk's busy time alone (the starvation cause reads its await against its
+# own baseline): its colours are iostat's %util convention.
+DISK_BUSY_WARM, DISK_BUSY_HOT = 90.0, 95.0
 
 
 @dataclass(frozen=True)
@@ -22,11 +32,14 @@ class Thresholds:
     temp_critical_c: float
     margin_warning_c: float
     margin_critical_c: float
-    util_idle_percent: float = 5.0
+    capacity: CapacityLimits
+    pressure: PressureLimits
 
     @classmethod
-    def from_rules(cls, rules: dict[str, dict]) -> Thresholds:
-        return cls(*temperature_limits(rules))
+    def from_rules(cls, rules: Mapping[str, Mapping[str, Any]]) -> Thresholds:
+        """From rule id -> parameter overrides (a config's ``[rules]``, or the engine's
+        parameters for a node): each rule module says what its rules judge with."""
+        return cls(*temperature_limits(rules), capacity_limits(rules), pressure_limits(rules))
 
 
 DEFAULT = Thresholds.from_rules({})
@@ -37,7 +50,7 @@ class NodeThresholds:
     groups over ``[rules.*]``, so an air-cooled group with a lower ``gpu_temp_high`` turns
     its cells red at its own limit, exactly when its alert opens."""
 
-    def __init__(self, settings=None, rules: dict[str, dict] | None = None):
+    def __init__(self, settings: RuleSettings | None = None, rules: dict[str, dict] | None = None):
         self.settings = settings  # the engine's RuleSettings; None: the config's [rules] for all
         self.default = Thresholds.from_rules(rules or {})
         self._by_node: dict[str, Thresholds] = {}
@@ -45,15 +58,17 @@ class NodeThresholds:
     def of(self, node: str) -> Thresholds:
         th = self._by_node.get(node)
         if th is None:
-            groups = self.settings.groups_of(node) if self.settings is not None else ()
-            th = Thresholds.from_rules(self.settings.params(groups)) if groups else self.default
+            settings = self.settings
+            groups = settings.groups_of(node) if settings is not None else ()
+            th = Thresholds.from_rules(settings.params(groups)) if settings and groups else self.default
             self._by_node[node] = th
         return th
 
 
 def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DEFAULT) -> str:
     """The T.Limit margin decides where reported; the core temperature alone never says ``hot``
-    on a GPU with a margin (the rules' model, notes/gpu-telemetry.md §4)."""
+    on a GPU with a margin (the rules' model:
+    core/rules/thermal.py)."""
     if core_c is None and margin_c is None:
         return NA
     level = OK
@@ -70,21 +85,44 @@ def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DE
 def utilization(percent: float | None, t: Thresholds = DEFAULT) -> str:
     if percent is None:
         return NA
-    return IDLE if percent < t.util_idle_percent else OK
+    return IDLE if idle(percent) else OK
 
 
-def used(percent: float | None, warning: float = 90.0, critical: float = 95.0) -> str:
-    """Fullness of memory, a file system, a disk's busy time."""
+def used(percent: float | None, warning: float, critical: float) -> str:
+    """Fullness against a rule's two levels."""
     if percent is None:
         return NA
     return HOT if percent >= critical else WARM if percent >= warning else OK
 
 
-def pressure(percent: float | None) -> str:
-    """PSI ``some avg10``: 20 % is where the loader-starvation rule calls I/O the cause."""
-    if percent is None:
+def memory(percent: float | None, t: Thresholds = DEFAULT) -> str:
+    """Host memory used: hot where host_memory_low fires (MemAvailable below its level), warm
+    inside its clearing band."""
+    return used(percent, t.capacity.memory_warm_percent, t.capacity.memory_hot_percent)
+
+
+def filesystem(percent: float | None, t: Thresholds = DEFAULT) -> str:
+    return used(percent, t.capacity.fs_warm_percent, t.capacity.fs_hot_percent)
+
+
+def disk_busy(percent: float | None) -> str:
+    return used(percent, DISK_BUSY_WARM, DISK_BUSY_HOT)
+
+
+def pressure(resource: str, some: float | None, full: float | None, t: Thresholds = DEFAULT) -> str:
+    """PSI avg10 of ``resource``: warm where the loader-starvation rule names it the cause of a
+    starving GPU; hot where host_memory_low turns critical (memory ``full``)."""
+    if some is None:
         return NA
-    return HOT if percent >= 40 else WARM if percent >= 20 else OK
+    p = t.pressure
+    if resource == "memory" and full is not None and full >= t.capacity.psi_memory_full_percent:
+        return HOT
+    some_limit = {"cpu": p.cpu_some_percent, "io": p.io_some_percent}.get(resource, p.memory_some_percent)
+    if some >= some_limit:
+        return WARM
+    if resource == "io" and full is not None and full >= p.io_full_percent:
+        return WARM
+    return OK
 
 
 def status(word: str) -> str:

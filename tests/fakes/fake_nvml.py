@@ -9,6 +9,11 @@ captured GPU is repeated ``gpu_count`` times with distinct index, UUID and bus i
 Tests change the state between ticks: ``fake.gpus[i].row[field] = "91"``, ``fake.lose(i)``,
 ``fake.push_utilization(i, [...])``, ``fake.gpus[i].fields[field_id] = value`` for NVML-only
 field values the capture cannot hold.
+
+NVLink: a query-gpu capture holds none, so every GPU answers NOT_SUPPORTED (a PCIe card) until
+``fake.nvlink_from_smi(status, errors)`` gives each GPU the links of a real ``nvidia-smi nvlink
+-s`` / ``-e`` capture (parsed with the probe's own parser); ``gpu.nvlink`` can then be changed.
+``fake.nvlink_totals = False`` makes the per-GPU total fields unsupported (older drivers).
 """
 
 import types
@@ -16,6 +21,7 @@ import types
 import pynvml
 
 from dltui.node.probe import values
+from dltui.node.probe.nvlink_smi import parse_status
 from dltui.node.probe.smi import parse_compute_apps_csv, parse_query_csv
 
 MIB = 1024 * 1024
@@ -36,6 +42,7 @@ class FakeGpu:
         self.samples = []  # utilisation buffer: [(timestamp µs, percent)], oldest first
         self.fields = {}  # NVML field id -> value, for fields no capture holds
         self.processes = []  # [(pid, used bytes or None)]
+        self.nvlink = None  # None: no NVLink; else {"up": [...], "mbps": [...], "errors": {NVML counter: [...]}}
 
     def value(self, field, parse=values.number):
         """The captured value, or NotSupported where the capture says N/A."""
@@ -55,6 +62,7 @@ class FakeNvml:
         self.cuda_driver_version = 13010  # the H100 capture's host: R590 with CUDA 13.1
         self.init_calls = 0
         self.shutdown_calls = 0
+        self.nvlink_totals = True
         self.gpus = [FakeGpu(i, _distinct(row, i, gpu_count)) for i in range(gpu_count)]
         for index, changes in (overrides or {}).items():
             self.gpus[index].row.update(changes)
@@ -70,6 +78,21 @@ class FakeNvml:
 
     def lose(self, index):
         self.gpus[index].lost = True
+
+    def nvlink_from_smi(self, status_text, errors_text):
+        """Every GPU gets the links of the first GPU in the ``nvidia-smi nvlink -s`` capture,
+        all error counters at the capture's 0 (``errors_text`` must show every counter at 0)."""
+        assert "Errors: 0" in errors_text and not any(
+            line.split(":")[-1].strip() not in ("", "0") for line in errors_text.splitlines() if "Errors:" in line
+        )
+        links = next(iter(parse_status(status_text).values()))
+        for gpu in self.gpus:
+            count = len(links["links_up"])
+            gpu.nvlink = {
+                "up": list(links["links_up"]),
+                "mbps": [None if s is None else s * 1000 for s in links["link_speeds_gbytes_per_s"]],
+                "errors": {counter: [0] * count for counter in range(4)},  # NVML_NVLINK_ERROR_DL_*
+            }
 
     def push_utilization(self, index, percents, period_ms=1000.0 / 6):
         """Append readings to a GPU's utilisation buffer, ``period_ms`` apart."""
@@ -123,6 +146,8 @@ class FakeNvml:
                 used=used * MIB,
             )
 
+        nvlink_state, nvlink_error_counter, nvlink_field = _nvlink_calls(self, g)
+
         def field_values(h, field_ids):
             gpu = g(h)
             captured = {
@@ -158,11 +183,14 @@ class FakeNvml:
                 ),
             }
             answers = (nv.c_nvmlFieldValue_t * len(field_ids))()
-            for answer, field_id in zip(answers, field_ids):
-                answer.fieldId = field_id
+            for answer, asked in zip(answers, field_ids):
+                field_id, scope = asked if isinstance(asked, tuple) else (asked, 0)
+                answer.fieldId, answer.scopeId = field_id, scope
                 value, value_type = None, nv.NVML_VALUE_TYPE_SIGNED_INT
                 if field_id in gpu.fields:
                     value = gpu.fields[field_id]
+                elif nvlink_field(gpu, field_id, scope) is not None:
+                    value, value_type = nvlink_field(gpu, field_id, scope), nv.NVML_VALUE_TYPE_UNSIGNED_LONG_LONG
                 elif field_id in captured:
                     name, value_type, scale = captured[field_id]
                     number = values.number(gpu.row.get(name))
@@ -317,7 +345,47 @@ class FakeNvml:
             "nvmlDeviceGetCurrentEccMode": enable_state("ecc.mode.current"),
             "nvmlDeviceGetMigMode": mig_mode,
             "nvmlDeviceGetCudaComputeCapability": compute_capability,
+            "nvmlDeviceGetNvLinkState": nvlink_state,
+            "nvmlDeviceGetNvLinkErrorCounter": nvlink_error_counter,
         }
+
+
+def _nvlink_calls(fake, g):
+    """The NVLink functions of ``fake``'s GPUs: per-link state and error counters, field values."""
+    nv = pynvml
+
+    def nvlink(h, link):
+        gpu = g(h)
+        if gpu.nvlink is None:
+            raise _not_supported()
+        if link >= len(gpu.nvlink["up"]):
+            raise pynvml.NVMLError(nv.NVML_ERROR_INVALID_ARGUMENT)
+        return gpu.nvlink
+
+    def nvlink_state(h, link):
+        return nv.NVML_FEATURE_ENABLED if nvlink(h, link)["up"][link] else nv.NVML_FEATURE_DISABLED
+
+    def nvlink_error_counter(h, link, counter):
+        return nvlink(h, link)["errors"][counter][link]
+
+    def nvlink_field(gpu, field_id, scope):
+        """NVLink field values: per-link speed (scoped), per-GPU error totals."""
+        links = gpu.nvlink
+        if links is None:
+            return None
+        if field_id == nv.NVML_FI_DEV_NVLINK_GET_SPEED and scope < len(links["up"]):
+            return links["mbps"][scope] if links["up"][scope] else 0
+        totals = {
+            nv.NVML_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_REPLAY,
+            nv.NVML_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_RECOVERY,
+            nv.NVML_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_FLIT,
+            nv.NVML_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL: nv.NVML_NVLINK_ERROR_DL_CRC_DATA,
+        }
+        if field_id in totals and fake.nvlink_totals:
+            return sum(links["errors"][totals[field_id]])
+        return None
+
+    return nvlink_state, nvlink_error_counter, nvlink_field
 
 
 def _bytes(mib):

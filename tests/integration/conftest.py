@@ -15,6 +15,7 @@ import pytest
 from tests.needs import require
 
 from .sshd import SSHD, SYSTEM_PATH, SshLab
+from .systemd_node import SystemdNode, missing
 
 __all__ = ["require"]  # the integration tests import it from here
 
@@ -31,8 +32,9 @@ def build_lab(base: Path, extra_nodes: tuple[str, ...] = ()) -> SshLab:
 
 @pytest.fixture(scope="session")
 def shared_lab(tmp_path_factory):
-    """jump + gpu01 + gpu02 (+ nodes with a broken python3) for tests that do not kill servers."""
-    lab = build_lab(tmp_path_factory.mktemp("sshlab"), extra_nodes=("nopython", "garbage"))
+    """jump + gpu01 + gpu02 (+ nodes with a broken or slow python3) for tests that do not kill
+    servers."""
+    lab = build_lab(tmp_path_factory.mktemp("sshlab"), extra_nodes=("nopython", "garbage", "slowstart"))
     lab.nodes["nopython"].path = str(lab.nodes["nopython"].bin)  # a PATH with no python3 on it
     garbage = lab.nodes["garbage"].bin / "python3"
     garbage.write_text(
@@ -44,6 +46,14 @@ def shared_lab(tmp_path_factory):
         f"PATH={SYSTEM_PATH} exec python3 \"$@\"\n"
     )
     garbage.chmod(0o755)
+    slow = lab.nodes["slowstart"].bin / "python3"
+    slow.write_text(
+        "#!/bin/sh\n"
+        "# a node whose python3 takes seconds to start (a loaded machine, a cold file cache)\n"
+        "sleep 3\n"
+        f"PATH={SYSTEM_PATH} exec python3 \"$@\"\n"
+    )
+    slow.chmod(0o755)
     try:
         yield lab.start()
     finally:
@@ -71,3 +81,37 @@ def use_home(monkeypatch):
         return home
 
     return use
+
+
+# Two real systemd nodes shared by the systemd tests of every module (one boot per session).
+@pytest.fixture(scope="session")
+def sd_nodes(tmp_path_factory):
+    """Two real systemd nodes; on the second, dl_train.service cannot start."""
+    why = missing()
+    require(why is None, why or "")
+    base = tmp_path_factory.mktemp("sdclient")
+    nodes = []
+    try:
+        for i in range(2):
+            nodes.append(SystemdNode(base / f"n{i}", i).start())
+        nodes[1].exec(
+            [
+                "sh",
+                "-c",
+                "mkdir -p /etc/systemd/system/dl_train.service.d && printf "
+                "'[Service]\\nExecStart=\\n"
+                "ExecStart=/bin/sh -c \"echo CUDA error: no device >&2; exit 2\"\\n' "
+                "> /etc/systemd/system/dl_train.service.d/broken.conf && systemctl daemon-reload",
+            ]
+        )
+        # one ssh config naming both nodes
+        config = base / "ssh_config"
+        config.write_text("".join((n.base / "ssh_config").read_text() for n in nodes))
+        yield nodes, str(config)
+    finally:
+        for n in nodes:
+            n.close()
+        for n in nodes:
+            intact = n.canary_intact()
+            n.remove_canary()
+            assert intact, f"the host's /tmp lost {n.canary} while a systemd node ran"

@@ -1,4 +1,4 @@
-"""A network-namespace lab (root only), testing.md §5:
+"""A network-namespace lab (root only):
 
     [laptop] lap0 10.77.1.1 ==veth== jmp0 10.77.1.2 [jump: sshd :22, br0 10.77.0.1/24]
                                        br0 -- v-gpu01 ==veth== eth0 10.77.0.2 [gpu01: sshd :22]

@@ -1,7 +1,7 @@
 """Real OpenSSH servers for tests: one ``sshd`` per node, on loopback or inside a network
 namespace, plus a client home (``~/.ssh`` with a key, a config and known_hosts).
 
-Recipes and figures: ``shared/notes/testing.md`` §2-§3. Each node has its own directory
+Each node has its own directory
 (host key, sshd_config, pid file, log, ``home/``, ``bin/``); ``SetEnv`` gives the node's
 sessions that ``HOME`` (no ``.bashrc`` to slow them) and a ``PATH`` starting with ``bin/``,
 where a test puts the node's tools (a fake ``nvidia-smi``, a ``python3`` wrapper).

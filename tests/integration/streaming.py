@@ -12,8 +12,9 @@ from typing import Callable
 
 import psutil
 
+from dltui.core.rules import build_engine
 from dltui.core.state import FleetState
-from dltui.transport.ssh.fleet import SshFleet
+from dltui.transport.ssh.fleet import ProbeExtras, SshFleet
 from dltui.transport.ssh.options import SshOptions
 
 WAIT_LIMIT_S = 30.0
@@ -29,10 +30,10 @@ def tcp_connections_to(port: int) -> int:
 
 
 class RecordingFleet(FleetState):
-    """FleetState that also keeps every status report, in order."""
+    """FleetState (with the real rules engine) that also keeps every status report, in order."""
 
     def __init__(self, names):
-        super().__init__(names)
+        super().__init__(names, engine=build_engine())
         self.statuses: list[tuple[str, str, str | None]] = []
         self.hellos: dict[str, int] = {name: 0 for name in names}
 
@@ -58,8 +59,15 @@ class RecordingFleet(FleetState):
 class Streaming:
     """``async with Streaming(hosts, options) as s:`` runs the fleet until the block ends."""
 
-    def __init__(self, hosts: list[str], options: SshOptions | None = None, interval_s: float = 0.2):
-        self.fleet = SshFleet(hosts, interval_s, options or SshOptions())
+    def __init__(
+        self,
+        hosts: list[str],
+        options: SshOptions | None = None,
+        interval_s: float = 0.2,
+        probe: ProbeExtras | None = None,
+    ):
+        extras = (lambda name: probe) if probe is not None else None
+        self.fleet = SshFleet(hosts, interval_s, options or SshOptions(), extras)
         self.state = RecordingFleet(hosts)
         self.task: asyncio.Task | None = None
 
@@ -81,6 +89,7 @@ class Streaming:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + limit_s
         while not condition(self.state):
+            self.state.tick()  # the redraw tick: the rules judged on time (node_unreachable)
             if self.task is not None and self.task.done():
                 self.task.result()  # a transport that crashed: show its exception
                 raise AssertionError(f"the fleet stopped before {what}: {self.state.describe()}")

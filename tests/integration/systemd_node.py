@@ -19,7 +19,8 @@ Why each safety point (a naive ``unshare … systemd`` on the host's root once l
 Inside: ``dl_train.service`` (Restart=always, a fake training loop that writes checkpoints),
 ``broken.service`` (fails at start), ``hang.service`` (its stop hangs), an operator ``ops``
 (groups systemd-journal) whose sudoers line allows exactly ``SUDO_ALLOWED`` and nothing else,
-and ``dl_eval.service`` which that line does not allow.
+``dl_eval.service``, ``eval@.service`` and ``dl\x2dsmoke.service`` which that line does not
+allow, and ``once.service`` (fails at once, each run naming its InvocationID).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ SUDO_ALLOWED = (
     f"{SYSTEMCTL} stop dl_train.service",
     f"{SYSTEMCTL} restart broken.service",
     f"{SYSTEMCTL} restart hang.service",
+    f"{SYSTEMCTL} start once.service",
 )
 CAP_DROP = (
     "-sys_time,-sys_module,-sys_rawio,-syslog,-mac_admin,-mac_override,-wake_alarm,-block_suspend,"
@@ -96,6 +98,30 @@ UNITS = {
         [Service]
         ExecStart=/bin/sh -c 'while true; do echo eval; sleep 2; done'
         Restart=always
+    """,
+    # Fails at once, once per start (no Restart=), naming its own invocation: a run's journal
+    # must be that run's.
+    "once.service": """
+        [Unit]
+        Description=job that fails at once, saying which run it is (dltui test)
+        StartLimitIntervalSec=0
+        [Service]
+        Type=exec
+        ExecStart=/bin/sh -c 'echo "run $$INVOCATION_ID: CUDA error: no device"; exit 2'
+    """,
+    # A template and a name with a systemd escape: the sudoers line and polkit rule dltui
+    # suggests must allow exactly them.
+    "eval@.service": """
+        [Unit]
+        Description=fake evaluation instance %i (dltui test)
+        [Service]
+        ExecStart=/bin/sleep infinity
+    """,
+    "dl\\x2dsmoke.service": """
+        [Unit]
+        Description=fake smoke job with an escaped name (dltui test)
+        [Service]
+        ExecStart=/bin/sleep infinity
     """,
     # Its stop never finishes: a restart of it hangs.
     "hang.service": """
@@ -360,49 +386,16 @@ class SystemdNode:
             raise SystemdNodeError("the node's setup did not exec systemd: " + self._log())
         if _comm(self.pid) != "systemd":
             raise SystemdNodeError("the node's setup failed: " + self._log())
-        subprocess.run(
-            [
-                "ip",
-                "link",
-                "add",
-                self.veth,
-                "type",
-                "veth",
-                "peer",
-                "name",
-                "host0",
-                "netns",
-                str(self.pid),
-            ],
-            check=True,
-        )
-        subprocess.run(["ip", "addr", "add", f"{self.host_ip}/30", "dev", self.veth], check=True)
-        subprocess.run(["ip", "link", "set", self.veth, "up"], check=True)
-        subprocess.run(
-            [
-                "nsenter",
-                "-t",
-                str(self.pid),
-                "-n",
-                "ip",
-                "addr",
-                "add",
-                f"{self.ip}/30",
-                "dev",
-                "host0",
-            ],
-            check=True,
-        )
-        subprocess.run(
-            ["nsenter", "-t", str(self.pid), "-n", "ip", "link", "set", "host0", "up"], check=True
-        )
+        _wire_network(self.pid, self.veth, self.host_ip, self.ip)
         state = ""
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             state = self.exec(
                 ["systemctl", "is-system-running", "--wait"], timeout=90, check=False
             ).stdout.strip()
-            if state:
+            # "offline": PID 1 not answering yet (a loaded machine asks early); --wait only
+            # waits out "initializing" and "starting"
+            if state and state != "offline":
                 break
             time.sleep(0.1)
         self.boot_s = time.monotonic() - started
@@ -422,20 +415,10 @@ class SystemdNode:
             raise SystemdNodeError("sshd did not start inside the node")
 
     def _child_of(self, ppid: int) -> int:
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                kids = Path(f"/proc/{ppid}/task/{ppid}/children").read_text().split()
-            except OSError:
-                kids = []
-            if kids and _comm(int(kids[0])) != "unshare":
-                return int(kids[0])
-            if kids:  # unshare forked; its child is the node's PID 1
-                grand = Path(f"/proc/{kids[0]}/task/{kids[0]}/children").read_text().split()
-                if grand:
-                    return int(grand[0])
-            time.sleep(0.02)
-        raise SystemdNodeError("the node's PID 1 did not start: " + self._log())
+        pid = _pid1_of(ppid)
+        if pid is None:
+            raise SystemdNodeError("the node's PID 1 did not start: " + self._log())
+        return pid
 
     def _leave_cgroups(self, pid: int) -> None:
         """Move the launcher (host PID namespace) back out of the node's cgroups."""
@@ -585,6 +568,38 @@ class SystemdNode:
                 return True
             time.sleep(0.05)
         return cond()
+
+
+def _wire_network(pid: int, veth: str, host_ip: str, ip: str) -> None:
+    """A veth pair: ``veth`` here with ``host_ip``, ``host0`` in the node's namespace with
+    ``ip`` (a /30 of the node's own: nothing else is reachable from it)."""
+    subprocess.run(
+        ["ip", "link", "add", veth, "type", "veth", "peer", "name", "host0", "netns", str(pid)],
+        check=True,
+    )
+    subprocess.run(["ip", "addr", "add", f"{host_ip}/30", "dev", veth], check=True)
+    subprocess.run(["ip", "link", "set", veth, "up"], check=True)
+    inside = ["nsenter", "-t", str(pid), "-n", "ip"]
+    subprocess.run([*inside, "addr", "add", f"{ip}/30", "dev", "host0"], check=True)
+    subprocess.run([*inside, "link", "set", "host0", "up"], check=True)
+
+
+def _pid1_of(ppid: int) -> int | None:
+    """The node's PID 1 started by the launcher ``ppid`` (through unshare's fork), or None."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            kids = Path(f"/proc/{ppid}/task/{ppid}/children").read_text().split()
+        except OSError:
+            kids = []
+        if kids and _comm(int(kids[0])) != "unshare":
+            return int(kids[0])
+        if kids:  # unshare forked; its child is the node's PID 1
+            grand = Path(f"/proc/{kids[0]}/task/{kids[0]}/children").read_text().split()
+            if grand:
+                return int(grand[0])
+        time.sleep(0.02)
+    return None
 
 
 def _free_subnet(index: int) -> str:

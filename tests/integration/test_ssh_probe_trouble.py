@@ -48,3 +48,26 @@ async def test_garbage_lines_are_counted_and_streaming_continues(shared_lab, tmp
             "(Expecting value: line 1 column 1 (char 0))"
         ]
         assert s.state.nodes["gpu01"].malformed_lines == 0
+
+
+async def test_a_node_without_systemd_is_said_once_a_session_as_information(shared_lab, tmp_path, use_home):
+    """These loopback nodes run without systemd as PID 1, like a container: the probe asked
+    for a unit says so once, as info; the probe a reconnect starts says it again, unheard."""
+    if os.path.exists("/run/systemd/system"):
+        pytest.skip("this machine runs systemd as PID 1: its nodes have systemd")
+    use_home(shared_lab.make_home(tmp_path))
+    gpu01 = shared_lab.nodes["gpu01"]
+
+    def notes(f) -> list:
+        return [e for e in f.nodes["gpu01"].timeline if "unit state is not read" in e.message]
+
+    async with Streaming(["gpu01"], probe=(("dl_train.service",), None)) as s:
+        await s.until(lambda f: notes(f), "the note about systemd")
+        for probe in gpu01.probe_processes():  # the probe dies: a new session, a new probe
+            probe.kill()
+        await s.until(lambda f: f.hellos["gpu01"] == 2, "the second session's hello")
+        await s.until_samples(["gpu01"], 3)
+    (note,) = notes(s.state)
+    assert (note.kind, note.severity) == ("units", "info")
+    assert note.message.startswith(("no systemd on this node (", "no systemctl on this node"))
+    assert not [e for e in s.state.nodes["gpu01"].timeline if e.kind == "probe-error"]

@@ -45,13 +45,23 @@ async def test_jump_crash_makes_every_node_unreachable_via_jump_and_all_recover(
         await s.until(lambda f: all(len(f.seen(n, st.UNREACHABLE)) >= 2 for n in BOTH), "two failed tries each")
         for name in BOTH:
             lost, refused = s.state.seen(name, st.UNREACHABLE)[:2]
-            assert lost.startswith(f"unreachable via jump jump: lost the connection to 127.0.0.1:{jump.port}; retrying at ")
+            assert lost.startswith(f"jump host jump: lost the connection to 127.0.0.1:{jump.port}; retrying at ")
             assert refused.startswith(
-                f"unreachable via jump jump: 127.0.0.1:{jump.port} refused the connection (sshd not running?); retrying at "
+                f"jump host jump: 127.0.0.1:{jump.port} refused the connection (sshd not running?); retrying at "
             )
             assert refused.endswith(" (attempt 2)")
+            assert s.state.nodes[name].alerts[("node_unreachable", None)].severity == "critical"
         jump.start()
         await s.until(lambda f: all(n.status == st.OK for n in f), "both nodes back")
         await s.until_samples(BOTH, 2)
         assert [s.state.hellos[n] for n in BOTH] == [2, 2]
         assert tcp_connections_to(jump.port) == 1  # shared again after the recovery
+        for name in BOTH:  # one event, one line: the loss once (not per retry, not as an alert too), the return
+            node = s.state.nodes[name]
+            lines = [(e.kind, e.message) for e in node.timeline if e.kind == "status" or e.rule == "node_unreachable"]
+            assert lines[1:] == [
+                ("status", f"unreachable: jump host jump: lost the connection to 127.0.0.1:{jump.port}"),
+                ("status", lines[2][1]),
+            ]
+            assert lines[2][1].startswith("ok: reconnected after ")
+            assert ("node_unreachable", None) not in node.alerts

@@ -48,9 +48,11 @@ async def test_nodes_sample_at_the_same_wall_clock_instants(shared_lab, tmp_path
         await s.until_samples(["gpu01", "gpu02"], 5)
         times = {name: s.state.nodes[name].history.time.values()[1:] for name in ("gpu01", "gpu02")}
     for name, stamps in times.items():
-        # a tick wakes within a few ms of its second; 100 ms leaves room for a loaded machine
-        # (unaligned, 4 samples would all land this close with a chance of 1 in 625)
-        assert all(abs(t - round(t)) < 0.1 for t in stamps), (name, stamps)
+        # a tick wakes within a few ms of its second; the median of the offsets stays there
+        # on a loaded machine where one wake-up may come late (unaligned, the median of 4
+        # random offsets lands within 100 ms of a second about 1 time in 20)
+        offsets = sorted(abs(t - round(t)) for t in stamps)
+        assert offsets[len(offsets) // 2] < 0.1, (name, stamps)
     assert len({round(t) for t in times["gpu01"]} & {round(t) for t in times["gpu02"]}) >= 3
 
 
@@ -125,6 +127,16 @@ def test_snapshot_json_from_two_nodes_fake_smi(shared_lab, tmp_path):
         assert node["malformed_lines"] == 0
 
 
+def test_snapshot_waits_for_a_node_still_starting_its_probe(shared_lab, tmp_path):
+    """slowstart's python3 needs 3 s to start: longer than the 1.5 s window. The snapshot
+    waits for it (as for a node slow to connect) instead of reporting it silent."""
+    done = run_snapshot(shared_lab.make_home(tmp_path), "slowstart")
+    assert done.returncode == 0, done.stderr + done.stdout
+    (node,) = json.loads(done.stdout)["nodes"]
+    assert (node["status"], node["error"]) == ("ok", None)
+    assert node["sample"]["cpu"]["total_percent"] is not None  # two samples: rates too
+
+
 def test_snapshot_exits_3_when_a_node_is_down(shared_lab, tmp_path):
     home = shared_lab.make_home(tmp_path)
     with open(home / ".ssh" / "config", "a") as cfg:  # a node behind the jump with no sshd
@@ -134,5 +146,25 @@ def test_snapshot_exits_3_when_a_node_is_down(shared_lab, tmp_path):
     nodes = {n["name"]: n for n in json.loads(done.stdout)["nodes"]}
     assert nodes["gpu01"]["status"] == "ok"
     assert nodes["gpu09"]["status"] == "unreachable"
-    assert nodes["gpu09"]["error"].startswith("the jump host cannot reach 127.0.0.1:1: Connection refused; retrying at ")
+    # what failed, without the plan to retry (the snapshot stops trying when it ends)
+    assert nodes["gpu09"]["error"] == "the jump host cannot reach 127.0.0.1:1: Connection refused"
+    assert nodes["gpu09"]["alerts"] == []  # UNKNOWN: its status says so, not a critical finding
     assert nodes["gpu09"]["sample"] is None
+
+
+async def test_the_running_probe_is_told_a_new_interval_not_restarted_fake_smi(shared_lab, tmp_path, use_home):
+    """The dashboard's + / -: the interval goes down the probe's stdin; the same probe process
+    takes it at its next tick and says so (an ``interval`` event), and the node's interval
+    follows (stale-node timing, the header)."""
+    use_home(shared_lab.make_home(tmp_path))
+    gpu01 = shared_lab.nodes["gpu01"]
+    async with Streaming(["gpu01"], interval_s=0.2) as s:
+        await s.until_samples(["gpu01"], 2)
+        [probe] = gpu01.probe_processes()
+        s.fleet.set_interval(0.5)
+        await s.until(lambda f: f.nodes["gpu01"].interval_s == 0.5, "the node to take 0.5 s")
+        await s.until_samples(["gpu01"], 2)
+        assert gpu01.probe_processes() == [probe]  # told, not restarted
+        told = [e for e in s.state.nodes["gpu01"].timeline if e.kind == "interval"]
+        assert [e.message for e in told] == ["sampling every 0.5 s"]
+        assert s.fleet.links["gpu01"].command.split("--interval ")[1].startswith("0.5")  # a reconnect keeps it

@@ -56,7 +56,7 @@ async def test_unknown_jump_host_key_blocks_every_node_behind_it(shared_lab, tmp
         await s.until(lambda f: all(n.status == st.HOST_KEY_UNKNOWN for n in f), "both nodes refused")
         for name in ("gpu01", "gpu02"):
             assert s.state.nodes[name].reason.startswith(
-                f"jump jump: host key of [127.0.0.1]:{jump.port} is not in "
+                f"jump host jump: host key of [127.0.0.1]:{jump.port} is not in "
             )
             assert jump.fingerprint() in s.state.nodes[name].reason
 
@@ -89,7 +89,7 @@ async def test_wrong_client_key_is_auth_failed(shared_lab, tmp_path, use_home):
         reason = s.state.nodes["gpu01"].reason
     user, port = shared_lab.user, shared_lab.nodes["jump"].port
     assert reason.startswith(
-        f"jump jump: {user}@127.0.0.1:{port} refused every key offered: check the key (-i or IdentityFile) "
+        f"jump host jump: {user}@127.0.0.1:{port} refused every key offered: check the key (-i or IdentityFile) "
         "and the node's authorized_keys; retrying at "
     )
 
@@ -102,7 +102,7 @@ async def test_passphrase_protected_key_without_agent_is_auth_failed_not_a_promp
         await s.until(lambda f: f.nodes["gpu01"].status == st.AUTH_FAILED, "gpu01 auth-failed")
         reason = s.state.nodes["gpu01"].reason
     assert reason.startswith(
-        f"jump jump: {shared_lab.user}@127.0.0.1:{shared_lab.nodes['jump'].port} refused every key offered; "
+        f"jump host jump: {shared_lab.user}@127.0.0.1:{shared_lab.nodes['jump'].port} refused every key offered; "
         "~/.ssh/id_ed25519 needs a passphrase, which dltui never asks for: add it to the agent with ssh-add "
         "(the agent is not running); retrying at "
     )
@@ -127,7 +127,7 @@ async def test_identity_file_and_user_known_hosts_file_from_the_config_are_used(
     async with Streaming(["gpu01"], options) as s:
         await s.until(lambda f: f.nodes["gpu01"].status == st.HOST_KEY_UNKNOWN, "jump refused")
         assert s.state.nodes["gpu01"].reason.startswith(
-            f"jump jump: host key of [127.0.0.1]:{shared_lab.nodes['jump'].port} is not in {tmp_path}/empty-known-hosts ("
+            f"jump host jump: host key of [127.0.0.1]:{shared_lab.nodes['jump'].port} is not in {tmp_path}/empty-known-hosts ("
         )
 
 
@@ -139,5 +139,5 @@ async def test_an_unreadable_known_hosts_refuses_plainly_and_the_fleet_keeps_ret
     async with Streaming(["gpu01", "gpu02"]) as s:
         await s.until(lambda f: all(n.status == st.HOST_KEY_UNKNOWN for n in f), "both nodes refused")
         reason = s.state.nodes["gpu01"].reason
-    assert reason.startswith("jump jump: cannot read known_hosts: [Errno 21] Is a directory: ")
+    assert reason.startswith("jump host jump: cannot read known_hosts: [Errno 21] Is a directory: ")
     assert "retrying at " in reason

@@ -4,9 +4,11 @@ operator with sudo -n, verified against InvocationID / ActiveState / NRestarts, 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -25,45 +27,11 @@ from dltui.transport.command import TIMED_OUT, LocalRunner
 from dltui.transport.ssh.commands import SshCommands
 from dltui.transport.ssh.options import SshOptions
 
-from .conftest import require
-from .systemd_node import SYSTEMCTL, SystemdNode, missing
+from .systemd_node import SYSTEMCTL
 
 pytestmark = pytest.mark.systemd
 
 FAST = ActionSettings(settle_s=2.0, start_wait_s=15.0, timeout_s=20.0)
-
-
-@pytest.fixture(scope="session")
-def sd_nodes(tmp_path_factory):
-    """Two real systemd nodes; on the second, dl_train.service cannot start."""
-    why = missing()
-    require(why is None, why or "")
-    base = tmp_path_factory.mktemp("sdclient")
-    nodes = []
-    try:
-        for i in range(2):
-            nodes.append(SystemdNode(base / f"n{i}", i).start())
-        nodes[1].exec(
-            [
-                "sh",
-                "-c",
-                "mkdir -p /etc/systemd/system/dl_train.service.d && printf "
-                "'[Service]\\nExecStart=\\n"
-                "ExecStart=/bin/sh -c \"echo CUDA error: no device >&2; exit 2\"\\n' "
-                "> /etc/systemd/system/dl_train.service.d/broken.conf && systemctl daemon-reload",
-            ]
-        )
-        # one ssh config naming both nodes
-        config = base / "ssh_config"
-        config.write_text("".join((n.base / "ssh_config").read_text() for n in nodes))
-        yield nodes, str(config)
-    finally:
-        for n in nodes:
-            n.close()
-        for n in nodes:
-            intact = n.canary_intact()
-            n.remove_canary()
-            assert intact, f"the host's /tmp lost {n.canary} while a systemd node ran"
 
 
 @pytest.fixture
@@ -144,34 +112,95 @@ def test_a_unit_that_fails_to_start_is_reported_with_its_journal(client):
     )
 
 
-def test_sudo_refusal_is_a_plain_message_and_the_suggested_line_works(client):
+UNUSUAL_UNITS = ("dl_eval.service", "eval@1.service", "dl\\x2dsmoke.service")  # plain, instance, escaped
+
+
+@pytest.mark.parametrize("unit", UNUSUAL_UNITS)
+def test_sudo_refusal_says_the_command_once_and_the_suggested_line_works_verbatim(client, unit):
+    """sudo matches arguments with fnmatch: the line dltui prints, installed as printed, must
+    allow exactly this command for every name systemd accepts (an instance, a \\x2d escape)."""
     nodes, options, audit = client
     node = nodes[0]
     original = node.sudoers_text()
     try:
-        refused = asyncio.run(
-            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
-        )
+        refused = asyncio.run(_with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit)))
         assert refused.outcome == NOT_PERMITTED
-        assert (
-            "a password is required" in refused.message
-            and "never types a password" in refused.message
-        )
+        assert "a password is required" in refused.message and "never types a password" in refused.message
         line = refused.details[0]
-        assert line == f"ops ALL=(root) NOPASSWD: {SYSTEMCTL} start dl_eval.service"
-        assert node.show("dl_eval.service", "ActiveState") == "inactive"  # nothing happened
+        assert line.startswith(f"ops ALL=(root) NOPASSWD: {SYSTEMCTL} start ")
+        said = "\n".join([refused.message, *refused.details])
+        assert said.count(SYSTEMCTL) == 1  # the command is quoted once: in the line allowing it
+        assert node.show(unit, "ActiveState") == "inactive"  # nothing happened
         node.install_sudoers_text(original + line + "\n")
-        done = asyncio.run(
-            _with(options, audit, lambda s: s.unit_change("sdnode0", "start", "dl_eval.service"))
-        )
+        done = asyncio.run(_with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit)))
         assert done.outcome == OK, done
-        assert node.show("dl_eval.service", "ActiveState") == "active"
-        # sudo still refuses everything else
-        other = node.exec(["sudo", "-n", SYSTEMCTL, "stop", "ssh.service"], user="ops", check=False)
-        assert other.returncode != 0
+        assert node.show(unit, "ActiveState") == "active"
+        # exactly that command: not another verb, not a look-alike unit
+        for argv in (["stop", unit], ["start", "eval@3.service"], ["start", "dlx2dsmoke.service"]):
+            other = node.exec(["sudo", "-n", SYSTEMCTL, *argv], user="ops", check=False)
+            assert other.returncode != 0, argv
     finally:
         node.install_sudoers_text(original)
-        node.exec(["systemctl", "stop", "dl_eval.service"], check=False)
+        node.exec(["systemctl", "stop", unit], check=False)
+
+
+def test_the_suggested_polkit_rule_works_as_printed_for_an_escaped_and_an_instance_name(client):
+    """Without sudo ([actions] privilege = "polkit"): the node's own polkitd (polkitd 122,
+    its JavaScript engine) runs the rule dltui prints, written to rules.d as printed."""
+    nodes, options, audit = client
+    node = nodes[0]
+    settings = dataclasses.replace(FAST, privilege="polkit")
+    rules = "/etc/polkit-1/rules.d/60-dltui-test.rules"
+    try:
+        for unit in ("dl\\x2dsmoke.service", "eval@2.service"):
+            refused = asyncio.run(
+                _with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit), settings)
+            )
+            assert refused.outcome == NOT_PERMITTED, refused
+            assert refused.message.startswith("polkit refused (")
+            (rule,) = refused.details
+            node.exec(["sh", "-c", f"cat >> {rules}"], input=rule + "\n")
+            done = refused
+            for _ in range(20):  # polkitd reloads its rules when the folder changes
+                done = asyncio.run(
+                    _with(options, audit, lambda s: s.unit_change("sdnode0", "start", unit), settings)
+                )
+                if done.outcome == OK:
+                    break
+                time.sleep(0.5)
+            assert done.outcome == OK, done
+            assert node.show(unit, "ActiveState") == "active"
+            stop = node.exec(["systemctl", "--no-ask-password", "stop", unit], user="ops", check=False)
+            assert stop.returncode != 0  # the rule allows that verb on that unit, nothing else
+    finally:
+        node.exec(["rm", "-f", rules], check=False)
+        for unit in ("dl\\x2dsmoke.service", "eval@2.service"):
+            node.exec(["systemctl", "stop", unit], check=False)
+
+
+def test_each_failed_start_shows_that_runs_journal_and_no_earlier_run(client):
+    """once.service fails at once, each run printing its own InvocationID: after every one of
+    many failed starts, the lines shown are that run's (tagged or not by journald), never an
+    earlier run's, under a line saying which run they are."""
+    nodes, options, audit = client
+    runs = []
+
+    async def starts(service):
+        out = []
+        for _ in range(6):
+            out.append(await service.unit_change("sdnode0", "start", "once.service"))
+        return out
+
+    for result in asyncio.run(_with(options, audit, starts)):
+        assert result.outcome == FAILED, result
+        run = result.unit.invocation_id
+        assert run and run not in runs
+        runs.append(run)
+        label, *lines = result.details
+        assert label.startswith(f"(this run's journal (InvocationID {run[:8]}")
+        said = [line for line in lines if " run " in line and "CUDA error" in line]
+        assert said and all(f"run {run}:" in line for line in said), result.details
+        assert not any(earlier in line for earlier in runs[:-1] for line in lines)
 
 
 def test_read_only_refuses_and_sends_nothing(client):
@@ -427,8 +456,12 @@ def test_the_journal_is_followed_after_its_cursor(client):
             follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
             first = await follower.poll()
             assert len(first) == 5 and follower.cursor and follower.problem is None
-            await asyncio.sleep(2.5)  # the unit prints a line a second
-            later = await follower.poll()
+            later: list[str] = []
+            for _ in range(60):  # the unit prints a line a second: until one is new
+                await asyncio.sleep(0.5)
+                later = await follower.poll()
+                if later:
+                    break
             assert later and not set(later) & set(first)
             assert any("step " in line for line in later)
         finally:
@@ -482,6 +515,56 @@ def test_a_unit_held_by_its_start_limit_is_named_with_what_to_do(client):
                 "{ systemctl reset-failed broken.service || true; }",
             ]
         )
+
+
+def test_export_serves_the_training_unit_and_checkpoint_age_of_a_real_node(sd_nodes, tmp_path):
+    """`dltui export` builds its fleet in dltui.wiring like the dashboard: the probe is given
+    the group's units and checkpoint glob, so /metrics carries the unit's state (the Prometheus
+    way: a series per state) and restarts, and the newest checkpoint's age; promtool accepts
+    the page; SIGTERM stops it cleanly."""
+    import re
+    import signal
+    import time
+    import urllib.request
+
+    from tests.prometheus.tools import free_port, promtool_check
+
+    nodes, ssh_config = sd_nodes
+    (tmp_path / "config.toml").write_text(
+        '[groups.train]\nhosts = ["sdnode0"]\nunits = ["dl_train.service"]\ncheckpoint = "/var/lib/ckpt/*.pt"\n'
+    )
+    port = free_port()
+    env = dict(os.environ, HOME=str(tmp_path), XDG_STATE_HOME=str(tmp_path / "state"))
+    env.pop("SSH_AUTH_SOCK", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dltui", "export", "sdnode0", "-F", ssh_config, "--config",
+         str(tmp_path / "config.toml"), "--listen", f"127.0.0.1:{port}", "--interval", "0.5"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    page = ""
+    try:
+        deadline = time.monotonic() + 60
+        while "dltui_checkpoint_age_seconds{" not in page or "dltui_unit_active{" not in page:
+            assert time.monotonic() < deadline and proc.poll() is None, page[-2000:]
+            time.sleep(0.5)
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+            except OSError:
+                continue
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    unit = 'node="sdnode0",unit="dl_train.service"'
+    assert f"dltui_unit_active{{{unit}}} 1" in page
+    assert f'dltui_unit_state{{{unit},state="active"}} 1' in page
+    assert f'dltui_unit_state{{{unit},state="failed"}} 0' in page
+    assert re.search(rf"dltui_unit_restarts_total\{{{unit}\}} \d+", page)
+    age = re.search(r'dltui_checkpoint_age_seconds\{node="sdnode0",glob="/var/lib/ckpt/\*\.pt"\} ([0-9.e+-]+)', page)
+    assert age and 0 <= float(age.group(1)) < 60  # the fake job checkpoints every 5 s
+    check = promtool_check(page)
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert proc.returncode == 0, err
 
 
 # -- audit first: nothing is sent without its record; a kill mid-action is recorded ---------

@@ -3,6 +3,8 @@ and a page that ``promtool check metrics`` (the real tool) accepts."""
 
 from __future__ import annotations
 
+import pytest
+
 from dltui.core import status as st
 from dltui.core.models import FilesystemSample, GpuFacts, GpuSample, MemorySample, NodeFacts, Sample
 from dltui.core.rules import build_engine
@@ -105,6 +107,27 @@ def test_no_label_names_a_process():
     assert check.returncode == 0, check.stdout + check.stderr
 
 
+def test_a_units_state_is_one_series_per_systemd_state_and_its_restarts_a_counter():
+    """The demo's crash-looping training unit, the Prometheus way: dltui_unit_state has a
+    series per ActiveState word, 1 on the unit's own; restarts are a counter."""
+    demo = DemoTransport(nodes=12, gpus=2)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 30)
+    text = render(fleet)
+    s = _series(text)
+    units = {(k.split('node="')[1].split('"')[0], k.split('unit="')[1].split('"')[0]) for k in s if k.startswith("dltui_unit_state{")}
+    assert units, "the demo's nodes report their training unit"
+    for node, unit in units:
+        states = {k: v for k, v in s.items() if k.startswith(f'dltui_unit_state{{node="{node}",unit="{unit}",')}
+        assert sorted(states.values()) == [0] * (len(states) - 1) + [1]
+        active = s[f'dltui_unit_active{{node="{node}",unit="{unit}"}}']
+        assert active == s[f'dltui_unit_state{{node="{node}",unit="{unit}",state="active"}}']
+        assert f'dltui_unit_restarts_total{{node="{node}",unit="{unit}"}}' in s
+    assert "# TYPE dltui_unit_restarts_total counter" in text
+    check = promtool_check(text)
+    assert check.returncode == 0, check.stdout + check.stderr
+
+
 def test_cached_page_renders_once_per_fleet_change():
     demo = DemoTransport(nodes=2, gpus=2)
     fleet = FleetState(demo.names, clock=demo.clock)
@@ -114,3 +137,28 @@ def test_cached_page_renders_once_per_fleet_change():
     assert page.body() is first and page.renders == 1
     demo.step_into(fleet, 1)
     assert page.body() != first and page.renders == 2
+
+
+def test_drives_and_the_stack_in_base_units_and_promtool_accepts_them():
+    """The demo fleet's gpu10 (a drive with NVMe critical warning 0x04, 38 media errors) and
+    gpu11 (driver not held): SMART as ratios, counters and an info series; the stack as 0/1."""
+    demo = DemoTransport(nodes=12, gpus=2)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 10)
+    text = render(fleet)
+    s = _series(text)
+    nvme1 = 'node="gpu10",device="/dev/nvme1"'
+    assert s[f"dltui_drive_smart_passed{{{nvme1}}}"] == 0
+    assert s[f"dltui_drive_critical_warning{{{nvme1}}}"] == 4
+    assert s[f"dltui_drive_available_spare_ratio{{{nvme1}}}"] == pytest.approx(0.62)
+    assert s[f"dltui_drive_endurance_used_ratio{{{nvme1}}}"] == pytest.approx(0.41)
+    assert s[f"dltui_drive_media_errors_total{{{nvme1}}}"] == 38
+    assert s[f"dltui_drive_power_on_seconds_total{{{nvme1}}}"] == 11241 * 3600
+    info = [k for k in s if k.startswith(f"dltui_drive_info{{{nvme1},")]
+    assert info == [f'dltui_drive_info{{{nvme1},model="SAMSUNG MZQL27T6HBLA-00A07",'
+                    'serial="S601NA0W20028",type="nvme",protocol="NVMe"}']
+    assert "dltui_drive_pending_sectors" not in text  # NVMe drives have no ATA attributes: absent
+    assert s['dltui_stack_driver_held{node="gpu11"}'] == 0 and s['dltui_stack_driver_held{node="gpu10"}'] == 1
+    assert s['dltui_stack_reboot_pending{node="gpu11"}'] == 0
+    check = promtool_check(text)
+    assert check.returncode == 0, check.stdout + check.stderr

@@ -97,3 +97,55 @@ def test_a_query_prometheus_refuses_is_unknown_with_prometheus_own_words(prometh
     assert node["status"] == "unreachable"
     assert node["error"].startswith(f"Prometheus at {url} refused a query: ")
     assert "missing closing )" in node["error"]
+
+
+async def test_only_hosts_with_node_or_dcgm_series_are_nodes_and_a_node_gone_is_unreachable(tmp_path):
+    """A real Prometheus scraping itself, a real ``dltui export``, a blackbox-style prober page
+    and a real node_exporter: one node (node_exporter's host), not four "ok" nodes without
+    data. When that node_exporter dies, its node is unreachable with the reason, not gone."""
+    from dltui.core import status as st
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.transport.prometheus import PrometheusTransport
+
+    from .tools import Daemon, Endpoint, query, start_node_exporter, start_prometheus, wait_http, wait_query
+
+    export_addr = f"127.0.0.1:{free_port()}"
+    exporter = Daemon(
+        [sys.executable, "-m", "dltui", "export", "--listen", export_addr],
+        tmp_path / "export.log",
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        cwd=REPO,
+    )
+    prober = Endpoint('probe_success{target="gpu01:22"} 1\nprobe_duration_seconds 0.004\n')
+    node_exporter = prom = None
+    try:
+        wait_http(f"http://{export_addr}/metrics", "dltui export", exporter.proc, exporter.log)
+        node_exporter, node_addr = start_node_exporter(tmp_path)
+        prom_port = free_port()
+        prom, url = start_prometheus(
+            tmp_path / "prom",
+            {"prometheus": [f"127.0.0.1:{prom_port}"], "dltui": [export_addr], "blackbox": [prober.address],
+             "node": [node_addr]},
+            port=prom_port,
+        )
+        wait_query(url, "up", lambda r: len(r) == 4 and all(s["value"][1] == "1" for s in r))
+        wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
+        transport = PrometheusTransport(url, interval_s=1)
+        fleet = FleetState([], engine=build_engine())
+        await transport.update(fleet)
+        assert list(fleet.nodes) == [os.uname().nodename]
+        node = fleet.nodes[os.uname().nodename]
+        assert node.status == st.OK and node.sample.memory.total_bytes == _meminfo_total_bytes()
+        node_exporter.stop()
+        wait_query(url, 'up{job="node"} == 0', bool)
+        assert not query(url, "node_uname_info")  # its series are stale: gone from answers
+        await transport.update(fleet)
+        assert list(fleet.nodes) == [os.uname().nodename]
+        assert node.status == st.UNREACHABLE
+        assert node.reason == f"Prometheus cannot scrape {node_addr} (up == 0)"
+    finally:
+        for daemon in (prom, node_exporter, exporter):
+            if daemon is not None:
+                daemon.stop()
+        prober.close()

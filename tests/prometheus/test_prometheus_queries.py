@@ -111,7 +111,7 @@ async def test_both_host_label_spellings_facts_from_their_own_query_and_absent_i
     transport = PrometheusTransport(url, interval_s=5, client=client)
     fleet = FleetState([])
     await transport.update(fleet)
-    assert client.asked == ["gpu", "host", "rates", "gpu_facts"]
+    assert client.asked == ["gpu", "host", "rates", "gpu_facts", "smartctl"]
     host = quickstart.address.split(":")[0]  # no host label: the instance's host part
     assert sorted(fleet.nodes) == sorted(["gpu-new", "gpu-old", host])
     old, new = fleet.nodes["gpu-old"], fleet.nodes["gpu-new"]
@@ -142,7 +142,7 @@ async def test_facts_are_asked_again_after_a_minute_and_at_once_for_a_new_gpu(la
     now[0] += FACTS_EVERY_S
     client.asked.clear()
     await transport.update(fleet)
-    assert client.asked == ["gpu", "host", "rates", "gpu_facts"]
+    assert client.asked == ["gpu", "host", "rates", "gpu_facts", "smartctl"]
 
     old.body = _with_second_gpu(old.body)
     try:

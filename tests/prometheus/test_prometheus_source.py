@@ -30,6 +30,7 @@ def _answers(
         "host": {"result": host or []},
         "rates": {"result": rates or []},
         "gpu_facts": {"result": gpu},
+        "smartctl": {"result": []},
     }
 
 
@@ -212,7 +213,7 @@ def test_a_node_whose_targets_are_all_down_is_unreachable():
 
 def test_three_queries_per_refresh_whatever_the_fleet_size_with_the_match_inside_each():
     q = queries('{job=~"gpu.*"}')
-    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts"]
+    assert REFRESH_QUERIES == ("gpu", "host", "rates") and list(q) == [*REFRESH_QUERIES, "gpu_facts", "smartctl"]
     assert all('job=~"gpu.*"' in text for text in q.values())
     # Every refresh reads only the labels that tell readings apart; the facts come apart.
     assert "UUID" not in q["gpu"] and "modelName" not in q["gpu"]
@@ -246,8 +247,9 @@ async def test_the_transport_delivers_status_facts_sample_and_a_note_on_the_coar
     fleet = FleetState([], engine=build_engine())
     for _ in range(2):
         transport.deliver(await transport.refresh(), fleet)
-    # 3 + the facts query on the first refresh, 3 on the second (the facts are a minute old)
-    assert client.queries == 7 and transport.names == ["ub20-a100-k8s"]
+    # 3 + the facts and drives queries on the first refresh, 3 on the second (the facts are a
+    # minute old)
+    assert client.queries == 8 and transport.names == ["ub20-a100-k8s"]
     node = fleet.nodes["ub20-a100-k8s"]
     assert node.status == st.OK and node.interval_s == 5
     assert node.sample.gpus[0].temperature_c == 61
@@ -284,16 +286,22 @@ def test_starvation_on_five_second_readings_says_how_coarse_its_signal_was():
 
 
 async def test_a_node_down_from_the_start_is_listed_once_and_unreachable_with_the_reason():
-    gauges, _ = _host("10.0.0.9:9100", "gpu09")
-    gauges[0]["value"] = [1.0, "0"]
+    """gpu09's node_exporter is down (only its ``up`` 0 is left, in the job that serves gpu01):
+    a node, unreachable. Prometheus scraping itself is up, and no node."""
+    gauges, _ = _host("10.0.0.1:9100", "gpu01")
+    gauges += [
+        {"metric": {"__name__": "up", "instance": "10.0.0.9:9100", "job": "node"}, "value": [1.0, "0"]},
+        {"metric": {"__name__": "up", "instance": "prom:9090", "job": "prometheus"}, "value": [1.0, "1"]},
+    ]
     client = _Recorded(_answers([], gauges))
     transport = PrometheusTransport("http://prom:9090", interval_s=5, client=client)  # type: ignore[arg-type]
     fleet = FleetState([], engine=build_engine())
     for _ in range(3):
         await transport.deliver_in_batches(await transport.refresh(), fleet)
-    assert transport.names == ["gpu09"]
-    node = fleet.nodes["gpu09"]
-    assert node.status == st.UNREACHABLE and "10.0.0.9:9100" in node.reason
+    assert transport.names == ["10.0.0.9", "gpu01"]
+    node = fleet.nodes["10.0.0.9"]
+    assert node.status == st.UNREACHABLE and node.reason == "Prometheus cannot scrape 10.0.0.9:9100 (up == 0)"
+    assert fleet.nodes["gpu01"].status == st.OK
 
 
 @pytest.mark.parametrize("separators", [(",", ":"), (", ", ": ")])

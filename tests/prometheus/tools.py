@@ -88,22 +88,24 @@ class Daemon:
                 self.proc.wait()
 
 
-def start_node_exporter(base: Path) -> tuple[Daemon, str]:
+def start_node_exporter(base: Path, *args: str) -> tuple[Daemon, str]:
+    """``args``: more flags (``--path.sysfs=DIR`` for a captured sysfs tree)."""
     require_tool(NODE_EXPORTER, "prometheus-node-exporter")
     port = free_port()
     d = Daemon(
-        [NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}"], base / "node_exporter.log"
+        [NODE_EXPORTER, f"--web.listen-address=127.0.0.1:{port}", *args], base / "node_exporter.log"
     )
     wait_http(f"http://127.0.0.1:{port}/metrics", "node_exporter", d.proc, d.log)
     return d, f"127.0.0.1:{port}"
 
 
 def start_prometheus(
-    base: Path, jobs: dict[str, list[str]], interval: str = "1s"
+    base: Path, jobs: dict[str, list[str]], interval: str = "1s", port: int | None = None
 ) -> tuple[Daemon, str]:
-    """A real Prometheus scraping ``jobs`` (job name -> targets) every ``interval``."""
+    """A real Prometheus scraping ``jobs`` (job name -> targets) every ``interval``, on
+    ``port`` (free one if None: name it beforehand for a job that scrapes Prometheus itself)."""
     require_tool(PROMETHEUS, "prometheus")
-    port = free_port()
+    port = port or free_port()
     scrape = "".join(
         f"  - job_name: {json.dumps(job)}\n"
         f"    static_configs:\n      - targets: {json.dumps(targets)}\n"
@@ -180,7 +182,7 @@ class Endpoint:
 
 
 @contextlib.contextmanager
-def gpu_node_lab(base: Path, dcgm_page: str) -> Iterator[tuple[str, str]]:
+def gpu_node_lab(base: Path, dcgm_page: str, *node_exporter_args: str) -> Iterator[tuple[str, str]]:
     """A real Prometheus scraping every second a real node_exporter (this machine) and an
     endpoint serving ``dcgm_page`` with its ``Hostname`` set to this machine's name, so the two
     join as on a real GPU node. Yields (Prometheus URL, node name) once both were scraped twice
@@ -189,7 +191,7 @@ def gpu_node_lab(base: Path, dcgm_page: str) -> Iterator[tuple[str, str]]:
     dcgm = Endpoint(re.sub(r'Hostname="[^"]*"', f'Hostname="{nodename}"', dcgm_page))
     node_exporter = prom = None
     try:
-        node_exporter, node_addr = start_node_exporter(base)
+        node_exporter, node_addr = start_node_exporter(base, *node_exporter_args)
         prom, url = start_prometheus(base / "prom", {"node": [node_addr], "dcgm": [dcgm.address]})
         wait_query(url, "irate(node_cpu_seconds_total[2m])", bool)
         wait_query(url, "DCGM_FI_DEV_GPU_TEMP", bool)

@@ -149,6 +149,8 @@ def test_the_help_names_every_key_bound_anywhere():
         "up": "↑",
         "left": "←",
         "right": "→",
+        "plus": "+",
+        "minus": "-",
     }
     text = help_content().plain
     keys = {
@@ -242,9 +244,9 @@ async def test_transports_run_as_workers_and_fill_the_screen():
     demo = DemoTransport(nodes=3, interval_s=0.05)
     app = build_app([demo], Config(), theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):  # poll: no timed assertion, just enough samples to look at
-            if all(n.sample is not None for n in app.fleet):
-                break
+        deadline = asyncio.get_running_loop().time() + 30  # only stops a broken test hanging
+        while not all(n.sample is not None for n in app.fleet):  # samples to look at
+            assert asyncio.get_running_loop().time() < deadline, "no sample from every node"
             await asyncio.sleep(0.05)
         app.tick()
         await pilot.pause()
@@ -341,3 +343,18 @@ async def test_node_scrollbar_has_no_block_glyphs_beside_the_panes():
                 position=position,
             )
             assert not set("".join(s.text for s in segments.segments)) & set(BARS)
+
+
+async def test_the_panes_span_labels_claim_only_the_history_collected():
+    """40 samples at 1 s: every sparkline's border says "last 40s", not the minute or more its
+    width has room for."""
+    from dltui.ui.widgets import Pane
+
+    app, demo = demo_app(nodes=2)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, demo, steps=40)
+        await pilot.press("enter")
+        await pilot.pause()
+        labels = [str(p.border_subtitle) for p in app.screen.query(Pane) if "last " in str(p.border_subtitle)]
+        assert len(labels) >= 6  # the GPU panes, CPU, memory, pressure, disks, network
+        assert {label.rpartition("last ")[2] for label in labels} == {"40s"}

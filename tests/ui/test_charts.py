@@ -127,3 +127,27 @@ def test_a_chart_of_a_single_sample_draws_instead_of_dividing_by_zero():
     for series in ([charts.Series("GPU0", [t], [59.0])], []):
         text = charts.render(charts.Chart("Temperature", "°C", t, t, series), 60, 14)
         assert "Temperature · °C" in text
+
+
+def test_the_alert_band_and_its_key_only_for_alerts_open_inside_the_window():
+    """An alert that opened and closed before the 5-minute window, and one the node raised
+    after its last sample (it went away), mark nothing in that window: no band, no key."""
+    from dltui.core import status as st
+    from tests.unit.rules_support import Rig, busy_gpu
+
+    rig = Rig()
+    rig.run(120, lambda t: [busy_gpu(0, temperature_c=87)])  # gpu_temp_high opens after 30 s
+    rig.run(600, [busy_gpu(0)])  # and closes a minute after it cooled, 9 minutes ago
+    node = rig.node()
+    assert [e.kind for e in node.timeline if e.rule == "gpu_temp_high"] == ["alert-opened", "alert-closed"]
+    rig.clock.t += 20
+    rig.fleet.on_status("gpu01", st.UNREACHABLE, "lost the connection to 10.0.0.1:22")
+    rig.fleet.tick()
+    assert ("node_unreachable", None) in node.alerts  # open, but after the newest sample
+    end = charts.end_of(node)
+    for chart in (charts.gpu_chart(node, 0, "heat", 300, end, 120), charts.node_chart(node, 300, end, 120)):
+        assert chart.spans == []
+        assert "alert open" not in charts.render(chart, 80, 16)
+    whole = charts.gpu_chart(node, 0, "heat", 1800, end, 120)  # the 30-minute window holds it
+    assert [s.rule for s in whole.spans] == ["gpu_temp_high"]
+    assert "alert open" in charts.render(whole, 80, 16)

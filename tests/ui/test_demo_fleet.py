@@ -1,5 +1,8 @@
 """The demo fleet: seeded, stepped by hand, and showing the troubles it promises."""
 
+import subprocess
+import sys
+
 from dltui.core import status as st
 from dltui.core.state import FleetState
 from dltui.transport.demo import EPOCH, DemoTransport
@@ -117,3 +120,21 @@ async def test_the_demo_opens_on_its_story_already_under_way():
     times = fleet.nodes["gpu01"].history.time.values()
     assert len(times) >= demo.prefill_steps and times[-1] <= time.time()
     assert times[0] < started - demo.prefill_steps + 2  # the first step is one interval in
+
+
+def test_a_demo_of_no_nodes_waits_instead_of_spinning(tmp_path):
+    """`demo --nodes 0` once spun the event loop at 100 % CPU, deaf to `q`: the stream loop
+    had nothing to await. Run with no nodes, the transport must hand the loop back (the
+    timeout fires); a spinning one never would (the subprocess would be cut off)."""
+    code = (
+        "import asyncio\n"
+        "from dltui.core.state import FleetState\n"
+        "from dltui.transport.demo import DemoTransport\n"
+        "demo = DemoTransport(nodes=0, interval_s=0.05)\n"
+        "try:\n"
+        "    asyncio.run(asyncio.wait_for(demo.run(FleetState([], clock=demo.clock)), 0.5))\n"
+        "except asyncio.TimeoutError:\n"
+        "    print('handed back')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "handed back", done.stderr

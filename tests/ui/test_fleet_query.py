@@ -37,6 +37,20 @@ def test_host_keys_status_and_text_terms(fleet):
     assert shown(fleet, "age>30") == ["gpu04"]
 
 
+def test_the_fabric_key_finds_the_node_with_a_port_down():
+    """The demo's gpu05 loses HCA port mlx5_3 two minutes in: the rules' alert makes its fabric
+    badge "down"."""
+    from dltui.core.rules import build_engine
+
+    demo = DemoTransport(nodes=12, seed=7)
+    fleet = FleetState(demo.names, engine=build_engine(), clock=demo.clock)
+    demo.step_into(fleet, 180)
+    fleet.tick()
+    assert shown(fleet, "fabric=down") == ["gpu05"]
+    assert "gpu05" not in shown(fleet, "fabric=ok") and "gpu01" in shown(fleet, "fabric=ok")
+    assert shown(fleet, "fabric=none") == []  # every demo node has HCAs and NVLink
+
+
 def test_an_unreported_value_never_matches():
     fleet = FleetState(["a", "b"], clock=lambda: 10.0)
     fleet.on_sample("a", Sample(time=10.0, gpus=[GpuSample(0, temperature_c=None, utilization_percent=None)]))

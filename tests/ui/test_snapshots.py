@@ -45,6 +45,15 @@ def test_node_screen_of_the_starved_loader(snap_compare):
     assert snap_compare(app, press=["j", "j", "enter"], terminal_size=FULL, run_before=_fed(app, demo))
 
 
+def test_node_screen_of_the_hca_port_down(snap_compare):
+    """gpu05: the critical "HCA port mlx5_3 DOWN (physical link Polling), up earlier" alert with
+    the cable as next step and the link-down warning under it; the network pane lists the eight
+    HCA ports under the NICs, mlx5_3 at 0 B/s "polling" in red with "down 1"; each GPU pane's
+    "NVLink 18/18 · 26.562 GB/s · errors 0"."""
+    app, demo = demo_app()
+    assert snap_compare(app, press=["j"] * 4 + ["enter"], terminal_size=(200, 60), run_before=_fed(app, demo))
+
+
 def test_help_lists_every_key(snap_compare):
     """The help box over the fleet: keys everywhere, on the fleet and on a node, the filter syntax
     with its keys, and the : commands."""
@@ -117,3 +126,20 @@ def test_demo_five_seconds_in(snap_compare):
         await charts_drawn(app, pilot)
 
     assert snap_compare(app, terminal_size=FULL, run_before=run_before)
+
+
+def test_node_screen_of_the_failing_drive(snap_compare):
+    """gpu10 drilled into: a critical alert naming /dev/nvme1 (model, serial) and its NVMe critical
+    warning 0x04 (reliability_degraded), an info alert for its 38 media errors; in the Disks
+    pane, under the file systems, a SMART row per drive with nvme1 FAILED in red and its
+    warning bit on the line below, nvme0 and nvme2 PASSED."""
+    app, demo = demo_app()
+    assert snap_compare(app, press=["j"] * 9 + ["enter"], terminal_size=FULL, run_before=_fed(app, demo))
+
+
+def test_stack_view_marks_the_odd_node(snap_compare):
+    """``V`` on the fleet: every node's kernel, driver, module, packages, CUDA, held and upgrades;
+    gpu11, left unheld under unattended-upgrades and rebooted into 5.15.0-122 and 550.127.05,
+    has its kernel, driver and "not held (5)" cells in amber, the other eleven plain."""
+    app, demo = demo_app()
+    assert snap_compare(app, press=["V"], terminal_size=FULL, run_before=_fed(app, demo))

@@ -119,6 +119,15 @@ def test_sudoers_line_allows_exactly_the_command_run():
     )
     odd = cmd.privileged(cmd.unit_argv("stop", "job:a.service"), OPS)
     assert cmd.sudoers_line(OPS, odd).endswith("/usr/bin/systemctl stop job\\:a.service")
+    # fnmatch under sudoers: a backslash escaped for both, four in the file (real sudo: the
+    # systemd-node test installs these lines verbatim)
+    escaped = cmd.privileged(cmd.unit_argv("start", "dl\\x2dsmoke.service"), OPS)
+    assert cmd.sudoers_line(OPS, escaped).endswith("start dl\\\\\\\\x2dsmoke.service")
+
+
+def test_the_polkit_rule_names_are_javascript_string_literals():
+    rule = cmd.polkit_rule(OPS, "start", "dl\\x2dsmoke.service")
+    assert 'a.lookup("unit") == "dl\\\\x2dsmoke.service"' in rule  # JS reads \\ as one backslash
 
 
 def test_every_argument_is_quoted_on_the_line_sent():

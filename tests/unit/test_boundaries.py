@@ -31,7 +31,8 @@ UI_LIBS = ("textual", "rich", "plotext", "textual_plotext")
 
 # bottom to top; a module imports from its own layer or the ones before it
 LAYERS: list[tuple[str, ...]] = [
-    ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir"),
+    ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir", "dltui.stopping",
+     "dltui.logs"),
     ("dltui.core",),
     ("dltui.transport",),
     ("dltui.actions",),
@@ -48,7 +49,12 @@ NODE_CONTRACT = ("dltui.node.schema", "dltui.node.wire", "dltui.node.xid")
 NODE_SHIPPED = {
     "dltui.transport.ssh.fleet": ("dltui.node.bundle",),  # the probe, sent over stdin
     "dltui.burnin.ship": ("dltui.node.bundle", "dltui.node.burnin.plan"),  # the driver, RUN_ID
-    "dltui.burnin.verdict": ("dltui.node.burnin.parse",),  # the stressors' readers, shipped too
+    # the stressors' output readers, shipped with the driver, read the fetched outputs too
+    "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse",),
+    "dltui.burnin.host_checks": ("dltui.node.burnin.parse",),
+    "dltui.burnin.arguments": ("dltui.node.burnin.plan",),  # RUN_ID, checked on the command line
+    # fio's reader, and the network file-system types the driver's record is read against
+    "dltui.burnin.disk_speed": ("dltui.node.burnin.parse", "dltui.node.burnin.filesystem"),
     "dltui.transport.local": ("dltui.node.probe",),  # this machine: the probe run in process
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }

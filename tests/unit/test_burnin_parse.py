@@ -102,7 +102,7 @@ def test_dcgm_3x_gcm_test_strings_pass_fail_warn():
     assert verdicts["diag_pass_output"] == "pass"
     assert verdicts["diag_fail_output"] == "fail"
     assert verdicts["diag_warn_output"] == "warn"
-    # Return code 205: judged from the JSON? No: any non-zero exit is a failure (notes §2).
+    # Return code 205: judged from the JSON? No: any non-zero exit of dcgmi diag is a failure.
     assert verdicts["non_fatal_error_code_output"] == "fail"
     failed = parse_dcgm(json.dumps(cases["diag_fail_output"]["stdout"]), 0).failed()
     assert {t["name"] for t in failed} == {"Persistence Mode", "Environment Variables"}
@@ -162,7 +162,7 @@ def test_fio_real_capture():
 def test_fio_job_error_and_noise_before_json():
     doc = {"fio version": "fio-3.33", "jobs": [{"jobname": "seq", "error": 5, "read": {}}]}
     res = parse_fio("note: both iodepth >= 1 and synchronous I/O engine\n" + json.dumps(doc))
-    assert res["error"] == "fio job seq: error 5"
+    assert res["error"] == "fio job seq: error 5: Input/output error"  # errno 5 in words
 
 
 def test_iperf3_fields_and_error():

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dltui.burnin import disk_speed
 from dltui.burnin import verdict as v
 from dltui.config import ConfigError
 from dltui.core.models import GpuSample, NodeEvent, Sample
@@ -245,7 +246,7 @@ def _fio_run(node: str, scale: float) -> v.NodeRun:
 
 def _disk_speed(runs: list[v.NodeRun], cfg=None) -> list[v.Item]:
     verdicts = [v.judge(r) for r in runs]
-    v.compare_disks(runs, verdicts, cfg or v.DEFAULTS)
+    disk_speed.compare_disks(runs, verdicts, cfg or v.DEFAULTS)
     return [next(i for i in vd.items if i.check == "disk_speed") for vd in verdicts]
 
 
@@ -255,6 +256,41 @@ def test_fio_compared_with_the_median_of_the_other_nodes():
     assert a.status == b.status == c.status == v.PASS, a
     assert "median of 3 other nodes" in a.evidence
     assert d.status == v.FAIL and "sequential read" in d.evidence and "4k random read" in d.evidence
+
+
+def test_one_other_node_is_no_median_to_judge_by():
+    """Two nodes, one drive three times slower: "the median of 1 other node" is that node,
+    and nothing says which of the two is wrong. Could not compare, unless a spec is set."""
+    slow, fast = _disk_speed([_fio_run("a", 0.33), _fio_run("b", 1.0)])
+    for item in (slow, fast):
+        assert item.status == v.NOT_RUN
+        assert item.evidence.startswith("could not compare: 1 other node of the run measured its own drive")
+    assert "sequential read" in slow.evidence  # its figures are still said
+    spec = v.settings({"disk_seq_read_mbps": 1.0})  # a spec both meet
+    assert [i.status for i in _disk_speed([_fio_run("a", 0.33), _fio_run("b", 1.0)], spec)] == [v.PASS] * 2
+
+
+def _on(run: v.NodeRun, fstype: str, source: str, fs_id: str | None) -> v.NodeRun:
+    run.result["disk"]["fs"] = {"type": fstype, "source": source, "mount": "/scratch", "id": fs_id}
+    return run
+
+
+def test_a_shared_or_network_scratch_measures_the_storage_not_the_node():
+    """Three nodes on one file system (the same identity), a fourth on NFS: none is compared,
+    each says what it measured; nodes on their own drives are still compared among themselves."""
+    runs = [_on(_fio_run(n, s), "ext4", "/dev/md0", "uuid:1b2c") for n, s in (("a", 1.0), ("b", 0.3), ("c", 1.0))]
+    runs.append(_on(_fio_run("d", 0.1), "nfs4", "storage01:/scratch", "nfs4:storage01:/scratch"))
+    runs += [_on(_fio_run(n, s), "xfs", "/dev/nvme0n1", None) for n, s in (("e", 1.0), ("f", 1.0), ("g", 0.5))]
+    items = dict(zip("abcdefg", _disk_speed(runs), strict=True))
+    for name in "abc":
+        assert items[name].status == v.NOT_RUN
+        assert items[name].evidence.startswith(
+            "measured a file system a, b and c share (ext4 /dev/md0), not this node's drive: not compared"
+        )
+    assert items["d"].status == v.NOT_RUN
+    assert items["d"].evidence.startswith("measured the network storage nfs4 storage01:/scratch")
+    assert items["e"].status == items["f"].status == v.PASS
+    assert items["g"].status == v.FAIL and "median of 2 other nodes" in items["g"].evidence
 
 
 def test_fio_alone_cannot_be_compared_unless_a_spec_is_set():

@@ -15,9 +15,12 @@ RECORD_MODELS = {
     "disk": models.DiskSample,
     "filesystem": models.FilesystemSample,
     "network": models.NetworkSample,
+    "ib_port": models.IbPortSample,
     "gpu": models.GpuSample,
+    "nvlink": models.NvlinkSample,
     "unit": models.UnitSample,
     "checkpoint": models.CheckpointSample,
+    "drive": models.DriveSample,
 }
 
 
@@ -25,6 +28,10 @@ def test_every_schema_table_matches_its_dataclass_field_for_field():
     for kind, cls in RECORD_MODELS.items():
         names = tuple(f.name for f in dataclasses.fields(cls) if f.name != "cores")
         assert names == schema.RECORD_FIELDS[kind], kind
+
+
+def test_the_stack_fact_matches_its_dataclass_field_for_field():
+    assert tuple(f.name for f in dataclasses.fields(models.StackFacts)) == schema.STACK_FIELDS
 
 
 def test_units_live_in_field_names():
@@ -35,9 +42,16 @@ def test_units_live_in_field_names():
                 "retired_pages_pending", "utilization_samples_percent",
                 # systemd's own words and ids; the checkpoint's path and epoch mtime
                 "load_state", "active_state", "sub_state", "result", "main_pid", "exec_main_status",
-                "invocation_id", "glob", "newest_path", "newest_mtime", "matched_files"}
+                "invocation_id", "glob", "newest_path", "newest_mtime", "matched_files",
+                # the drive's own words and masks; SMART counts in sectors; the epoch of a reading
+                "type", "protocol", "model", "serial", "smart_passed", "critical_warning_mask",
+                "critical_warnings", "read_time"}
+    # an HCA port's names and states; a GPU's NVLink counts and per-link states
+    unitless |= {"port", "state", "phys_state", "rate_detail", "link_layer", "hca_type", "netdev",
+                 "gpu", "links_active", "links_total", "links_up"}
     suffixes = ("_percent", "_bytes", "_bytes_per_s", "_per_s", "_iops", "_mib", "_c", "_w", "_mhz", "_ms",
-                "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable")
+                "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable",
+                "_gbps", "_sectors", "_hours")
     for kind, fields in schema.RECORD_FIELDS.items():
         for name in fields:
             assert name in unitless or name.endswith(suffixes), f"{kind}.{name} has no unit in its name"
@@ -64,6 +78,8 @@ def _full_sample():
                 processes=[models.GpuProcess(4242, "python", 19000.0)],
             )
         ],
+        drives=[models.DriveSample("/dev/nvme0", "nvme", "NVMe", smart_passed=False, critical_warning_mask=0x10,
+                                   critical_warnings=["volatile_memory_backup_failed"], media_errors_total=0)],
     )
 
 
@@ -76,9 +92,12 @@ def test_sample_round_trips_through_json_without_loss():
 
 def test_facts_round_trip_and_ignore_unknown_keys_from_newer_probes():
     facts = models.NodeFacts(hostname="gpu01", kernel="6.1.0", gpus=[models.GpuFacts(0, name="H100", pcie_max_gen=5)],
-                             nics=[models.NicFacts("eth0", 100000)], block_devices=[models.BlockDeviceFacts("nvme0n1", 1 << 40)])
+                             nics=[models.NicFacts("eth0", 100000)], block_devices=[models.BlockDeviceFacts("nvme0n1", 1 << 40)],
+                             stack=models.StackFacts("dpkg", ["nvidia-driver-535"], [], "535.183.01", True,
+                                                     reboot_reasons=["kernel 6.1.0-21 installed, 6.1.0-18 running"]))
     data = json.loads(json.dumps(facts.to_dict()))
     data["something_new"] = 1
+    data["stack"]["something_newer"] = 2
     assert models.NodeFacts.from_dict(data) == facts
 
 

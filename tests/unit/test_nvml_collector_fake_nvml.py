@@ -257,7 +257,7 @@ def test_process_names_are_what_nvidia_smi_prints_fake_nvml(fake, problems, tmp_
 
 
 def test_tlimit_thresholds_are_offsets_fake_nvml(fake, problems):
-    # H100 offsets from the T.Limit margin (gpu-telemetry.md §4); no CSV capture holds them.
+    # H100 offsets from the T.Limit margin; no CSV capture holds them.
     for gpu in fake.gpus:
         gpu.fields.update(
             {

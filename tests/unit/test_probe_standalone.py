@@ -130,3 +130,21 @@ def test_the_ssh_form_runs_on_every_python3_from_3_8_on(python, env):
     version = python.rsplit("python", 1)[1]
     assert hello["type"] == "hello" and hello["facts"]["python"].startswith(version + "." if version != "3" else "3.")
     assert sample["type"] == "sample" and sample["r"]["memory"]
+
+
+def test_the_probe_reads_interval_commands_between_pings_even_split_across_reads():
+    """stdin carries pings (bare newlines) and ``interval S`` lines, possibly cut anywhere by
+    the pipe; a value out of range or not a number is ignored."""
+    import threading
+
+    from dltui.node.probe.main import StdinWatchdog
+
+    dog = StdinWatchdog.__new__(StdinWatchdog)  # no reader thread: fed by hand
+    dog.stop, dog.interval, dog._partial = threading.Event(), None, b""
+    dog._commands(b"\n\ninterv")
+    assert dog.interval is None
+    dog._commands(b"al 2.5\n\n")
+    assert dog.interval == 2.5
+    for bad in (b"interval 0\n", b"interval nan-ish\n", b"interval 99999\n", b"interval\n"):
+        dog._commands(bad)
+    assert dog.interval == 2.5

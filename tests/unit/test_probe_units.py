@@ -106,7 +106,8 @@ def test_a_new_invocation_triggers_a_poll_at_once(tmp_path):
     assert run.calls == 2
 
 
-def test_no_systemctl_is_said_once_and_never_asked_again():
+def test_no_systemctl_is_noted_once_as_information_and_never_asked_again():
+    """A container without systemd is normal: an info note, not a probe failure."""
     problems = Problems()
     run = _Run(exc=FileNotFoundError("systemctl"))
     poller = UnitPoller(["dl_train.service"], None, problems, run=run, poll_s=0)
@@ -114,8 +115,12 @@ def test_no_systemctl_is_said_once_and_never_asked_again():
     assert units[0]["error"] == "no systemd on this node"
     poller.sample()
     assert run.calls == 1
-    assert [s for s, _ in problems.drain()] == ["units"]
     assert problems.drain() == []
+    (note,) = problems.drain_notes()
+    assert (note["kind"], note["severity"]) == ("units", "info")
+    assert note["message"] == "no systemctl on this node: unit state is not read"
+    assert note["data"]["id"]  # the operator's side keeps the first of a session, by this id
+    assert problems.drain_notes() == []
 
 
 def test_this_machine_without_systemd_as_init_says_so_once():
@@ -128,8 +133,10 @@ def test_this_machine_without_systemd_as_init_says_so_once():
     poller = UnitPoller(["dl_train.service"], None, problems, poll_s=0)
     poller.sample()
     poller.sample()
-    reports = problems.drain()
-    assert len(reports) == 1 and "no systemd on this node" in reports[0][1]
+    assert problems.drain() == []
+    notes = problems.drain_notes()
+    assert len(notes) == 1 and "no systemd on this node" in notes[0]["message"]
+    assert notes[0]["severity"] == "info"
 
 
 def test_newest_checkpoint_is_bounded_work(tmp_path):

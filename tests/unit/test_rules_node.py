@@ -1,6 +1,6 @@
 """Connectivity rules, judged on redraw ticks: stale data and unreachable nodes."""
 
-from dltui import snapshot
+from dltui import report_text, snapshot
 from dltui.core import status as st
 from tests.unit.rules_support import Rig, busy_gpu
 
@@ -40,7 +40,8 @@ def test_a_transport_error_is_critical_with_its_status_word_and_clears_on_a_fres
     alert = rig.alert("node_unreachable", None)
     assert (alert.severity, alert.message) == (
         "critical",
-        "auth-failed: Permission denied (publickey) — check the user and key the SSH config gives this host (ssh -v HOST)",
+        "auth-failed: Permission denied (publickey) — check the user and key the SSH config gives this host "
+        "(ssh -v HOST); dltui keeps retrying",
     )
     assert rig.alert("node_stale", None) is None  # not connected: stale says nothing more
     assert snapshot.exit_code(rig.fleet) == 3
@@ -55,3 +56,45 @@ def test_a_node_that_never_connected_is_unreachable_too():
     rig.fleet.tick()
     assert rig.alert("node_unreachable", None, name="gpu02").message.startswith("timeout: no answer within 10 s — check the network path")
     assert rig.alerts("gpu01") == {}
+
+
+def test_a_lost_node_is_one_timeline_line_and_its_return_another():
+    """One event, one line: the loss is written once (no alert restating it, no retry plan),
+    the retries under the same word only update the status line, the return says how long."""
+    rig = Rig()
+    rig.run(3, [busy_gpu(0)])
+    start = len(rig.node().timeline)
+    for attempt in (1, 2, 3):
+        rig.fleet.on_status(
+            "gpu01", st.UNREACHABLE,
+            st.with_retry("jump host jump: lost the connection to 127.0.0.1:2222", f"at 16:06:5{attempt} (attempt {attempt})"),
+        )
+        rig.clock.t += 10
+        rig.fleet.tick()
+    assert rig.node().reason.endswith("retrying at 16:06:53 (attempt 3)")  # the status line keeps the plan
+    assert rig.alert("node_unreachable", None).message == (
+        "unreachable: jump host jump: lost the connection to 127.0.0.1:2222 for 20s"
+        " — check the network path and the jump host; dltui keeps retrying"
+    )
+    rig.fleet.on_status("gpu01", st.OK)
+    rig.run(1, [busy_gpu(0)])
+    assert rig.alert("node_unreachable", None) is None
+    assert [(e.kind, e.severity, e.message) for e in list(rig.node().timeline)[start:]] == [
+        ("status", "critical", "unreachable: jump host jump: lost the connection to 127.0.0.1:2222"),
+        ("status", "info", "ok: reconnected after 30s"),
+    ]
+
+
+def test_a_snapshot_of_an_unreachable_node_says_unknown_and_promises_no_retry():
+    rig = Rig(names=("gpu01", "gpu02"), window_s=3)
+    rig.run(3, [busy_gpu(0)])
+    rig.fleet.on_status(
+        "gpu02", st.UNREACHABLE, st.with_retry("127.0.0.1:1 refused the connection", "at 16:06:58 (attempt 2)")
+    )
+    rig.fleet.tick()
+    text = report_text.render(rig.fleet)
+    assert "gpu02: UNKNOWN — unreachable: 127.0.0.1:1 refused the connection — check the network path" in text
+    assert "retrying" not in text and "CRITICAL" not in text
+    (down,) = [n for n in snapshot.report(rig.fleet)["nodes"] if n["name"] == "gpu02"]
+    assert (down["status"], down["error"], down["alerts"]) == ("unreachable", "127.0.0.1:1 refused the connection", [])
+    assert snapshot.exit_code(rig.fleet) == 3

@@ -45,7 +45,7 @@ def test_power_brake_from_its_counter_alone_is_immediate():
     rig.run(3, one(clock_event_hw_power_brake_us=1_000_000))
     assert rig.alerts() == {}
     rig.run(1, one(clock_event_hw_power_brake_us=1_400_000))
-    assert rig.alert("power_brake").message.startswith("+0.4 s of HW power brake since the last reading;")
+    assert rig.alert("power_brake").message.startswith("HW power brake (40 % of the time); SM 1980 of 1980 MHz")
 
 
 def test_hw_thermal_slowdown_is_critical_after_two_samples():
@@ -72,7 +72,36 @@ def test_a_rise_in_the_thermal_counter_proves_a_slowdown_between_readings():
     rig = Rig()
     rig.run(2, one(clock_event_hw_thermal_us=5_000_000))
     rig.run(1, one(clock_event_hw_thermal_us=7_500_000))
-    assert rig.alert("thermal_slowdown").message.startswith("+2.5 s of HW thermal slowdown since the last reading")
+    # 2.5 s counted in one 1 s interval (a late reading): never more than all of the time
+    assert rig.alert("thermal_slowdown").message.startswith("HW thermal slowdown (100 % of the time); core 62 °C")
+
+
+def test_a_slowdown_counted_every_second_reads_as_one_sentence_with_its_share_of_the_time():
+    """Both thermal counters rising by a second a second with the bits clear between
+    readings: what happened, for how long, and how much of that time; no per-reading sums."""
+    rig = Rig()
+    rig.run(1, one())
+    rig.run(153, lambda t: [busy_gpu(0, clock_event_hw_thermal_us=int(t * 1e6), clock_event_sw_thermal_us=int(t * 1e6))])
+    alert = rig.alert("thermal_slowdown")
+    assert alert.message.startswith("HW and SW thermal slowdown for 2m31s (100 % of the time); core 62 °C, margin 28 °C")
+    assert "since the last reading" not in alert.message
+
+
+def test_a_slowdown_counted_part_of_the_time_says_which_part():
+    rig = Rig()
+    rig.run(1, one())
+    rig.run(
+        62,
+        lambda t: [busy_gpu(0, clock_event_hw_thermal_us=int(t * 250_000), clock_event_sw_thermal_us=int(t * 500_000))],
+    )
+    assert rig.alert("thermal_slowdown").message.startswith(
+        "HW and SW thermal slowdown for 1m00s; HW 25 % and SW 50 % of the time, core 62 °C"
+    )
+    rig.run(121, one(clock_event_hw_thermal_us=15_000_000, clock_event_sw_thermal_us=30_000_000))
+    assert rig.alert("thermal_slowdown") is None  # quiet for clear_s: closed
+    rig.run(1, one(clock_event_hw_thermal_us=15_000_000, clock_event_sw_thermal_us=30_500_000))
+    rig.run(1, one(clock_event_hw_thermal_us=15_000_000, clock_event_sw_thermal_us=31_000_000))
+    assert rig.alert("thermal_slowdown").message.startswith("SW thermal slowdown for 1.0s (50 % of the time)")
 
 
 def test_core_temperature_is_only_a_warning_where_a_margin_exists():

@@ -52,9 +52,9 @@ def test_exception_to_status_and_reason(exc, status, reason):
 
 def test_a_jumps_trouble_is_named_for_the_nodes_behind_it():
     down = via_jump("bastion", Failure(st.TIMEOUT, "no SSH answer from 10.0.0.1:22 within 10 s"))
-    assert (down.status, down.reason) == (st.UNREACHABLE, "unreachable via jump bastion: no SSH answer from 10.0.0.1:22 within 10 s")
+    assert (down.status, down.reason) == (st.UNREACHABLE, "jump host bastion: no SSH answer from 10.0.0.1:22 within 10 s")
     auth = via_jump("bastion", Failure(st.AUTH_FAILED, "ops@10.0.0.1:22 refused every key offered"))
-    assert (auth.status, auth.reason) == (st.AUTH_FAILED, "jump bastion: ops@10.0.0.1:22 refused every key offered")
+    assert (auth.status, auth.reason) == (st.AUTH_FAILED, "jump host bastion: ops@10.0.0.1:22 refused every key offered")
 
 
 @pytest.mark.parametrize(

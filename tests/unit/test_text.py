@@ -57,10 +57,12 @@ def test_a_json_text_is_flagged_when_a_string_in_it_may_need_cleaning():
     assert json_may_need_cleaning(json.dumps({"x": "\u202e"}, ensure_ascii=False))
     assert json_may_need_cleaning(json.dumps({"x": "\x9b"}, ensure_ascii=False))
     assert not json_may_need_cleaning(json.dumps({"model": "NVIDIA H100 80GB HBM3", "t": [1.5, "2"]}))
-    for char in map(chr, range(0x20, 0x3000)):  # never a miss, whatever json.dumps escapes
+    assert not json_may_need_cleaning(json.dumps({"model": "NVIDIA H100"}).encode())
+    for char in map(chr, range(0x0, 0x3000)):  # never a miss, whatever json.dumps escapes
         if clean(char) != char:
-            assert json_may_need_cleaning(json.dumps(char)), hex(ord(char))
-            assert json_may_need_cleaning(json.dumps(char, ensure_ascii=False)), hex(ord(char))
+            for text in (json.dumps(char), json.dumps(char, ensure_ascii=False)):
+                assert json_may_need_cleaning(text), hex(ord(char))
+                assert json_may_need_cleaning(text.encode("utf-8", "surrogatepass")), hex(ord(char))
 
 
 # --- the probe's lines ---------------------------------------------------------------------
@@ -73,18 +75,18 @@ def hello_line(**facts):
 
 def test_every_field_of_every_record_kind_is_cleaned_as_it_is_decoded():
     """Generic over the field tables: a record kind or field added later is covered too."""
-    reader = ProbeReader("gpu01", FleetState(["gpu01"]))
     shapes = (HOSTILE, [HOSTILE, [HOSTILE]], {HOSTILE: {"x": HOSTILE}})
     for shape in shapes:
+        reader = ProbeReader("gpu01", FleetState(["gpu01"]))
         records = {
             (kind if kind in ("cpu", "memory", "pressure", "tasks", "checkpoint") else f"{kind}/x"): {
                 str(pos): shape for pos in range(len(names))
             }
             for kind, names in RECORD_FIELDS.items()
         }
-        decoded, _ = reader.decoder.apply({"type": "sample", "time": 1.0, "key": 1, "r": records})
-        assert set(decoded) == set(records)
-        assert unsafe_strings(decoded) == []
+        reader.feed(json.dumps({"type": "sample", "time": 1.0, "key": 1, "r": records}))
+        assert set(reader.decoder.records) == set(records)  # decoded, whatever the models made of it
+        assert unsafe_strings(reader.decoder.records) == []
 
 
 def test_a_hostile_gpu_process_and_unit_reach_the_fleet_state_cleaned():
@@ -219,3 +221,26 @@ def test_burn_in_evidence_and_the_drivers_answers_are_cleaned():
     assert answer["reason"] == clean(HOSTILE)
     said = Result(1, b"", HOSTILE.encode("utf-8", "surrogatepass")).json_line()
     assert unsafe_strings(said) == []
+
+
+# --- the burn-in report -------------------------------------------------------------------
+
+
+def test_the_burn_in_report_shows_node_text_as_text_html_escaped_and_json_escaped():
+    from dltui.burnin import report
+    from dltui.burnin import verdict as v
+    from dltui.core.models import GpuFacts, NodeEvent, NodeFacts
+    from tests.unit.test_burnin_verdict import T0, _run
+
+    said = clean(HOSTILE)  # facts and events come through the probe line decoder: cleaned there
+    run = _run()
+    run.facts = NodeFacts(hostname=said, gpus=[GpuFacts(i, name=said, serial=said) for i in range(8)])
+    run.events = [NodeEvent(T0 + 5, "xid", said, gpu=3, severity="critical", data={"xid": 79})]
+    failed = v.NodeVerdict("gpu02", items=[v.Item("run", v.NOT_RUN, f"exit 1: {HOSTILE}", "start it again")])
+    runs, verdicts = [run, v.NodeRun("gpu02", {}, {})], [v.judge(run), failed]
+    doc = report.document("r1", runs, verdicts, v.DEFAULTS)
+    html = report.page(doc, runs)
+    assert "<script" not in html and "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    for text in (html, report.markdown(doc), report.to_json(doc)):
+        assert unsafe_strings(text.split("\n")) == [], text[:200]
+    assert "exit 1: python3 ␛]0;PWNED␇" in html

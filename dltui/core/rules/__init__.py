@@ -1,4 +1,5 @@
-"""Anomaly rules: from a node's history to alerts and timeline entries (notes/anomalies.md).
+"""Anomaly rules: from a node's history to alerts and timeline entries (every rule, its scope
+and defaults: the rules table in the README).
 
 ``build_engine(cfg)`` gives the engine ``FleetState`` runs; ``RULES`` lists every rule with
 its defaults (configurable under ``[rules.<id>]`` and ``[groups.<g>.rules.<id>]``).
@@ -9,12 +10,32 @@ from __future__ import annotations
 from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
-from . import capacity, connectivity, fleet, hardware, pipeline, thermal, training
+from . import (
+    capacity,
+    connectivity,
+    drives,
+    fabric,
+    fleet,
+    hardware,
+    pipeline,
+    stack,
+    thermal,
+    training,
+)
 from .engine import Engine
 from .settings import RuleSettings
 
 RULES = (
-    thermal.RULES + pipeline.RULES + hardware.RULES + capacity.RULES + connectivity.RULES + fleet.RULES + training.RULES
+    thermal.RULES
+    + pipeline.RULES
+    + hardware.RULES
+    + capacity.RULES
+    + connectivity.RULES
+    + fleet.RULES
+    + training.RULES
+    + fabric.RULES
+    + drives.RULES
+    + stack.RULES
 )
 
 

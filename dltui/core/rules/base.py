@@ -18,17 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple, get_args
+
+from ..timeline import Severity
 
 # Where a rule looks, which decides when the engine calls it and with what. "Every sample"
 # means every few seconds for a slow rule (``Rule.slow``).
-GPU = "gpu"  # check(gpu_sample, gpu_memory, params) for every GPU of every sample
-GPUS = "gpus"  # check(sample, node_memory, params) -> {gpu_index: answer}, every sample
-NODE = "node"  # check(sample, node_memory, params) -> answer for the node, every sample
-FACTS = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
-STATUS = "status"  # check(node_state, node_memory, now, params) on every redraw tick
-FLEET = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
-EVENT = "event"  # answers come from on_event when a consumed event arrives (observe_event)
+Scope = Literal["gpu", "gpus", "node", "facts", "status", "fleet", "event"]
+SCOPES: tuple[Scope, ...] = get_args(Scope)
+GPU: Scope = "gpu"  # check(gpu_sample, gpu_memory, params) for every GPU of every sample
+GPUS: Scope = "gpus"  # check(sample, node_memory, params) -> {gpu_index: answer}, every sample
+NODE: Scope = "node"  # check(sample, node_memory, params) -> answer for the node, every sample
+FACTS: Scope = "facts"  # check(gpu_facts, params) for every GPU when a node's facts arrive
+STATUS: Scope = "status"  # check(node_state, node_memory, now, params) on every redraw tick
+FLEET: Scope = "fleet"  # check(groups, params) -> {node_name: answer} when any node's facts change
+EVENT: Scope = "event"  # answers come from on_event when a consumed event arrives (observe_event)
 
 
 class Verdict:
@@ -52,15 +56,21 @@ NOT_REPORTED = Verdict("NOT_REPORTED")
 
 class Finding(NamedTuple):
     """The condition holds. The alert's message is built from these parts as
-    ``what[ for 40s][; detail][ (snapshot note)][ — action]``."""
+    ``what[ for 40s][ (share % of the time)][; detail][ (snapshot note)][ — action]``."""
 
-    level: str  # "info", "warning" or "critical"
+    level: Severity
     what: str  # the condition with its numbers: "core 87 °C ≥ 85 °C"
     action: str = ""  # the next step: "check airflow and fans"
     detail: str = ""  # more evidence in words
     evidence: dict[str, Any] = {}  # numbers behind the words, for --json (never mutated)
     lasting: bool = True  # False for events (an XID): no "for 40s"
     immediate: bool = False  # counter evidence (a rise in an integral): skip the minimum duration
+    # False when the timeline already records this event in its own words (a status change):
+    # the alert is shown, its opening and closing are not written a second time.
+    on_timeline: bool = True
+    # The share of that time (0–1) the condition was in force, where a counter measures it
+    # (seconds of thermal slowdown per second): "for 2m31s (100 % of the time)".
+    share: float | None = None
 
 
 def delta(now: int | float | None, before: int | float | None) -> int | float | None:
@@ -79,7 +89,7 @@ def rise_since_last(mem: Any, name: str, now: int | float | None) -> int | float
 @dataclass(frozen=True, slots=True)
 class Rule:
     id: str
-    scope: str
+    scope: Scope
     check: Callable[..., Any]
     defaults: dict[str, Any] = field(default_factory=dict)
     doc: str = ""
@@ -93,7 +103,8 @@ class Rule:
     # filling), so it does not mark the rule n/a on the hardware.
     none_is_timing: bool = False
     # What the engine and the UI ask the rule instead of knowing rule names:
-    # the reading it judges, for the UI to colour by its alerts ("clocks", "pcie"; "": none).
+    # the reading it judges, for the UI to colour by its alerts ("clocks", "pcie", "drives",
+    # "kernel", "driver", "cuda", "driver_held", "reboot"; "": none).
     concerns: str = ""
     # its alerts record an event, so only the operator retires them (key 'a'), not time.
     acknowledgeable: bool = False

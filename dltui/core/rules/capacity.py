@@ -1,8 +1,10 @@
-"""Capacity rules (notes/anomalies.md §4): GPU memory, host memory, file systems."""
+"""Capacity rules: GPU memory, host memory, file systems."""
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
+from typing import Any, NamedTuple, TypedDict
 
 from .. import format as fmt
 from ..models import GpuSample, NodeEvent, Sample
@@ -12,7 +14,7 @@ from .memory import GpuMemory, NodeMemory
 _RATE_EVERY_S = 30.0  # how often a file system's free space is noted for its write rate
 
 
-def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: GpuMemoryFullParams) -> object:
     used = g.memory_used_percent
     if used is None:
         return None
@@ -26,7 +28,7 @@ def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def host_memory_low(sample: Sample, node: NodeMemory, p: dict) -> object:
+def host_memory_low(sample: Sample, node: NodeMemory, p: HostMemoryLowParams) -> object:
     m, pr = sample.memory, sample.pressure
     stall = pr.memory_full_avg10_percent if pr is not None else None
     kills = _recent_oom_kills(node, sample.time - p["oom_window_s"])
@@ -87,7 +89,7 @@ _OOM_KILLS = "oom_kills"  # rule_state: the newest OOM kill events of the node
 _OOM_KILLS_KEPT = 100  # host_memory_low looks back minutes
 
 
-def record_oom_kill(node: NodeMemory, event: NodeEvent, gpu: int | None, p: dict) -> None:
+def record_oom_kill(node: NodeMemory, event: NodeEvent, gpu: int | None, p: HostMemoryLowParams) -> None:
     """Kept, to be judged with the node's memory on the next sample."""
     node.rule_state.setdefault(_OOM_KILLS, deque(maxlen=_OOM_KILLS_KEPT)).append(event)
 
@@ -98,7 +100,7 @@ def _recent_oom_kills(node: NodeMemory, since: float) -> list:
     return sorted((e for e in kills if e.time >= since), key=lambda e: e.time) if kills else []
 
 
-def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
+def filesystem_full(sample: Sample, node: NodeMemory, p: FilesystemFullParams) -> object:
     """The worst file system of the node: percent used (blocks or inodes), or the time left
     at its write rate over the last ``rate_window_s``."""
     if not sample.filesystems:
@@ -151,7 +153,7 @@ def filesystem_full(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def _write_rates(sample: Sample, node: NodeMemory, p: dict) -> dict[str, float]:
+def _write_rates(sample: Sample, node: NodeMemory, p: FilesystemFullParams) -> dict[str, float]:
     """Bytes per second each file system is filling at, over up to ``rate_window_s``."""
     state = node.rule_state
     points: dict[str, deque] = state.setdefault("fs_free", {})
@@ -175,6 +177,41 @@ def _write_rates(sample: Sample, node: NodeMemory, p: dict) -> dict[str, float]:
         if span >= p["rate_window_s"] - _RATE_EVERY_S and free_then > fs.available_bytes:
             rates[fs.mountpoint] = (free_then - fs.available_bytes) / span
     return rates
+
+
+
+class GpuMemoryFullParams(TypedDict):
+    """``[rules.gpu_memory_full]`` (its defaults in RULES below)."""
+
+    threshold: float
+    clear_below: float
+    for_s: float
+    enabled: bool
+
+
+class HostMemoryLowParams(TypedDict):
+    """``[rules.host_memory_low]`` (its defaults in RULES below)."""
+
+    available_below: float
+    clear_above: float
+    psi_full: float
+    oom_window_s: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class FilesystemFullParams(TypedDict):
+    """``[rules.filesystem_full]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    hysteresis: float
+    full_within_s: float
+    rate_window_s: float
+    for_s: float
+    clear_s: float
+    enabled: bool
 
 
 RULES = (
@@ -224,3 +261,29 @@ RULES = (
         slow=True,
     ),
 )
+
+_BY_ID = {rule.id: rule for rule in RULES}
+
+
+class CapacityLimits(NamedTuple):
+    """The levels host_memory_low and filesystem_full judge with, for the UI to colour by: a
+    value turns red where the rule fires (host memory: MemAvailable under available_below)."""
+
+    memory_warm_percent: float  # used, inside host_memory_low's clearing band
+    memory_hot_percent: float  # used, where host_memory_low fires
+    psi_memory_full_percent: float  # PSI memory full avg10 where host_memory_low is critical
+    fs_warm_percent: float
+    fs_hot_percent: float
+
+
+def capacity_limits(params: Mapping[str, Mapping[str, Any]]) -> CapacityLimits:
+    """From rule id -> parameter overrides; the rules' defaults fill what is not given."""
+    memory = {**_BY_ID["host_memory_low"].defaults, **params.get("host_memory_low", {})}
+    fs = {**_BY_ID["filesystem_full"].defaults, **params.get("filesystem_full", {})}
+    return CapacityLimits(
+        100.0 - memory["clear_above"],
+        100.0 - memory["available_below"],
+        float(memory["psi_full"]),
+        float(fs["warning"]),
+        float(fs["critical"]),
+    )

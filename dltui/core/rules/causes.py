@@ -1,4 +1,5 @@
-"""Why a GPU starves: the host signal that lines up with the dips (notes/anomalies.md §2).
+"""Why a GPU starves: the host signal that lines up with the dips (the cause the
+loader_starvation alert names).
 
 First match wins; the evidence is shown beside the label whatever it is:
 
@@ -14,7 +15,7 @@ First match wins; the evidence is shown beside the label whatever it is:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import StatisticsError, correlation, fmean
 from typing import Any
@@ -63,7 +64,9 @@ def track_disks(node: NodeMemory, sample: Sample) -> None:
             baselines[key] = value if old is None else old + alpha * (value - old)
 
 
-def explain(node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: dict) -> Cause:
+def explain(
+    node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: Mapping[str, Any]
+) -> Cause:
     history = node.history
     numbers: dict[str, Any] = {}
     evidence = _evidence(sample, numbers)
@@ -127,7 +130,7 @@ def _evidence(sample: Sample, numbers: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-def _slow_disk(node: NodeMemory, sample: Sample, p: dict) -> str:
+def _slow_disk(node: NodeMemory, sample: Sample, p: Mapping[str, Any]) -> str:
     baselines = node.rule_state.get("disk_baselines", {})
     for d in sample.disks:
         for name in _DISK_FIELDS:
@@ -141,7 +144,7 @@ def _slow_disk(node: NodeMemory, sample: Sample, p: dict) -> str:
 
 
 def _network_lines_up(
-    node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: dict
+    node: NodeMemory, sample: Sample, starved_share: Sequence[float], p: Mapping[str, Any]
 ) -> str:
     """Does the busiest NIC's receive rate fall when the GPU starves?"""
     history, n = node.history, len(starved_share)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..timeline import SEVERITIES
+from ..timeline import SEVERITIES, Severity
 from .base import CLEAR, HOLD, Finding
 
 RANK = {level: rank for rank, level in enumerate(SEVERITIES)}
@@ -61,7 +61,7 @@ class Condition:
         self.started: float | None = None  # when the current unbroken run of findings began
         self.level_since: list[float | None] = [None, None, None]  # per rank reached
         self.samples = 0
-        self.severity: str | None = None  # of the open alert; None = no alert
+        self.severity: Severity | None = None  # of the open alert; None = no alert
         self.clean_since: float | None = None
         self.lower_since: float | None = None
         self.provisional = False

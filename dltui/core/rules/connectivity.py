@@ -1,8 +1,10 @@
-"""Connectivity rules (notes/anomalies.md §5), judged on every redraw tick from the node's
+"""Connectivity rules, judged on every redraw tick from the node's
 status word and the age of its newest sample. Keepalive alone needs about a minute to notice
 a silent hang; the age notices it in seconds."""
 
 from __future__ import annotations
+
+from typing import TypedDict
 
 from .. import status as st
 from ..state import NodeState
@@ -10,7 +12,7 @@ from .base import CLEAR, STATUS, Finding, Rule
 from .memory import NodeMemory
 
 
-def node_stale(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
+def node_stale(node: NodeState, mem: NodeMemory, now: float, p: NodeStaleParams) -> object:
     age = node.age(now)
     if node.status != st.OK or age is None:
         return None  # not connected: node_unreachable speaks
@@ -27,15 +29,20 @@ def node_stale(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
     )
 
 
-def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: dict) -> object:
+def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreachableParams) -> object:
     if node.status in st.DOWN:
-        what = node.status + (f": {node.reason}" if node.reason else "")
+        if mem.window:
+            # A snapshot reports a node it could not read as UNKNOWN with the status and its
+            # reason, not as a critical finding about the node.
+            return CLEAR
+        why = st.without_retry(node.reason)
         return Finding(
             "critical",
-            what,
-            _ACTIONS.get(node.status, ""),
+            node.status + (f": {why}" if why else ""),
+            _retrying(st.ADVICE.get(node.status, "")),
             evidence={"status": node.status},
             immediate=True,
+            on_timeline=False,  # the status change is the timeline's entry for this event
         )
     age = node.age(now)
     if node.status != st.OK or age is None:
@@ -44,22 +51,31 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: dict) -> o
         return Finding(
             "critical",
             f"connected, but no sample for {age:.0f} s",
-            "the node may be hung or its link down; dltui keeps reconnecting",
+            "the node may be hung or its link down" + ("" if mem.window else "; dltui keeps reconnecting"),
             evidence={"age_s": round(age, 1)},
             immediate=True,
         )
     return CLEAR
 
 
-_ACTIONS = {
-    st.AUTH_FAILED: "check the user and key the SSH config gives this host (ssh -v HOST)",
-    st.HOST_KEY_UNKNOWN: "verify the fingerprint, then add it (ssh HOST once, or --accept-new-host-keys)",
-    st.HOST_KEY_CHANGED: "the host key changed: verify the host before replacing its known_hosts line",
-    st.PROBE_FAILED: "the probe could not run: is python3 (3.8+) installed on the node?",
-    st.TIMEOUT: "check the network path and the jump host; dltui keeps retrying",
-    st.UNREACHABLE: "check the network path and the jump host; dltui keeps retrying",
-    st.RECONNECTING: "dltui is reconnecting",
-}
+def _retrying(advice: str) -> str:
+    return f"{advice}; dltui keeps retrying" if advice else "dltui keeps retrying"
+
+
+
+class NodeStaleParams(TypedDict):
+    """``[rules.node_stale]`` (its defaults in RULES below)."""
+
+    intervals: float
+    enabled: bool
+
+
+class NodeUnreachableParams(TypedDict):
+    """``[rules.node_unreachable]`` (its defaults in RULES below)."""
+
+    stale_s: float
+    enabled: bool
+
 
 RULES = (
     Rule(

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from dltui.node.schema import pci_key
-
 from .. import format as fmt
 from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
 from ..timeline import Alert, TimelineEntry
 from .base import (
     CLEAR,
-    EVENT,
     FACTS,
     FLEET,
     GPU,
@@ -31,24 +28,19 @@ from .base import (
     Rule,
 )
 from .condition import CHANGE, CLOSE, DROP, OPEN, RANK, Condition, Timing, advance
-from .memory import Bound, GpuMemory, NodeMemory
+from .memory import Bound, GpuMemory, NodeMemory, bind
 from .settings import RuleSettings
 
 if TYPE_CHECKING:
     from ..state import FleetState, NodeState
 
-_SCOPES = (GPU, GPUS, NODE, FACTS, STATUS, FLEET, EVENT)
 SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
-_EVENTS_REMEMBERED = 1000  # per node: id-less kernel events a reconnecting probe may read again
 _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 
 
 class Engine:
     def __init__(
-        self,
-        settings: RuleSettings,
-        snapshot_window_s: float | None = None,
-        inventory: GpuInventory | None = None,
+        self, settings: RuleSettings, snapshot_window_s: float | None = None, inventory: GpuInventory | None = None
     ):
         self.settings = settings
         self.window_s = snapshot_window_s
@@ -92,7 +84,7 @@ class Engine:
         gm: GpuMemory,
         g: GpuSample,
         rules: list[Bound],
-        prev,
+        prev: GpuSample | None,
         now: float,
     ) -> None:
         """One GPU through a list of rules: the hot loop, kept free of anything a quiet rule
@@ -132,9 +124,9 @@ class Engine:
         # facts map PCI ids to GPUs; they may be newer than any sample
         if node.facts is not nm.facts:
             self._facts_arrived(node, nm, now)
-        if not self._first_sighting(nm, event):
+        if not nm.first_sighting(event):
             return
-        gpu = event.gpu if event.gpu is not None else self._gpu_by_pci(nm, event.data.get("pci"))
+        gpu = event.gpu if event.gpu is not None else nm.gpu_by_pci(event.data.get("pci"))
         for _, rule_id, p, timing, rule in consumers:
             assert rule.on_event is not None
             answer = rule.on_event(nm, event, gpu, p)
@@ -147,22 +139,6 @@ class Engine:
             if cond.started is None or event.time < cond.started:
                 cond.started = event.time  # the alert dates from the first event, not its arrival
             self._advance(node, nm, rule, timing, gpu, cond, answer, now)
-
-    @staticmethod
-    def _first_sighting(nm: NodeMemory, event: NodeEvent) -> bool:
-        """Whether this kernel event is new. ``FleetState`` already drops a line it has seen by
-        its id (boot + µs since boot); one without an id (no boot id on that node) is known
-        here by its time and what it says, so a reconnect's backfill counts once."""
-        if event.data.get("id") is not None:
-            return True
-        key = (round(event.time, 3), event.kind, event.gpu, repr(sorted(event.data.items())))
-        seen = nm.events_seen
-        if key in seen:
-            return False
-        seen[key] = None
-        if len(seen) > _EVENTS_REMEMBERED:
-            del seen[next(iter(seen))]
-        return True
 
     def tick(self, fleet: FleetState, now: float) -> None:
         # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
@@ -202,23 +178,8 @@ class Engine:
     def _memory(self, node: NodeState) -> NodeMemory:
         nm = self.nodes.get(node.name)
         if nm is None:
-            groups = self.settings.groups_of(node.name)
-            params = self.settings.params(groups)
-            fast: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
-            slow: dict[str, list[Bound]] = {scope: [] for scope in _SCOPES}
-            consumers: dict[str, list[Bound]] = {}
-            for rule in self.settings.rules.values():
-                p = params[rule.id]
-                if p["enabled"]:
-                    bound = Bound(rule.check, rule.id, p, Timing.from_params(p), rule)
-                    (slow if rule.slow else fast)[rule.scope].append(bound)
-                    for kind in rule.consumes if rule.on_event is not None else ():
-                        consumers.setdefault(kind, []).append(bound)
-            nm = self.nodes[node.name] = NodeMemory(
-                node.name, groups, fast, slow, self.window_s is not None
-            )
+            nm = self.nodes[node.name] = bind(self.settings, node.name, self.window_s is not None)
             nm.history = node.history
-            nm.consumers = consumers
             nm.inventory = self.inventory
         return nm
 
@@ -311,44 +272,33 @@ class Engine:
         severity = cond.severity
         assert severity is not None  # a condition that opens or stays open has one
         since = (cond.started if cond.started is not None else now) if alert is None else alert.since
-        message = self._message(answer, cond, timing, since, now)
+        message = alert_message(answer, cond, timing, since, now, self.window_s)
         if step is OPEN:
-            node.alerts[key] = Alert(rule.id, severity, message, since, gpu, dict(answer.evidence))
-            node.add(TimelineEntry(now, "alert-opened", message, severity, gpu, rule.id))
+            node.alerts[key] = Alert(
+                rule.id, severity, message, since, gpu, dict(answer.evidence), answer.on_timeline
+            )
+            if answer.on_timeline:
+                node.add(TimelineEntry(now, "alert-opened", message, severity, gpu, rule.id))
+            else:
+                node.version += 1  # the alerts pane shows it even with no timeline entry
             return
         if alert is None:
             return
         if step is CHANGE:
-            node.add(
-                TimelineEntry(
-                    now,
-                    "alert-changed",
-                    f"{alert.severity} → {severity}: {message}",
-                    severity,
-                    gpu,
-                    rule.id,
+            if alert.on_timeline:
+                node.add(
+                    TimelineEntry(
+                        now,
+                        "alert-changed",
+                        f"{alert.severity} → {severity}: {message}",
+                        severity,
+                        gpu,
+                        rule.id,
+                    )
                 )
-            )
             alert.severity = severity
         alert.message = message
         alert.evidence = dict(answer.evidence)
-
-    def _message(
-        self, f: Finding, cond: Condition, timing: Timing, since: float, now: float
-    ) -> str:
-        text = f.what
-        if f.lasting and now - since >= 1:
-            text += f" for {fmt.duration(now - since)}"
-        if f.detail:
-            text += f"; {f.detail}"
-        if cond.provisional:
-            text += (
-                f" (seen throughout the {self.window_s:g} s snapshot; the "
-                f"rule normally needs {timing.needs(RANK[cond.severity or 'warning'])})"
-            )
-        if f.action:
-            text += f" — {f.action}"
-        return text
 
     def _close(
         self,
@@ -361,7 +311,9 @@ class Engine:
     ) -> None:
         nm.conditions_of(gpu).pop(rule_id, None)
         alert = node.alerts.pop((rule_id, gpu), None)
-        if alert is not None:
+        if alert is not None and not alert.on_timeline:
+            node.version += 1
+        elif alert is not None:
             node.add(
                 TimelineEntry(
                     now,
@@ -373,9 +325,23 @@ class Engine:
                 )
             )
 
-    @staticmethod
-    def _gpu_by_pci(nm: NodeMemory, pci: str | None) -> int | None:
-        wanted = pci_key(pci) if pci else None
-        if wanted is None:
-            return None
-        return next((f.index for f in nm.gpu_facts.values() if pci_key(f.bus_id) == wanted), None)
+
+def alert_message(
+    f: Finding, cond: Condition, timing: Timing, since: float, now: float, window_s: float | None
+) -> str:
+    """An alert's words: what the rule found, for how long, and what to do."""
+    text = f.what
+    if f.lasting and now - since >= 1:
+        text += f" for {fmt.duration(now - since)}"
+    if f.share is not None:
+        text += f" ({f.share * 100:.0f} % of the time)"
+    if f.detail:
+        text += f"; {f.detail}"
+    if cond.provisional:
+        text += (
+            f" (seen throughout the {window_s:g} s snapshot; the "
+            f"rule normally needs {timing.needs(RANK[cond.severity or 'warning'])})"
+        )
+    if f.action:
+        text += f" — {f.action}"
+    return text

@@ -21,7 +21,9 @@ def _where(group: str | None) -> str:
     return "the fleet's" if group is None else f"group {group}'s"
 
 
-def _version_drift(label: str, read: Callable[[NodeFacts], str | None]):
+def _version_drift(
+    label: str, read: Callable[[NodeFacts], str | None]
+) -> Callable[[Groups, dict], dict]:
     def check(groups: Groups, p: dict) -> dict:
         out: dict = {}
         for group, members in groups.items():
@@ -78,6 +80,7 @@ RULES = (
         _version_drift("driver", lambda f: f.driver_version),
         {},
         "NVIDIA driver differs within a group",
+        concerns="driver",
     ),
     Rule(
         "cuda_version_drift",
@@ -85,6 +88,7 @@ RULES = (
         _version_drift("CUDA", lambda f: f.cuda_version),
         {},
         "CUDA version differs within a group",
+        concerns="cuda",
     ),
     Rule(
         "kernel_version_drift",
@@ -92,6 +96,7 @@ RULES = (
         _version_drift("kernel", lambda f: f.kernel),
         {},
         "Linux kernel differs within a group",
+        concerns="kernel",
     ),
     Rule(
         "gpu_model_mixed", FLEET, gpu_model_mixed, {}, "GPU models differ within a configured group"

@@ -1,4 +1,4 @@
-"""Hardware health rules (notes/anomalies.md §3): XIDs, ECC, row remapping, PCIe, lost GPUs.
+"""Hardware health rules: XIDs, ECC, row remapping, PCIe, lost GPUs.
 
 Counters alert on their rise between readings, never on lifetime values (a GPU with three
 corrected errors from 2019 is not failing today); lifetime counts are shown as info.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from typing import TypedDict
 
 from dltui.node.xid import describe
 
@@ -80,7 +81,7 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: EccCorrectableBurstParams) -> object:
     now = g.ecc_corrected_volatile
     if now is None:
         return None
@@ -154,7 +155,7 @@ def row_remap_failure(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def pcie_degraded(g: GpuSample, mem: GpuMemory, p: PcieDegradedParams) -> object:
     f = mem.facts
     gen, width, util = g.pcie_gen, g.pcie_width, g.utilization_percent
     top_gen = g.pcie_max_gen or (f.pcie_max_gen if f else None)
@@ -178,7 +179,7 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def pcie_replays(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def pcie_replays(g: GpuSample, mem: GpuMemory, p: PcieReplaysParams) -> object:
     now = g.pcie_replay_count
     if now is None:
         return None
@@ -215,7 +216,7 @@ def accept_gone_gpus(node: NodeMemory, gpu: int | None) -> None:
     node.rule_state.pop("gpu_missing_all_there", None)
 
 
-def gpu_missing(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
+def gpu_missing(sample: Sample, node: NodeMemory, p: GpuMissingParams) -> dict | None:
     """Every GPU the facts listed or we have seen must stay readable."""
     state = node.rule_state
     readable = [g.index for g in sample.gpus if g.error is None]
@@ -304,6 +305,39 @@ def persistence_off(f: GpuFacts, p: dict) -> object:
         "enable nvidia-persistenced",
         lasting=False,
     )
+
+
+
+class EccCorrectableBurstParams(TypedDict):
+    """``[rules.ecc_correctable_burst]`` (its defaults in RULES below)."""
+
+    per_hour: float
+    clear_s: float
+    enabled: bool
+
+
+class PcieDegradedParams(TypedDict):
+    """``[rules.pcie_degraded]`` (its defaults in RULES below)."""
+
+    busy_util: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class PcieReplaysParams(TypedDict):
+    """``[rules.pcie_replays]`` (its defaults in RULES below)."""
+
+    clear_s: float
+    enabled: bool
+
+
+class GpuMissingParams(TypedDict):
+    """``[rules.gpu_missing]`` (its defaults in RULES below)."""
+
+    expected_gpus: float
+    for_samples: float
+    enabled: bool
 
 
 RULES = (

@@ -9,13 +9,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..models import GpuFacts, GpuSample, NodeFacts, Sample
+from dltui.node.schema import pci_key
+
+from ..models import GpuFacts, GpuSample, NodeEvent, NodeFacts, Sample
+from .base import SCOPES
 from .condition import Condition, Timing
 
 if TYPE_CHECKING:
     from ..gpu_inventory import GpuInventory
     from ..state import NodeHistory
     from .base import Rule
+    from .settings import RuleSettings
+
+EVENTS_REMEMBERED = 1000  # per node: id-less kernel events a reconnecting probe may read again
 
 
 class Bound(NamedTuple):
@@ -107,3 +113,46 @@ class NodeMemory:
 
     def conditions_of(self, gpu: int | None) -> dict[str, Condition]:
         return self.conditions if gpu is None else self.gpu(gpu).conditions
+
+    def first_sighting(self, event: NodeEvent) -> bool:
+        """Whether this kernel event is new. ``FleetState`` already drops a line it has seen by
+        its id (boot + µs since boot); one without an id (no boot id on that node) is known
+        here by its time and what it says, so a reconnect's backfill counts once."""
+        if event.data.get("id") is not None:
+            return True
+        key = (round(event.time, 3), event.kind, event.gpu, repr(sorted(event.data.items())))
+        seen = self.events_seen
+        if key in seen:
+            return False
+        seen[key] = None
+        if len(seen) > EVENTS_REMEMBERED:
+            del seen[next(iter(seen))]
+        return True
+
+    def gpu_by_pci(self, pci: str | None) -> int | None:
+        """The index of the GPU at PCI bus id ``pci`` (however written), from the facts."""
+        wanted = pci_key(pci) if pci else None
+        if wanted is None:
+            return None
+        return next((f.index for f in self.gpu_facts.values() if pci_key(f.bus_id) == wanted), None)
+
+
+def bind(settings: RuleSettings, name: str, window: bool) -> NodeMemory:
+    """A node's memory with its enabled rules resolved for it once (its groups' parameters),
+    by scope, judged every sample or every few seconds (``Rule.slow``), and the event
+    consumers by the event kind they take."""
+    groups = settings.groups_of(name)
+    params = settings.params(groups)
+    fast: dict[str, list[Bound]] = {scope: [] for scope in SCOPES}
+    slow: dict[str, list[Bound]] = {scope: [] for scope in SCOPES}
+    consumers: dict[str, list[Bound]] = {}
+    for rule in settings.rules.values():
+        p = params[rule.id]
+        if p["enabled"]:
+            bound = Bound(rule.check, rule.id, p, Timing.from_params(p), rule)
+            (slow if rule.slow else fast)[rule.scope].append(bound)
+            for kind in rule.consumes if rule.on_event is not None else ():
+                consumers.setdefault(kind, []).append(bound)
+    nm = NodeMemory(name, groups, fast, slow, window)
+    nm.consumers = consumers
+    return nm

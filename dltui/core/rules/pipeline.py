@@ -1,15 +1,16 @@
-"""Data pipeline and job rules (notes/anomalies.md §2): a starving data loader, a hung job,
+"""Data pipeline and job rules: a starving data loader, a hung job,
 kernels spinning without work. A periodic 0 % with memory held is starvation; a sustained
 0 % is a hang."""
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple, TypedDict
 
 from ..models import GpuSample
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
-from .causes import explain, track_disks
+from .causes import Cause, explain, track_disks
 from .memory import GpuMemory
 from .starvation import detect
 from .training import checkpoint_writes, outside_checkpoint_writes
@@ -37,7 +38,7 @@ class _UtilWindow:
         self.next_eval = now
 
 
-def _window(g: GpuSample, mem: GpuMemory, p: dict) -> _UtilWindow | None:
+def _window(g: GpuSample, mem: GpuMemory, p: LoaderStarvationParams) -> _UtilWindow | None:
     """Feed this reading into the GPU's window (None without any utilisation reading)."""
     subs = g.utilization_samples_percent
     win = mem.rule_state.get("loader_starvation")
@@ -62,7 +63,7 @@ def _window(g: GpuSample, mem: GpuMemory, p: dict) -> _UtilWindow | None:
     return win
 
 
-def loader_starvation(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def loader_starvation(g: GpuSample, mem: GpuMemory, p: LoaderStarvationParams) -> object:
     win = _window(g, mem, p)
     if win is None:
         return NOT_REPORTED  # no utilisation at all (a Prometheus without DCGM_FI_DEV_GPU_UTIL)
@@ -127,7 +128,7 @@ def _coarse(period_s: float) -> str:
     return "1 Hz" if abs(period_s - 1.0) < 0.05 else f"one reading every {period_s:g} s"
 
 
-def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
+def _cause(mem: GpuMemory, win: _UtilWindow, p: LoaderStarvationParams) -> Cause:
     """One explanation per node and sample, shared by all its starving GPUs."""
     node = mem.node
     cached = node.rule_state.get("starvation_cause")
@@ -140,7 +141,13 @@ def _cause(mem: GpuMemory, win: _UtilWindow, p: dict):
     return cached[1]
 
 
-def job_hung(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def idle(util_percent: float) -> bool:
+    """Whether the rules call a GPU's utilisation idle: 0 % (NVML reports whole percent), as
+    job_hung judges it; the dashboard shows idle GPUs by the same test."""
+    return util_percent <= 0
+
+
+def job_hung(g: GpuSample, mem: GpuMemory, p: JobHungParams) -> object:
     util, used, power = g.utilization_percent, g.memory_used_percent, g.power_w
     if util is None or used is None:
         return None
@@ -148,7 +155,7 @@ def job_hung(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if used < p["memory_used"] and not g.processes and power is not None:
         # this GPU's power with no job
         state["job_hung_idle_w"] = min(power, state.get("job_hung_idle_w", power))
-    if used < p["memory_used"] or util > 0 or any(g.utilization_samples_percent):
+    if used < p["memory_used"] or not idle(util) or any(g.utilization_samples_percent):
         return CLEAR
     if power is None:
         return None
@@ -178,7 +185,7 @@ def job_hung(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def job_spin_stall(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def job_spin_stall(g: GpuSample, mem: GpuMemory, p: JobSpinStallParams) -> object:
     util, power = g.utilization_percent, g.power_w
     limit = g.power_limit_w or (mem.facts.power_limit_w if mem.facts else None)
     if util is None or power is None or not limit:
@@ -193,6 +200,56 @@ def job_spin_stall(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         "kernels are spinning without work, often a stuck collective (NCCL): check the other ranks of the job",
         evidence={"utilization_percent": util, "power_w": power, "power_limit_w": limit},
     )
+
+
+
+class LoaderStarvationParams(TypedDict):
+    """``[rules.loader_starvation]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    min_dips: float
+    clear_below: float
+    memory_used: float
+    window_s: float
+    window_1hz_s: float
+    every_s: float
+    warmup_s: float
+    snapshot_min_s: float
+    clear_s: float
+    io_some: float
+    io_full: float
+    cpu_some: float
+    memory_some: float
+    d_state_processes: float
+    await_ratio: float
+    await_min_ms: float
+    network_correlation: float
+    network_min_bytes_per_s: float
+    checkpoint_before_s: float
+    checkpoint_after_s: float
+    enabled: bool
+
+
+class JobHungParams(TypedDict):
+    """``[rules.job_hung]`` (its defaults in RULES below)."""
+
+    memory_used: float
+    idle_margin: float
+    idle_fraction_of_limit: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class JobSpinStallParams(TypedDict):
+    """``[rules.job_spin_stall]`` (its defaults in RULES below)."""
+
+    busy_util: float
+    power_ratio: float
+    clear_power_ratio: float
+    for_s: float
+    enabled: bool
 
 
 RULES = (
@@ -252,3 +309,23 @@ RULES = (
         slow=True,
     ),
 )
+
+_BY_ID = {rule.id: rule for rule in RULES}
+
+
+class PressureLimits(NamedTuple):
+    """PSI avg10 levels at which loader_starvation names a resource the cause of a starving
+    GPU, for the UI to colour the pressure pane by."""
+
+    cpu_some_percent: float
+    io_some_percent: float
+    memory_some_percent: float
+    io_full_percent: float
+
+
+def pressure_limits(params: Mapping[str, Mapping[str, Any]]) -> PressureLimits:
+    """From rule id -> parameter overrides; the rule's defaults fill what is not given."""
+    p = {**_BY_ID["loader_starvation"].defaults, **params.get("loader_starvation", {})}
+    return PressureLimits(
+        float(p["cpu_some"]), float(p["io_some"]), float(p["memory_some"]), float(p["io_full"])
+    )

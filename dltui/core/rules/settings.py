@@ -9,6 +9,9 @@
     warning = 80
     [groups.training.rules.persistence_off]
     enabled = false
+    [groups.hgx]
+    hosts = ["gpu*"]
+    ib_rate_gbps = 400                  # a group key naming a rule parameter (RULE_GROUP_KEYS)
 
 A node takes the defaults, then ``[rules.*]``, then every group whose ``hosts`` match its
 name, in the order the groups appear in the file. An unknown rule or parameter, or a value
@@ -26,6 +29,10 @@ from dltui.config import Config, ConfigError, GroupSection
 from dltui.config_schema import nearest
 
 from .base import Rule
+
+# Group keys that set the rule parameter of the same name, for every rule that has it: what a
+# node group is built to (the HCA ports' rate), said once rather than per rule.
+RULE_GROUP_KEYS = ("ib_rate_gbps",)
 
 ENABLED = "enabled"  # every rule has it
 
@@ -66,7 +73,15 @@ class RuleSettings:
 
     def _checked_group(self, name: str, group: GroupSection) -> tuple[str, tuple[str, ...], dict[str, dict[str, Any]]]:
         # its keys and their types are the config schema's (dltui/config.py, GroupSection)
-        return name, group.hosts, self._checked_rules(group.rules, f"[groups.{name}.rules]")
+        rules = self._checked_rules(group.rules, f"[groups.{name}.rules]")
+        for key in RULE_GROUP_KEYS:
+            value = getattr(group, key)
+            if value is None:
+                continue
+            for rule_id, rule in self.rules.items():
+                if key in rule.defaults:  # the group's own rule table wins over its group key
+                    rules[rule_id] = {key: value, **rules.get(rule_id, {})}
+        return name, group.hosts, rules
 
     def _checked_rules(self, table: Any, where: str) -> dict[str, dict[str, Any]]:
         if not isinstance(table, dict):

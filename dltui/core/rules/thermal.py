@@ -1,4 +1,4 @@
-"""Thermal and power rules (notes/anomalies.md §1, gpu-telemetry.md §3–4).
+"""Thermal and power rules.
 
 The temperature model: the T.Limit margin is the primary signal where the GPU reports one;
 core temperature against a configured limit is the only one where it does not; HBM against
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from statistics import median
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 from dltui.node.schema import HW_POWER_BRAKE_SLOWDOWN as HW_POWER_BRAKE
 from dltui.node.schema import HW_SLOWDOWN, SW_POWER_CAP
@@ -18,6 +18,7 @@ from dltui.node.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
 from dltui.node.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
+from ..timeline import Severity
 from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
@@ -51,7 +52,7 @@ def _reasons(mask: int, g: GpuSample) -> str:
     return f"{mask:#x}: {names}" if names else f"{mask:#x}"
 
 
-def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: GpuTempHighParams) -> object:
     t = g.temperature_c
     if t is None:
         return None
@@ -78,7 +79,7 @@ def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: ThermalMarginLowParams) -> object:
     m = g.temperature_margin_c
     if m is None:
         return None
@@ -100,7 +101,7 @@ def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: HbmTempHighParams) -> object:
     t = g.memory_temperature_c
     if t is None:
         return None
@@ -121,7 +122,7 @@ def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: ThermalSlowdownParams) -> object:
     mask, prev = g.clock_event_reasons_mask, mem.prev
     if (
         mask is not None
@@ -150,30 +151,56 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return CLEAR
     if hw:
         state.pop("sw_thermal_since", None)
-        level = "critical"
+        level: Severity = "critical"
     else:  # software slowdown alone: a warning for its first minute, then critical
         since = state.setdefault("sw_thermal_since", mem.now)
         level = "critical" if mem.now - since >= p["sw_warning_s"] else "warning"
-    parts = []
+    what = " and ".join(k for k, on in (("HW", hw), ("SW", sw)) if on) + " thermal slowdown"
     if bits & (HW_THERMAL | SW_THERMAL):
-        parts.append(
-            ("HW" if bits & HW_THERMAL else "SW")
-            + f" thermal slowdown active ({_reasons(bits, g)})"
-        )
-    for label, rise in (("HW", rise_hw), ("SW", rise_sw)):
-        if rise:
-            parts.append(f"+{rise / 1e6:.1f} s of {label} thermal slowdown since the last reading")
+        what += f" active ({_reasons(bits, g)})"
+    shares = share_of_time(mem, "thermal_slowdown_run", {"HW": rise_hw, "SW": rise_sw}, p["clear_s"])
+    # the kinds happening, by their counters; one flat while its bit is set does not count
+    on = {"HW": hw, "SW": sw}
+    shares = {k: v for k, v in shares.items() if on[k] and v}
+    detail = [_temps(g), _clocks(g)]
+    share = max(shares.values()) if shares else None
+    if len({round(v * 100) for v in shares.values()}) > 1:  # HW and SW, each its own share
+        detail.insert(0, " and ".join(f"{k} {v * 100:.0f} %" for k, v in shares.items()) + " of the time")
+        share = None
     return Finding(
         level,
-        "; ".join(parts),
+        what,
         "the GPU is cutting clocks to stay under its temperature limit: " + _COOLING,
-        ", ".join(x for x in (_temps(g), _clocks(g)) if x),
+        ", ".join(x for x in detail if x),
         {"mask": mask, "sw_thermal_rise_us": rise_sw, "hw_thermal_rise_us": rise_hw},
         immediate=not bits & (HW_THERMAL | SW_THERMAL),  # counter rise alone: already an integral
+        share=share,
     )
 
 
-def hw_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def share_of_time(
+    mem: GpuMemory, key: str, rises: Mapping[str, float | None], quiet_s: float
+) -> dict[str, float]:
+    """Per counter of µs spent in a state, the share of this run of findings' time it counted
+    (0–1). A run starts one interval before its first finding (the first rise covers that
+    interval) and ends after ``quiet_s`` without a finding (the rule's ``clear_s``). Counters
+    the GPU does not report are left out."""
+    counted = {k: r for k, r in rises.items() if r is not None}
+    if not counted:
+        return {}
+    now = mem.now
+    run = mem.rule_state.get(key)
+    if run is None or now - run["last"] > quiet_s:
+        run = mem.rule_state[key] = {"since": now - mem.node.interval_s, "last": now, "us": {}}
+    run["last"] = now
+    spent = run["us"]
+    for k, rise in counted.items():
+        spent[k] = spent.get(k, 0.0) + rise
+    span = max(now - run["since"], 1e-9)
+    return {k: min(1.0, us / 1e6 / span) for k, us in spent.items()}
+
+
+def hw_slowdown(g: GpuSample, mem: GpuMemory, p: HwSlowdownParams) -> object:
     mask = g.clock_event_reasons_mask
     if mask is None:
         return None
@@ -198,7 +225,7 @@ def hw_slowdown(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def power_brake(g: GpuSample, mem: GpuMemory, p: PowerBrakeParams) -> object:
     mask, prev = g.clock_event_reasons_mask, mem.prev
     if (
         mask is not None
@@ -216,23 +243,21 @@ def power_brake(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     active = bool((mask or 0) & HW_POWER_BRAKE)
     if not active and not rise:
         return CLEAR
-    what = (
-        "HW power brake active (0x80)"
-        if active
-        else f"+{(rise or 0) / 1e6:.1f} s of HW power brake since the last reading"
-    )
+    shares = share_of_time(mem, "power_brake_run", {"brake": rise}, p["clear_s"])
+    share = shares.get("brake") or (None if active else 0.0)  # flat while the bit is set: none
     power = f"power {g.power_w:.0f} W" if g.power_w is not None else ""
     return Finding(
         "critical",
-        what,
+        "HW power brake active (0x80)" if active else "HW power brake",
         _PSU,
         ", ".join(x for x in (_clocks(g), power) if x),
         {"mask": mask, "power_brake_rise_us": rise},
         immediate=not active,
+        share=share,
     )
 
 
-def power_capped(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def power_capped(g: GpuSample, mem: GpuMemory, p: PowerCappedParams) -> object:
     mask, util = g.clock_event_reasons_mask, g.utilization_percent
     if mask is None or util is None:
         return None
@@ -250,7 +275,7 @@ def power_capped(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
+def clock_sag(g: GpuSample, mem: GpuMemory, p: ClockSagParams) -> object:
     sm, top, util, mask = (
         g.sm_clock_mhz,
         g.sm_clock_max_mhz,
@@ -276,7 +301,7 @@ def clock_sag(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     )
 
 
-def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
+def airflow_imbalance(sample: Sample, node: NodeMemory, p: AirflowImbalanceParams) -> dict | None:
     """Each loaded GPU against the median of the others at similar load (margins if every GPU
     has one, else core temperatures). N/A with too few loaded GPUs."""
     loaded = [
@@ -324,6 +349,99 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: dict) -> dict | None:
         else:
             out[g.index] = CLEAR if hotter < p["clear_below"] else HOLD
     return out
+
+
+
+class GpuTempHighParams(TypedDict):
+    """``[rules.gpu_temp_high]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    hysteresis: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ThermalMarginLowParams(TypedDict):
+    """``[rules.thermal_margin_low]`` (its defaults in RULES below)."""
+
+    warning: float
+    critical: float
+    hysteresis: float
+    for_s: float
+    critical_for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class HbmTempHighParams(TypedDict):
+    """``[rules.hbm_temp_high]`` (its defaults in RULES below)."""
+
+    memory_max: float
+    warning_below_max: float
+    hysteresis: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ThermalSlowdownParams(TypedDict):
+    """``[rules.thermal_slowdown]`` (its defaults in RULES below)."""
+
+    for_samples: float
+    sw_warning_s: float
+    clear_s: float
+    enabled: bool
+
+
+class HwSlowdownParams(TypedDict):
+    """``[rules.hw_slowdown]`` (its defaults in RULES below)."""
+
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class PowerBrakeParams(TypedDict):
+    """``[rules.power_brake]`` (its defaults in RULES below)."""
+
+    for_samples: float
+    clear_s: float
+    enabled: bool
+
+
+class PowerCappedParams(TypedDict):
+    """``[rules.power_capped]`` (its defaults in RULES below)."""
+
+    busy_util: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class ClockSagParams(TypedDict):
+    """``[rules.clock_sag]`` (its defaults in RULES below)."""
+
+    ratio: float
+    clear_ratio: float
+    busy_util: float
+    for_s: float
+    clear_s: float
+    enabled: bool
+
+
+class AirflowImbalanceParams(TypedDict):
+    """``[rules.airflow_imbalance]`` (its defaults in RULES below)."""
+
+    hotter: float
+    clear_below: float
+    similar_load: float
+    loaded_util: float
+    min_gpus: float
+    for_s: float
+    clear_s: float
+    enabled: bool
 
 
 RULES = (

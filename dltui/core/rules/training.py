@@ -5,16 +5,19 @@ starvation detector must not mistake for a starving loader."""
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from typing import TypedDict
 
 from .. import format as fmt
 from ..models import Sample
+from ..timeline import Severity
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
 
 _WRITES_KEPT = 32  # checkpoint mtimes remembered per node: minutes of history at any rate
 
 
-def unit_failed(sample: Sample, node: NodeMemory, p: dict) -> object:
+def unit_failed(sample: Sample, node: NodeMemory, p: UnitFailedParams) -> object:
     units = [u for u in sample.units if u.load_state not in (None, "not-found") and u.error is None]
     if not units:
         return None  # no configured unit on this node (or no systemd): nothing to judge
@@ -37,7 +40,7 @@ def unit_failed(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def unit_flapping(sample: Sample, node: NodeMemory, p: dict) -> object:
+def unit_flapping(sample: Sample, node: NodeMemory, p: UnitFlappingParams) -> object:
     """NRestarts (automatic restarts only) rising by ≥ restarts within window_s."""
     history = node.rule_state.setdefault("unit_restarts", {})
     worst = None
@@ -64,7 +67,7 @@ def unit_flapping(sample: Sample, node: NodeMemory, p: dict) -> object:
         return CLEAR
     u, rises = worst
     # systemd gave up on it (start-limit-hit): it will not come back by itself
-    level = (
+    level: Severity = (
         "critical"
         if rises >= p["critical_restarts"] or u.result == "start-limit-hit"
         else "warning"
@@ -80,7 +83,7 @@ def unit_flapping(sample: Sample, node: NodeMemory, p: dict) -> object:
     )
 
 
-def checkpoint_stale(sample: Sample, node: NodeMemory, p: dict) -> object:
+def checkpoint_stale(sample: Sample, node: NodeMemory, p: CheckpointStaleParams) -> object:
     ck = sample.checkpoint
     if ck is None or ck.newest_mtime is None:
         return None  # no glob configured here, or nothing matches yet
@@ -118,7 +121,7 @@ def checkpoint_writes(node: NodeMemory) -> list[float]:
 
 
 def outside_checkpoint_writes(
-    values,
+    values: Iterable[float],
     period_s: float,
     newest_time: float,
     writes: list[float],
@@ -144,6 +147,35 @@ def outside_checkpoint_writes(
         if not any(lo <= t <= hi for lo, hi in spans):
             out.append(v)
     return out
+
+
+
+class UnitFailedParams(TypedDict):
+    """``[rules.unit_failed]`` (its defaults in RULES below)."""
+
+    clear_s: float
+    enabled: bool
+
+
+class UnitFlappingParams(TypedDict):
+    """``[rules.unit_flapping]`` (its defaults in RULES below)."""
+
+    restarts: float
+    critical_restarts: float
+    window_s: float
+    clear_s: float
+    enabled: bool
+
+
+class CheckpointStaleParams(TypedDict):
+    """``[rules.checkpoint_stale]`` (its defaults in RULES below)."""
+
+    expected_s: float
+    warning_ratio: float
+    critical_ratio: float
+    for_s: float
+    clear_s: float
+    enabled: bool
 
 
 RULES = (

@@ -60,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--preflight", type=float, default=10.0)
     s.add_argument("--post", type=float, default=10.0)
     s.add_argument("--interval", type=float, default=1.0)
+    s.add_argument("--sysfs", default="/sys", help="where the node's sysfs is mounted")
     s.add_argument("--smoke", help="a loader smoke test command, run after the load")
     s.add_argument("--smoke-s", type=float, default=300.0)
     s.add_argument("--smoke-ramp", type=float, default=SMOKE_RAMP_S)  # shorter in tests

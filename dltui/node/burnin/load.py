@@ -10,6 +10,7 @@ import time
 from typing import Any
 
 from dltui.node.burnin import parse, stressors
+from dltui.node.burnin.filesystem import file_system
 from dltui.node.burnin.places import Result, RunDir
 from dltui.node.burnin.plan import Plan
 from dltui.node.burnin.stressors import STOP_GRACE_S, Stressor
@@ -209,6 +210,7 @@ class Load:
         self.result["disk_note"] = None if direct else "O_DIRECT refused here: buffered I/O"
         argv = stressors.fio_argv(scratch, size, runtime, engine, direct)
         self._spawn("disk", "fio", argv, "fio.json", cwd=scratch)  # its verify state too
+        self.result["disk"]["fs"] = file_system(scratch)  # a node's drive, or shared storage
 
     def _start_iperf(self, duration: int) -> None:
         if not shutil.which("iperf3"):
@@ -218,7 +220,9 @@ class Load:
         self.result["net"] = {
             "tool": "iperf3",
             "exit_code": None,
-            "line_rate_mbps": stressors.line_rate_mbps(peer.partition(":")[0]),
+            "line_rate_mbps": stressors.line_rate_mbps(
+                peer.partition(":")[0], self.plan.get("sysfs") or "/sys"
+            ),
         }
         self._iperf_args = stressors.iperf_argv(peer, max(2, min(30, duration // 4)))
         self._iperf = Stressor("net", self._iperf_args, self.run.path("iperf3.json"), cwd=self.run.dir)

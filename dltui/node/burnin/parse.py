@@ -10,9 +10,19 @@ FAULTY GPU; dcgmi's exit code and JSON must agree).
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+EVIDENCE_CHARS = 240  # a tool's own words kept as evidence: enough for one message
+
+
+def shorten(text: str, limit: int = EVIDENCE_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters with "…" where it was cut."""
+    one = " ".join(text.split())
+    return one if len(one) <= limit else one[: limit - 1].rstrip() + "…"
+
 
 # --- gpu_burn ------------------------------------------------------------------------------
 
@@ -66,8 +76,9 @@ class GpuBurnResult:
         no errors, did not die and ended OK, and the closing block was there."""
         out: dict[int | None, list[str]] = {}
         if self.tested is None:
+            said = ("; its last words: " + shorten(self.messages[-1])) if self.messages else ""
             out.setdefault(None, []).append(
-                "gpu_burn never printed 'Tested N GPUs:' (killed, crashed or timed out)"
+                "gpu_burn never printed 'Tested N GPUs:' (killed, crashed or timed out)" + said
             )
         elif expected_gpus is not None and self.tested != expected_gpus:
             out.setdefault(None, []).append(
@@ -195,10 +206,11 @@ _DCGM_ROOTS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")  # 4.x, 3.x
 @dataclass
 class DcgmResult:
     version: str | None = None
-    tests: list[dict[str, Any]] = field(default_factory=list)  # {category, name, gpu, status, info}
+    # {category, name, gpu, status, errors: [{"id", "message"}], info: [str]}: one per result
+    tests: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     exit_code: int | None = None
-    error: str | None = None  # the JSON could not be read
+    error: str | None = None  # the JSON could not be read, or DCGM's runtime error
 
     @property
     def verdict(self) -> str:
@@ -216,14 +228,30 @@ class DcgmResult:
     def failed(self) -> list[dict[str, Any]]:
         return [t for t in self.tests if t["status"] in ("fail", "warn")]
 
+    def evidence(self, gpu: int | None) -> str:
+        """DCGM's own words for what failed or warned on ``gpu`` (and on no GPU in
+        particular): ``memory fail: Found 12 faulty memory elements on GPU 2 (DCGM error
+        52)``; its info lines only where a test gave no error."""
+        parts = []
+        for t in self.failed():
+            if t["gpu"] is not None and t["gpu"] != gpu:
+                continue
+            said = ["%s (DCGM error %s)" % (e["message"], e["id"]) if e["id"] is not None
+                    else e["message"] for e in t["errors"]] or t["info"][-1:]
+            parts.append("%s %s" % (t["name"], t["status"]) + (": " + "; ".join(said) if said else ""))
+        return shorten("; ".join(parts))
+
 
 def parse_dcgm(text: str, exit_code: int | None = None) -> DcgmResult:
-    """``dcgmi diag -r N -j`` output of DCGM 3.x or 4.x; unknown keys are ignored."""
+    """``dcgmi diag -r N -j`` output of DCGM 3.x or 4.x; unknown keys are ignored. A result's
+    errors (4.x ``warnings`` with ``error_id``) and its ``info`` lines are kept apart: an info
+    line ("Allocated … bytes") never stands in for an error."""
     res = DcgmResult(exit_code=exit_code)
     try:
-        doc = json.loads(text)
+        doc = json.loads(text[text.find("{"):] if "{" in text else text)
     except ValueError as exc:
-        res.error = "dcgmi diag printed no JSON: %s" % exc
+        said = shorten(text.strip()) if text.strip() else ""
+        res.error = "dcgmi diag printed no JSON" + (": " + said if said else ": %s" % exc)
         return res
     root = None
     if isinstance(doc, dict):
@@ -237,38 +265,48 @@ def parse_dcgm(text: str, exit_code: int | None = None) -> DcgmResult:
     meta = doc.get("metadata") or root.get("metadata") or {}
     if isinstance(meta, dict):
         res.version = meta.get("version") or meta.get("DCGM Version")
+    if root.get("runtime_error"):
+        res.error = "dcgmi diag: " + shorten(str(root["runtime_error"]))
     for cat in root.get("test_categories") or []:
         for test in cat.get("tests") or []:
+            summary = test.get("test_summary") or {}
             for r in test.get("results") or []:
-                info = r.get("info") or r.get("warnings") or ""
-                if isinstance(info, list):
-                    info = "; ".join(
-                        str(w.get("warning", w)) if isinstance(w, dict) else str(w) for w in info
-                    )
-                res.tests.append(
-                    {
-                        "category": cat.get("category"),
-                        "name": test.get("name"),
-                        "gpu": _int(r.get("entity_id", r.get("gpu_id"))),
-                        "status": str(r.get("status", "")).lower(),
-                        "info": str(info)[:300],
-                    }
-                )
-            summary = (test.get("test_summary") or {}).get("status")
-            if summary and not test.get("results"):
-                res.tests.append(
-                    {
-                        "category": cat.get("category"),
-                        "name": test.get("name"),
-                        "gpu": None,
-                        "status": str(summary).lower(),
-                        "info": "",
-                    }
-                )
+                res.tests.append(_dcgm_test(cat, test, r, _int(r.get("entity_id", r.get("gpu_id")))))
+            if summary.get("status") and not test.get("results"):
+                res.tests.append(_dcgm_test(cat, test, summary, None))
             for w in test.get("warnings") or []:
-                if isinstance(w, dict):
-                    res.warnings.append(str(w.get("warning", "")))
+                res.warnings.append(_dcgm_errors([w])[0]["message"])
     return res
+
+
+def _dcgm_test(cat: dict[str, Any], test: dict[str, Any], r: dict[str, Any], gpu: int | None) -> dict[str, Any]:
+    return {
+        "category": cat.get("category"),
+        "name": test.get("name"),
+        "gpu": gpu,
+        "status": str(r.get("status", "")).lower(),
+        "errors": _dcgm_errors(r.get("warnings") or r.get("errors") or []),
+        "info": [shorten(x) for x in _texts(r.get("info"))],
+    }
+
+
+def _dcgm_errors(value: Any) -> list[dict[str, Any]]:
+    """DCGM's error entries ({"error_id", "warning"} in 4.x; strings or dicts in 3.x)."""
+    items = value if isinstance(value, list) else [value]
+    out = []
+    for w in items:
+        if isinstance(w, dict):
+            text = w.get("warning") or w.get("message") or w.get("error") or ""
+            out.append({"id": _int(w.get("error_id")), "message": shorten(str(text))})
+        elif w:
+            out.append({"id": None, "message": shorten(str(w))})
+    return out
+
+
+def _texts(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(x) for x in value if x]
+    return [str(value)] if value else []
 
 
 def _int(value: Any) -> int | None:
@@ -292,8 +330,25 @@ STRESS_NG_EXIT = {
 }
 
 
-def stress_ng_verdict(exit_code: int | None) -> dict[str, str]:
-    """{"verdict": pass|fail|inconclusive|unknown, "reason"}: PASS only on exit 0."""
+def stress_ng_verdict(exit_code: int | None, output: str = "") -> dict[str, str]:
+    """{"verdict": pass|fail|inconclusive|unknown, "reason"}: PASS only on exit 0. Not
+    passing, the reason ends with stress-ng's own words from ``output`` (its log)."""
+    v = _stress_ng_exit(exit_code)
+    said = stress_ng_words(output) if v["verdict"] != "pass" else ""
+    return dict(v, reason=v["reason"] + (": " + said if said else ""))
+
+
+def stress_ng_words(output: str) -> str:
+    """What stress-ng said went wrong: its ``fail:`` and ``error:`` lines, else its last line
+    that is not ``info:``."""
+    lines = [x.strip() for x in output.splitlines() if x.strip()]
+    bad = [x for x in lines if re.search(r"\b(fail|error):", x)]
+    if not bad:
+        bad = [x for x in lines if "info:" not in x][-1:]
+    return shorten("; ".join(bad))
+
+
+def _stress_ng_exit(exit_code: int | None) -> dict[str, str]:
     if exit_code is None:
         return {"verdict": "unknown", "reason": "stress-ng did not finish (no exit code)"}
     if exit_code < 0:
@@ -315,7 +370,11 @@ def parse_fio(text: str) -> dict[str, Any]:
     try:
         doc = json.loads(text[start:])
     except ValueError as exc:
+        said = [x.strip() for x in text.splitlines() if x.strip().startswith("fio:")]
+        if said:  # fio stopped before its report: its own lines say why
+            return {"error": shorten("; ".join(said)), "jobs": []}
         return {"error": "fio printed no JSON: %s" % exc, "jobs": []}
+    said = [x.strip() for x in text[:start].splitlines() if x.strip().startswith("fio:")]
     jobs = []
     for job in doc.get("jobs") or []:
         entry = {"name": job.get("jobname"), "error": job.get("error", 0)}
@@ -328,10 +387,19 @@ def parse_fio(text: str) -> dict[str, Any]:
         jobs.append(entry)
     bad = [j for j in jobs if j["error"]]
     return {
-        "error": ("fio job %s: error %s" % (bad[0]["name"], bad[0]["error"])) if bad else None,
+        "error": _fio_error(bad[0], said) if bad else None,
         "version": doc.get("fio version"),
         "jobs": jobs,
     }
+
+
+def _fio_error(job: dict[str, Any], said: list[str]) -> str:
+    """``fio job seqwrite: error 28: fio: io_u error on file …: No space left on device``."""
+    head = "fio job %s: error %s" % (job["name"], job["error"])
+    words = [x for x in said if "error" in x.lower()][:1]
+    if not words and isinstance(job["error"], int) and job["error"] > 0:
+        words = [os.strerror(job["error"])]
+    return shorten(head + (": " + words[0] if words else ""))
 
 
 # --- iperf3 --------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import sys
 import time
 from typing import Any, Dict
@@ -55,10 +56,26 @@ def emit(obj: dict[str, Any]) -> None:
     sys.stdout.flush()
 
 
+def private_dir(path: str) -> None:
+    """Makes ``path`` (0700) or checks the one there is this user's own: a real directory (not a
+    link), owned by this user, writable by no one else. Another user's folder would let them
+    plant links or files the run then writes through or trusts."""
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise Refused("%s is not a directory (a link?): burn-in refuses to use it" % path)
+    if st.st_uid != os.geteuid():
+        raise Refused("%s belongs to uid %d, not to this user: burn-in refuses to use it"
+                      % (path, st.st_uid))
+    if st.st_mode & 0o022:
+        raise Refused("%s is writable by other users (mode %o): make it 0700"
+                      % (path, stat.S_IMODE(st.st_mode)))
+
+
 def take_lock(base: str) -> int:
     """The node's burn-in lock (flock on base/lock): held by the running driver for its life."""
-    os.makedirs(base, mode=0o700, exist_ok=True)
-    fd = os.open(os.path.join(base, "lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    private_dir(base)
+    fd = os.open(os.path.join(base, "lock"), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:

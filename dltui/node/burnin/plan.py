@@ -32,6 +32,7 @@ class Plan(TypedDict, total=False):
     preflight_s: float
     post_s: float
     interval_s: float
+    sysfs: str  # where the node's sysfs is mounted ([probe] sysfs)
     smoke: str | None
     smoke_s: float
     smoke_ramp_s: float
@@ -63,6 +64,7 @@ def plan_from(args: argparse.Namespace) -> Plan:
         "preflight_s": args.preflight,
         "post_s": args.post,
         "interval_s": args.interval,
+        "sysfs": args.sysfs,
         "smoke": args.smoke,
         "smoke_s": args.smoke_s,
         "smoke_ramp_s": args.smoke_ramp,

@@ -80,6 +80,8 @@ class PostJobs:
             self.result[key]["exit_code"] = job.exit_code
             self.result[key]["ended"] = now
             self.result[key]["timed_out"] = timed_out
+            if job.exit_code:  # the tool's own failure text: its output's last line
+                self.result[key]["last_words"] = stressors.last_words(job.out_path)
             self._job = None
         if not self._queue:
             return False

@@ -8,13 +8,14 @@ from typing import Any
 
 from dltui.node.burnin.baseline import Baseline
 from dltui.node.burnin.bmc import BmcSel
+from dltui.node.burnin.drives import DriveHealth
 from dltui.node.burnin.kernel import KernelLog
 from dltui.node.schema import PROTOCOL
 
 
 def baselines() -> list[Baseline]:
     """Every baseline a run takes, in the order they are read (before and after alike)."""
-    return [KernelLog(), BmcSel()]
+    return [KernelLog(), BmcSel(), DriveHealth()]
 
 
 def hello(facts: dict[str, Any], interval_s: float) -> dict[str, Any]:

@@ -21,11 +21,11 @@ from dltui.node.burnin.post import PostJobs
 from dltui.node.probe.collect import Collector
 from dltui.node.probe.main import until_next_tick
 from dltui.node.probe.problems import Problems
+from dltui.node.schema import BurninPhase
 from dltui.node.wire import Encoder
 
 FINISH_GRACE_S = 120.0  # past the duration, before a stressor that did not end is stopped
 
-Phase = Literal["preflight", "load", "post"]
 State = Literal["running", "stopped", "failed", "done"]  # status.json's "state"
 
 
@@ -40,7 +40,7 @@ class Run:
         self.plan: Plan = read_json(self.files.path("plan.json"))
         self.interval = float(self.plan.get("interval_s") or 1.0)
         self.stop_asked = False
-        self.phase: Phase = "preflight"
+        self.phase: BurninPhase = "preflight"
         # [start, end] of each phase (wall-clock seconds), in result.json and status.json.
         self.phases: dict[str, list[float | None]] = {
             "preflight": [time.time(), None],
@@ -68,7 +68,7 @@ class Run:
         signal.signal(signal.SIGINT, self._on_stop)
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         problems = Problems()
-        collector = Collector(self.interval, problems)
+        collector = Collector(self.interval, problems, sys_dir=self.plan.get("sysfs") or "/sys")
         code = 3
         samples = open(self.path("samples.jsonl"), "a")
         try:
@@ -163,7 +163,7 @@ class Run:
     def _on_stop(self, signum: int, frame: FrameType | None) -> None:
         self.stop_asked = True
 
-    def _enter(self, phase: Phase, when: float) -> None:
+    def _enter(self, phase: BurninPhase, when: float) -> None:
         current = self.phases.get(self.phase)
         if current and current[1] is None and self.phase != phase:
             current[1] = when

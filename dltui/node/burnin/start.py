@@ -30,6 +30,16 @@ def systemd_usable() -> bool:
     )
 
 
+def _remove_sent(path: str | None) -> None:
+    """The script sent for this start and the private folder it came in: nothing is left."""
+    if path:
+        os.unlink(path)
+        try:
+            os.rmdir(os.path.dirname(path))  # only ever an empty folder
+        except OSError:
+            pass
+
+
 def cmd_start(args: argparse.Namespace) -> int:
     try:
         check_args(args)
@@ -44,15 +54,13 @@ def cmd_start(args: argparse.Namespace) -> int:
                 "cannot create the run directory %s: %s" % (run_dir, exc.strerror)
             ) from None
     except Refused as exc:
-        if args.self_path:
-            os.unlink(args.self_path)  # the script sent for this start: nothing is left behind
+        _remove_sent(args.self_path)
         emit({"ok": False, "reason": str(exc)})
         return EXIT_REFUSED
     write_json_atomic(os.path.join(run_dir, "plan.json"), plan)
     driver = os.path.join(run_dir, "driver.py")
     shutil.copyfile(args.self_path or os.path.abspath(sys.argv[0]), driver)
-    if args.self_path:
-        os.unlink(args.self_path)
+    _remove_sent(args.self_path)
     with open(os.path.join(base, "active"), "w") as f:
         f.write(args.run_id + "\n")
     log = os.path.join(run_dir, "run.log")

@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 
+from dltui.node.burnin import parse
 from dltui.node.burnin.places import Result, RunDir
 
 STOP_GRACE_S = 20.0  # how long a stressor gets after SIGTERM before SIGKILL
@@ -117,6 +118,19 @@ def spawn(
     return s
 
 
+def last_words(path: str, tail_bytes: int = 4096) -> str:
+    """The last non-empty line of a stressor's output (what it said as it failed), shortened."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - tail_bytes))
+            tail = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    lines = [x for x in tail.replace("\r", "\n").splitlines() if x.strip()]
+    return parse.shorten(lines[-1]) if lines else ""
+
+
 # --- what the node has ------------------------------------------------------------------------
 
 
@@ -185,7 +199,7 @@ def direct_ok(scratch: str) -> bool:
             pass
 
 
-def line_rate_mbps(host: str) -> int | None:
+def line_rate_mbps(host: str, sysfs: str = "/sys") -> int | None:
     """The speed of the link the route to ``host`` leaves by, when the kernel knows it."""
     try:
         out = subprocess.run(
@@ -198,7 +212,7 @@ def line_rate_mbps(host: str) -> int | None:
         m = re.search(r"\bdev (\S+)", out)
         if m is None:
             return None
-        with open("/sys/class/net/%s/speed" % m.group(1)) as f:
+        with open("%s/class/net/%s/speed" % (sysfs, m.group(1))) as f:
             speed = int(f.read().strip())
         return speed if speed > 0 else None
     except (OSError, ValueError, subprocess.TimeoutExpired):

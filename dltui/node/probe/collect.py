@@ -1,12 +1,23 @@
 """One collector for a node: host and GPUs together, the same code on nodes and locally."""
 
+from __future__ import annotations
+
 import sys
 import time
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import __version__
 from .gpu import open_gpu
 from .host import HostCollector
+from .infiniband import InfinibandCollector
+from .nvlink import open_nvlink
 from .problems import Problems
+from .smart import FIRST_READ_DELAY_S, SmartReader
+from .stack import read_stack
+
+if TYPE_CHECKING:
+    from .kernel_log import KernelLog
+    from .units import UnitPoller
 
 # Opening the kernel log (subprocess, journalctl, the whole boot's backlog) costs ~25 ms of
 # CPU. It waits this long after the first sample, so a fleet that starts together (or nodes
@@ -18,22 +29,45 @@ KERNEL_LOG_DELAY_S = 3.0
 class Collector:
     """Reads facts once and a sample per tick. Never raises for a failing source."""
 
-    def __init__(self, interval_s=1.0, problems=None, proc="/proc", sys_dir="/sys", units=(), checkpoint=None):
+    def __init__(
+        self,
+        interval_s: float = 1.0,
+        problems: Problems | None = None,
+        proc: str = "/proc",
+        sys_dir: str = "/sys",
+        units: Iterable[str] = (),
+        checkpoint: str | None = None,
+    ) -> None:
         self.interval_s = interval_s
         self.problems = problems if problems is not None else Problems()
         self.host = HostCollector(self.problems, proc=proc, sys=sys_dir)
+        self.sys_dir = sys_dir
+        # its own thread: a SMART read never delays a sample
+        self.smart = SmartReader(first_delay_s=FIRST_READ_DELAY_S)
+        self.smart.start()
         self.gpu, self.gpu_source, self.gpu_note = open_gpu(self.problems, interval_s)
-        self.kernel_log = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
-        self._events_since = None
-        self._gpu_facts = []
-        self.units = None
+        self.infiniband = InfinibandCollector(sys_dir)
+        self.nvlink: Any = None
+        with self.problems.guard("nvlink"):
+            self.nvlink = open_nvlink(self.gpu, self.gpu_source, self.problems)
+        self.kernel_log: KernelLog | None = None  # opened by events() KERNEL_LOG_DELAY_S after its first call
+        self._events_since: float | None = None
+        self._gpu_facts: list[dict[str, Any]] = []
+        self.units: UnitPoller | None = None
         if units or checkpoint:
             from .units import UnitPoller
 
             self.units = UnitPoller(units, checkpoint, self.problems)
 
-    def facts(self):
-        facts = {}
+    def set_interval(self, interval_s: float) -> None:
+        """A new sampling interval (the operator's ``+`` / ``-``). NVML reads follow it; a
+        running ``nvidia-smi -lms`` keeps its own rate (the newest line is read each tick)."""
+        self.interval_s = interval_s
+        if self.gpu is not None and self.gpu_source == "nvml":
+            self.gpu.interval_s = interval_s
+
+    def facts(self) -> dict[str, Any]:
+        facts: dict[str, Any] = {}
         with self.problems.guard("host facts"):
             facts.update(self.host.facts())
         facts["probe_version"] = __version__
@@ -44,18 +78,30 @@ class Collector:
         if self.gpu is not None:
             with self.problems.guard("gpu facts"):
                 facts.update(self.gpu.facts())
+        with self.problems.guard("stack"):
+            facts["stack"] = read_stack(sys_dir=self.sys_dir, running_kernel=facts.get("kernel"))
         self._gpu_facts = facts["gpus"]
         if self.kernel_log is not None:
             self.kernel_log.set_gpus(self._gpu_facts)
         return facts
 
-    def sample(self):
-        sample = {"time": round(time.time(), 3)}
+    def sample(self) -> dict[str, Any]:
+        sample: dict[str, Any] = {"time": round(time.time(), 3)}
         sample.update(self.host.sample())
         sample["gpus"] = []
         if self.gpu is not None:
             with self.problems.guard("gpu"):
                 sample["gpus"] = self.gpu.sample()
+        with self.problems.guard("infiniband"):
+            sample["ib_ports"] = self.infiniband.sample()
+        if self.nvlink is not None:
+            with self.problems.guard("nvlink"):
+                sample["nvlinks"] = self.nvlink.sample()
+        sample["drives"] = self.smart.records
+        if self.smart.note is None:
+            self.problems.clear("drives")
+        else:
+            self.problems.report("drives", self.smart.note)
         if self.units is not None:
             with self.problems.guard("units"):
                 sample["units"], checkpoint = self.units.sample()
@@ -67,23 +113,28 @@ class Collector:
                     mark_unit_processes(sample["gpus"], self.units.units)
         return sample
 
-    def events(self):
-        """Events since the last call (XIDs, OOM kills), as dicts shaped like NodeEvent."""
+    def events(self) -> list[dict[str, Any]]:
+        """Events since the last call (XIDs, OOM kills, notes), as dicts shaped like NodeEvent."""
+        notes = self.problems.drain_notes()
         if self.kernel_log is None:
             now = time.monotonic()
             if self._events_since is None:
                 self._events_since = now
             if now - self._events_since < KERNEL_LOG_DELAY_S:
-                return []
+                return notes
             from .kernel_log import KernelLog
 
             self.kernel_log = KernelLog(self.problems)
             self.kernel_log.set_gpus(self._gpu_facts)
-        return self.kernel_log.events()
+        return notes + self.kernel_log.events()
 
-    def close(self):
+    def close(self) -> None:
+        self.smart.close()
         if self.kernel_log is not None:
             self.kernel_log.close()
         self.host.close()
+        self.infiniband.close()
+        if self.nvlink is not None:
+            self.nvlink.close()
         if self.gpu is not None:
             self.gpu.close()

@@ -4,14 +4,17 @@ Preference: NVML (through the ``pynvml`` shipped with the probe), then one long-
 ``nvidia-smi`` loop, then nothing. A node without an NVIDIA driver is a fact, not an error.
 """
 
+from __future__ import annotations
+
 import os
 
-from .gpu_records import nvml_library_loads
+from .gpu_records import GpuSource, nvml_library_loads
+from .problems import Problems
 
 NO_DRIVER = "no NVIDIA driver found"
 
 
-def which(name):
+def which(name: str) -> str | None:
     """``shutil.which`` for a plain name, without importing shutil (and the archive modules it
     pulls in) into every probe's start."""
     for directory in os.environ.get("PATH", os.defpath).split(os.pathsep):
@@ -21,7 +24,7 @@ def which(name):
     return None
 
 
-def open_gpu(problems, interval_s):
+def open_gpu(problems: Problems, interval_s: float) -> tuple[GpuSource | None, str | None, str | None]:
     """-> (collector or None, source, note). ``source`` is "nvml", "nvidia-smi" or None.
 
     Collectors are imported here, not at the top: a node uses one of them or none.

@@ -2,9 +2,27 @@
 ``-q -x`` and ``-q`` text), and whether NVML loads at all: a leaf the sources import, so
 ``gpu.py`` (which picks a source) and the sources do not import each other."""
 
+from __future__ import annotations
+
 import sys
+from typing import Any, Dict, Protocol
 
 from ..schema import GPU_FIELDS
+
+Record = Dict[str, Any]  # one GPU's record (GPU_FIELDS), or its facts (GPU_FACT_FIELDS)
+
+
+class GpuSource(Protocol):
+    """What a GPU source (NVML, the nvidia-smi loop) answers."""
+
+    interval_s: float
+
+    def facts(self) -> dict[str, Any]: ...
+
+    def sample(self) -> list[Record]: ...
+
+    def close(self) -> None: ...
+
 
 GPU_LOST = "GPU is lost (fell off the bus?)"
 GPU_NEEDS_RESET = "GPU needs a reset (NVML: GPU requires restart)"
@@ -46,7 +64,7 @@ THRESHOLD_FIELDS = (
 )
 
 
-def new_gpu_record(index):
+def new_gpu_record(index: int) -> Record:
     """A GPU record with every field of GPU_FIELDS, nothing known yet."""
     record = dict.fromkeys(GPU_FIELDS)
     record["index"] = index
@@ -55,20 +73,20 @@ def new_gpu_record(index):
     return record
 
 
-def new_gpu_facts(index):
+def new_gpu_facts(index: int) -> Record:
     facts = dict.fromkeys(GPU_FACT_FIELDS)
     facts["index"] = index
     return facts
 
 
-def error_record(index, uuid, name, error):
+def error_record(index: int, uuid: str | None, name: str | None, error: str | None) -> Record:
     """The record of a GPU that could not be read: who it is and why, no values."""
     record = new_gpu_record(index)
     record.update(uuid=uuid, name=name, error=error)
     return record
 
 
-def nvml_library_loads():
+def nvml_library_loads() -> bool:
     """Whether libnvidia-ml loads. Asked before the NVML collector (and the ``pynvml`` it
     compiles, ~0.1 s of CPU) is even imported: a node without a driver pays for neither."""
     if "pynvml" in sys.modules or not sys.platform.startswith("linux"):

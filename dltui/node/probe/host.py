@@ -5,18 +5,25 @@ previous call over the real elapsed monotonic time; the first call has no previo
 so its rates are None rather than invented zeros.
 """
 
+from __future__ import annotations
+
 import errno
 import operator
 import os
-import select
 import shlex
 import sys
-import threading
 import time
+from typing import Any, Dict, Sequence
 
 from ..schema import D_STATE_EVERY_TICKS, MEMORY_FIELDS, PRESSURE_FIELDS
+from .files import BoundedStatvfs, KeptOpen, MountTable, read_sys, read_text
+from .problems import Problems
 from .procfs import (
     SECTOR_BYTES,
+    CpuTimes,
+    DiskCounters,
+    Mount,
+    NetCounters,
     parse_diskstats,
     parse_loadavg,
     parse_meminfo,
@@ -26,6 +33,8 @@ from .procfs import (
     parse_pressure,
     parse_stat,
 )
+
+Record = Dict[str, Any]
 
 # Block devices that are never a disk worth watching: loop devices (snaps, images), RAM disks,
 # zram swap, optical drives, floppies.
@@ -84,15 +93,16 @@ class HostCollector:
     """Host facts once, host samples per tick. A failing source is reported to ``problems``
     once and leaves its part of the sample empty (None or []); the rest is still collected."""
 
-    def __init__(self, problems, proc="/proc", sys="/sys"):
+    def __init__(self, problems: Problems, proc: str = "/proc", sys: str = "/sys") -> None:
         self.problems = problems
         self.proc = proc
         self.sys = sys
-        self._cores = None  # (total CpuTimes, {index: CpuTimes}) of the previous call
-        self._disks = None  # (monotonic time, {name: DiskCounters})
-        self._networks = None  # (monotonic time, {name: NetCounters})
-        self._block_listing = None
-        self._watched_disks = frozenset()
+        # (total CpuTimes, {index: CpuTimes}) of the previous call
+        self._cores: tuple[CpuTimes, dict[int, CpuTimes]] | None = None
+        self._disks: tuple[float, dict[str, DiskCounters]] | None = None  # (monotonic time, ...)
+        self._networks: tuple[float, dict[str, NetCounters]] | None = None
+        self._block_listing: list[str] | None = None
+        self._watched_disks: frozenset[str] = frozenset()
         self._diskstats_rows = -1  # rows of /proc/diskstats when /sys/block was last listed
         # the files read every tick, kept open and read again from their start
         self._files = {
@@ -101,20 +111,20 @@ class HostCollector:
             + tuple("pressure/" + r for r in PRESSURE_RESOURCES)
         }
         self._mount_table = MountTable(proc + "/self/mounts")
-        self._watched_mounts = []
+        self._watched_mounts: list[tuple[Mount, bool]] = []
         self._statvfs = BoundedStatvfs(STATVFS_TIMEOUT_S)
         self._ticks_to_remote_statvfs = 0
-        self._remote_records = {}  # mountpoint -> last record of a network or FUSE mount
-        self._d_state_count = None
+        self._remote_records: dict[str, Record] = {}  # mountpoint -> last record of a network or FUSE mount
+        self._d_state_count: int | None = None
         # The first scan waits for the second sample, which has rates too: the first sample
         # is partial anyway, and on a node with thousands of processes it goes out 27 ms sooner.
         self._ticks_to_d_state_scan = 1
 
     # ---- facts ---------------------------------------------------------------------------
 
-    def facts(self):
+    def facts(self) -> dict[str, Any]:
         uname = os.uname()
-        facts = {
+        facts: dict[str, Any] = {
             "hostname": uname.nodename,
             "os": os_pretty_name(),
             "kernel": uname.release,
@@ -128,13 +138,13 @@ class HostCollector:
         }
         with self.problems.guard("cpuinfo"):
             facts["cpu_model"], facts["cpu_count"] = cpu_model_and_count(
-                _read(self.proc + "/cpuinfo")
+                read_text(self.proc + "/cpuinfo")
             )
         with self.problems.guard("meminfo"):
-            meminfo = parse_meminfo(_read(self.proc + "/meminfo"), ("MemTotal",))
+            meminfo = parse_meminfo(read_text(self.proc + "/meminfo"), ("MemTotal",))
             facts["memory_total_bytes"] = meminfo["MemTotal"]
         with self.problems.guard("stat"):
-            facts["boot_time"] = parse_stat(_read(self.proc + "/stat"))["btime"]
+            facts["boot_time"] = parse_stat(read_text(self.proc + "/stat"))["btime"]
         with self.problems.guard("block devices"):
             facts["block_devices"] = [self._block_device(n) for n in sorted(self._disk_names())]
         with self.problems.guard("network interfaces"):
@@ -142,32 +152,32 @@ class HostCollector:
             facts["nics"] = [self._nic(n) for n in names if shown_nic(n)]
         return facts
 
-    def _block_device(self, name):
+    def _block_device(self, name: str) -> Record:
         base = "%s/block/%s" % (self.sys, name)
-        size = _read_sys(base + "/size")
-        rotational = _read_sys(base + "/queue/rotational")
+        size = read_sys(base + "/size")
+        rotational = read_sys(base + "/queue/rotational")
         return {
             "name": name,
             "size_bytes": int(size) * SECTOR_BYTES if size is not None else None,
-            "model": _read_sys(base + "/device/model") or None,
+            "model": read_sys(base + "/device/model") or None,
             "rotational": rotational == "1" if rotational is not None else None,
         }
 
-    def _nic(self, name):
+    def _nic(self, name: str) -> Record:
         base = "%s/class/net/%s" % (self.sys, name)
         # speed reads -1, or fails with EINVAL, when the link is down or the driver has no idea
-        speed = _read_sys(base + "/speed")
-        speed = int(speed) if speed is not None else -1
-        mtu = _read_sys(base + "/mtu")
+        speed_text = read_sys(base + "/speed")
+        speed = int(speed_text) if speed_text is not None else -1
+        mtu = read_sys(base + "/mtu")
         return {
             "name": name,
             "speed_mbps": speed if speed >= 0 else None,
-            "mac": _read_sys(base + "/address") or None,
+            "mac": read_sys(base + "/address") or None,
             "mtu": int(mtu) if mtu is not None else None,
-            "operstate": _read_sys(base + "/operstate"),
+            "operstate": read_sys(base + "/operstate"),
         }
 
-    def close(self):
+    def close(self) -> None:
         """Release the descriptors kept open (the mount table, the files read every tick)."""
         self._mount_table.close()
         for kept in self._files.values():
@@ -175,8 +185,8 @@ class HostCollector:
 
     # ---- sample --------------------------------------------------------------------------
 
-    def sample(self):
-        sample = {
+    def sample(self) -> dict[str, Any]:
+        sample: dict[str, Any] = {
             "cpu": None,
             "memory": None,
             "pressure": None,
@@ -185,7 +195,7 @@ class HostCollector:
             "filesystems": [],
             "networks": [],
         }
-        stat = {}
+        stat: dict[str, Any] = {}
         files = self._files
         with self.problems.guard("cpu"):
             stat = parse_stat(files["stat"].read())
@@ -209,9 +219,12 @@ class HostCollector:
             sample["networks"] = self._network_records()
         return sample
 
-    def _cpu(self, stat, loads):
+    def _cpu(self, stat: dict[str, Any], loads: tuple[float, float, float]) -> Record:
         previous, self._cores = self._cores, (stat["cpu"], stat["cores"])
-        prev_total, prev_cores = previous if previous is not None else (None, {})
+        prev_total: CpuTimes | None = None
+        prev_cores: dict[int, CpuTimes] = {}
+        if previous is not None:
+            prev_total, prev_cores = previous
         record = cpu_percents(prev_total, stat["cpu"])
         record["load_1"], record["load_5"], record["load_15"] = loads
         record["cores"] = [
@@ -220,15 +233,15 @@ class HostCollector:
         ]
         return record
 
-    def _d_state_processes(self):
+    def _d_state_processes(self) -> int | None:
         if self._ticks_to_d_state_scan == 0:
             self._d_state_count = count_d_state_processes(self.proc)
             self._ticks_to_d_state_scan = D_STATE_EVERY_TICKS
         self._ticks_to_d_state_scan -= 1
         return self._d_state_count
 
-    def _pressure(self):
-        record = {}
+    def _pressure(self) -> Record | None:
+        record: dict[str, float | None] = {}
         for resource in PRESSURE_RESOURCES:
             try:
                 text = self._files["pressure/" + resource].read()
@@ -243,7 +256,7 @@ class HostCollector:
                 record[key] = round(value, 1) if value is not None else None
         return {name: record[name] for name in PRESSURE_FIELDS}
 
-    def _disk_records(self):
+    def _disk_records(self) -> list[Record]:
         text = self._files["diskstats"].read()
         rows = text.count("\n")
         if rows != self._diskstats_rows:  # a device came or went: /sys/block is listed again
@@ -258,7 +271,7 @@ class HostCollector:
             disk_record(name, c, prev.get(name), now - prev_time) for name, c in current.items()
         ]
 
-    def _disk_names(self):
+    def _disk_names(self) -> frozenset[str]:
         """Whole disks worth a row, from /sys/block (which lists no partitions).
 
         Physical devices (those with a ``device`` link) are all kept. Virtual ones (dm-*,
@@ -275,11 +288,11 @@ class HostCollector:
         self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
         return self._watched_disks
 
-    def _is_watched_disk(self, name):
+    def _is_watched_disk(self, name: str) -> bool:
         if name.startswith(SKIPPED_DISK_PREFIXES):
             return False
         base = "%s/block/%s" % (self.sys, name)
-        if _read_sys(base + "/size") in (None, "0"):
+        if read_sys(base + "/size") in (None, "0"):
             return False
         if os.path.exists(base + "/device"):
             return True
@@ -288,7 +301,7 @@ class HostCollector:
         except OSError:
             return True
 
-    def _filesystem_records(self):
+    def _filesystem_records(self) -> list[Record]:
         text = self._mount_table.read_if_changed()
         if text is not None:
             self._watched_mounts = watched_mounts(parse_mounts(text))
@@ -299,7 +312,7 @@ class HostCollector:
             if may_hang and not refresh_remote and mount.mountpoint in self._remote_records:
                 records.append(self._remote_records[mount.mountpoint])
                 continue
-            stats = None
+            stats: os.statvfs_result | None = None
             with self.problems.guard("statvfs " + mount.mountpoint):
                 if may_hang:
                     stats = self._statvfs(mount.mountpoint)
@@ -311,7 +324,7 @@ class HostCollector:
             records.append(record)
         return records
 
-    def _network_records(self):
+    def _network_records(self) -> list[Record]:
         now = time.monotonic()
         current = parse_net_dev(self._files["net/dev"].read(), shown_nic)
         previous, self._networks = self._networks, (now, current)
@@ -327,21 +340,23 @@ class HostCollector:
 PER_WORKLOAD_NIC_PREFIXES = ("veth", "cali", "lxc", "tap")
 
 
-def shown_nic(name):
+def shown_nic(name: str) -> bool:
     return name != "lo" and not name.startswith(PER_WORKLOAD_NIC_PREFIXES)
 
 
 # ---- records from counters (pure) ---------------------------------------------------------
 
 
-def cpu_percents(previous, current, index=None):
+def cpu_percents(
+    previous: CpuTimes | None, current: CpuTimes, index: int | None = None
+) -> Record:
     """Shares of the CPU time between two /proc/stat readings, in percent (with ``index``
     first when given: a core's record).
 
     ``system`` includes irq and softirq time, so user + system + steal = total. A counter that
     went backwards (iowait may, per proc(5)) counts as 0.
     """
-    record = {} if index is None else {"index": index}
+    record: Record = {} if index is None else {"index": index}
     if previous is not None:
         user, nice, system, idle, iowait, irq, softirq, steal = [
             c - p if c > p else 0 for c, p in zip(current, previous)
@@ -359,12 +374,12 @@ def cpu_percents(previous, current, index=None):
     return record
 
 
-_NO_CPU_PERCENTS = dict.fromkeys(
+_NO_CPU_PERCENTS: Record = dict.fromkeys(
     ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
 )
 
 
-def memory_record(info):
+def memory_record(info: dict[str, int]) -> Record:
     """Memory as free(1) of procps-ng shows it.
 
     used = total - MemAvailable. Kernels before 3.14 have no MemAvailable: available is then
@@ -389,13 +404,17 @@ def memory_record(info):
         "buffers_bytes": buffers,
         "shmem_bytes": info.get("Shmem"),
         "swap_total_bytes": swap_total,
-        "swap_used_bytes": swap_total - swap_free if swap_free is not None else None,
+        "swap_used_bytes": (
+            swap_total - swap_free if swap_total is not None and swap_free is not None else None
+        ),
     }
     return {name: record[name] for name in MEMORY_FIELDS}
 
 
-def disk_record(name, current, previous, elapsed_s):
-    record = {
+def disk_record(
+    name: str, current: DiskCounters, previous: DiskCounters | None, elapsed_s: float
+) -> Record:
+    record: Record = {
         "name": name,
         "read_bytes_per_s": None,
         "write_bytes_per_s": None,
@@ -408,7 +427,7 @@ def disk_record(name, current, previous, elapsed_s):
     # No previous reading, or a counter went backwards (device replaced, 32-bit wrap).
     if previous is None or elapsed_s <= 0 or any(map(operator.lt, current, previous)):
         return record
-    d = current._make(c - p for c, p in zip(current, previous))
+    d = DiskCounters._make(c - p for c, p in zip(current, previous))
     elapsed_ms = elapsed_s * 1000.0
     ios = d.reads + d.writes
     record["read_bytes_per_s"] = round(d.read_sectors * SECTOR_BYTES / elapsed_s)
@@ -422,8 +441,10 @@ def disk_record(name, current, previous, elapsed_s):
     return record
 
 
-def network_record(name, current, previous, elapsed_s):
-    record = {
+def network_record(
+    name: str, current: NetCounters, previous: NetCounters | None, elapsed_s: float
+) -> Record:
+    record: Record = {
         "name": name,
         "rx_bytes_per_s": None,
         "tx_bytes_per_s": None,
@@ -443,10 +464,10 @@ def network_record(name, current, previous, elapsed_s):
     return record
 
 
-def filesystem_record(mount, stats):
+def filesystem_record(mount: Mount, stats: os.statvfs_result | None) -> Record:
     """One mount from its statvfs result, sizes as df(1) computes them; ``stats`` None (the
     call failed or hangs) leaves the sizes unknown."""
-    record = {
+    record: Record = {
         "mountpoint": mount.mountpoint,
         "device": mount.device,
         "fstype": mount.fstype,
@@ -476,7 +497,7 @@ def filesystem_record(mount, stats):
 # ---- which mounts ------------------------------------------------------------------------
 
 
-def watched_mounts(mounts):
+def watched_mounts(mounts: Sequence[Mount]) -> list[tuple[Mount, bool]]:
     """[(Mount, may_hang)] for the file systems worth watching, one per file system.
 
     Real storage only (local, network, FUSE), plus tmpfs on /dev/shm and /tmp, plus an
@@ -485,12 +506,12 @@ def watched_mounts(mounts):
     the shortest mount point, as df(1) does; devices are compared only when the name says
     which storage it is (a path or ``host:/export``), not for ``tmpfs`` or ``s3fs``-like names.
     """
-    by_mountpoint = {}
+    by_mountpoint: dict[str, tuple[Mount, bool]] = {}
     for mount in mounts:
         may_hang = _may_hang(mount.fstype)
         if may_hang or _is_local_storage(mount):
             by_mountpoint[mount.mountpoint] = (mount, may_hang)
-    best_for_device = {}
+    best_for_device: dict[str, Mount] = {}
     for mount, _ in by_mountpoint.values():
         if _names_its_storage(mount.device):
             best = best_for_device.get(mount.device)
@@ -503,13 +524,13 @@ def watched_mounts(mounts):
     ]
 
 
-def _may_hang(fstype):
+def _may_hang(fstype: str) -> bool:
     if fstype in NETWORK_FSTYPES:
         return True
     return (fstype == "fuse" or fstype.startswith("fuse.")) and fstype not in PSEUDO_FUSE_FSTYPES
 
 
-def _is_local_storage(mount):
+def _is_local_storage(mount: Mount) -> bool:
     if mount.fstype in LOCAL_FSTYPES:
         return True
     if mount.fstype == "tmpfs":
@@ -517,121 +538,14 @@ def _is_local_storage(mount):
     return mount.fstype == "overlay" and mount.mountpoint == "/"
 
 
-def _names_its_storage(device):
+def _names_its_storage(device: str) -> bool:
     return device.startswith("/") or ":" in device
-
-
-class KeptOpen:
-    """A /proc file kept open and read again from its start each time: a host sample reads
-    eight of them every second, and opening one (a path walk through /proc) cost about as much
-    as reading it. A failed read closes it; the next one opens it again.
-
-    ``one_record``: the kernel writes the whole file as one seq_file record (single_open:
-    stat, loadavg, meminfo, pressure), and a read copies all of it that fits, so a read shorter
-    than its buffer was the end and the empty read that would confirm it is skipped. Files
-    written record by record (diskstats, net/dev) come at most a page per read: read to the end.
-    """
-
-    def __init__(self, path, one_record=False):
-        self.path = path
-        self.one_record = one_record
-        self._fd = None
-
-    def read(self):
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-        else:
-            os.lseek(self._fd, 0, os.SEEK_SET)  # a seq_file starts over at offset 0
-        try:
-            data = os.read(self._fd, READ_CHUNK) if self.one_record else b""
-            if len(data) == READ_CHUNK or not self.one_record:
-                data += _read_bytes(self._fd)
-            return data.decode("utf-8", "surrogateescape")
-        except OSError:
-            self.close()
-            raise
-
-    def close(self):
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-
-class MountTable:
-    """The mount table, read again only when the kernel says it changed.
-
-    proc(5): an open /proc/<pid>/mounts signals a mount or unmount as POLLPRI. Polling it
-    costs one syscall; reading and parsing the table every tick would cost ~30 µs here and
-    milliseconds on a Kubernetes node with hundreds of mounts.
-    """
-
-    def __init__(self, path):
-        self.path = path
-        self._fd = None
-        self._poll = select.poll()
-
-    def read_if_changed(self):
-        """The table's text on the first call and after a change, else None."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._poll.register(self._fd, select.POLLPRI)
-        elif not self._poll.poll(0):
-            return None
-        try:
-            os.lseek(self._fd, 0, os.SEEK_SET)
-            return _read_fd(self._fd)
-        except OSError:
-            self.close()
-            raise
-
-    def close(self):
-        if self._fd is not None:
-            self._poll.unregister(self._fd)
-            os.close(self._fd)
-            self._fd = None
-
-
-class BoundedStatvfs:
-    """``os.statvfs`` that gives up after a timeout, for file systems served by someone else.
-
-    A hung NFS server or FUSE daemon blocks statvfs in the kernel, possibly for ever. The call
-    runs in a daemon thread; past the timeout it raises TimeoutError, and while that thread is
-    still stuck later calls for the same path raise at once instead of piling up threads.
-    """
-
-    def __init__(self, timeout_s):
-        self.timeout_s = timeout_s
-        self._stuck = {}  # path -> thread still inside statvfs
-
-    def __call__(self, path):
-        thread = self._stuck.get(path)
-        if thread is not None:
-            if thread.is_alive():
-                raise TimeoutError("statvfs %s timed out" % path)
-            del self._stuck[path]
-        box = {}
-
-        def run():
-            try:
-                box["result"] = os.statvfs(path)
-            except OSError as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, name="statvfs " + path, daemon=True)
-        thread.start()
-        thread.join(self.timeout_s)
-        if thread.is_alive():
-            self._stuck[path] = thread
-            raise TimeoutError("statvfs %s timed out" % path)
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
 
 
 # ---- small readers -----------------------------------------------------------------------
 
 
-def count_d_state_processes(proc):
+def count_d_state_processes(proc: str) -> int:
     """Processes in uninterruptible sleep (state D), from every /proc/<pid>/stat."""
     count = 0
     for name in os.listdir(proc):
@@ -653,7 +567,7 @@ def count_d_state_processes(proc):
     return count
 
 
-def cpu_model_and_count(cpuinfo):
+def cpu_model_and_count(cpuinfo: str) -> tuple[str | None, int | None]:
     """(model name, logical CPUs) from /proc/cpuinfo; the model is None where the kernel does
     not name it (arm64 lists only implementer and part numbers)."""
     model = None
@@ -668,11 +582,11 @@ def cpu_model_and_count(cpuinfo):
     return model, count or None
 
 
-def os_pretty_name():
+def os_pretty_name() -> str | None:
     """PRETTY_NAME from os-release(5), or None where the file is absent."""
     for path in ("/etc/os-release", "/usr/lib/os-release"):
         try:
-            text = _read(path)
+            text = read_text(path)
         except OSError:
             continue
         for line in text.splitlines():
@@ -681,43 +595,3 @@ def os_pretty_name():
                 return values[0] if values else None
         return None
     return None
-
-
-def _read(path):
-    # os.open/os.read skip the buffered and text layers of open(): ~8 µs less per file, and
-    # a sample reads a dozen files.
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return _read_fd(fd)
-    finally:
-        os.close(fd)
-
-
-READ_CHUNK = 65536
-
-
-def _read_fd(fd):
-    # surrogateescape: mount points and interface names are bytes, not always UTF-8; this
-    # keeps them usable as paths again (os.statvfs) instead of failing to decode.
-    return _read_bytes(fd).decode("utf-8", "surrogateescape")
-
-
-def _read_bytes(fd):
-    """From where ``fd`` stands to the end of the file."""
-    chunks = []
-    while True:
-        chunk = os.read(fd, READ_CHUNK)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _read_sys(path):
-    """A one-value sysfs attribute, stripped; None where absent or unreadable."""
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-

@@ -15,6 +15,8 @@ Neither readable: one plain note, then silence. Polling runs in a thread every f
 so a slow journal never delays a sample.
 """
 
+from __future__ import annotations
+
 import collections
 import ctypes
 import json
@@ -23,8 +25,10 @@ import re
 import subprocess
 import threading
 import time
+from typing import Any, Callable, Optional, Tuple, Union
 
 from ..schema import oom_event, pci_key, xid_event
+from .problems import Problems
 from .problems import describe as describe_error
 
 POLL_S = 5.0
@@ -43,8 +47,10 @@ _OOM = re.compile(
 _JOURNAL_PATTERN = "NVRM: (Xid|GPU .*fallen off the bus)|Killed process"
 _PERMISSION_HINT = "not seeing messages from other users and the system"
 
+Line = Tuple[float, str, Optional[int]]  # (wall time, text, µs since boot or None)
 
-def parse_line(text):
+
+def parse_line(text: str) -> tuple[str, int, str] | None:
     """-> (pci, xid, detail) for an XID (or fallen-off-the-bus) line, else None."""
     match = _XID.search(text)
     if match:
@@ -55,7 +61,7 @@ def parse_line(text):
     return None
 
 
-def parse_oom(text):
+def parse_oom(text: str) -> tuple[int, str, bool, int | None] | None:
     """-> (pid, process name, in a memory cgroup, anon RSS bytes or None) for an OOM kill."""
     match = _OOM.search(text)
     if not match or not (match.group(1) or text.lstrip().startswith("Killed process")):
@@ -69,7 +75,7 @@ def parse_oom(text):
     )
 
 
-def read_boot_id(path="/proc/sys/kernel/random/boot_id"):
+def read_boot_id(path: str = "/proc/sys/kernel/random/boot_id") -> str | None:
     try:
         with open(path) as f:
             return f.read().strip() or None
@@ -82,16 +88,16 @@ class JournalSource:
 
     name = "journal"
 
-    def __init__(self, run, popen=subprocess.Popen):
+    def __init__(self, run: Callable[..., Any], popen: Callable[..., Any] = subprocess.Popen) -> None:
         self.run = run
         self.popen = popen
-        self.cursor = None
+        self.cursor: str | None = None
         self.backfilled = False
         self.grep = True  # journalctl without PCRE2 (or older than v237) has no --grep
-        self.follower = None  # the long-lived journalctl -f, after the backfill
+        self.follower: Any = None  # the long-lived journalctl -f (a Popen), after the backfill
         self._partial = b""
 
-    def open(self):
+    def open(self) -> str | None:
         """-> None when usable, else the reason in plain words."""
         try:
             entries, stderr = self._journalctl(["-b", "-n", "1"], grep=False)
@@ -106,7 +112,7 @@ class JournalSource:
         self.cursor = entries[-1].get("__CURSOR")
         return None
 
-    def read(self):
+    def read(self) -> list[Line]:
         """New kernel lines as (time, text, µs since boot or None): the whole boot once, then
         after the cursor."""
         # The boot's backfill greps (one pass over the whole boot); the follower then prints
@@ -124,7 +130,7 @@ class JournalSource:
                 self.cursor = entries[-1][
                     "__CURSOR"
                 ]  # (the grep's last match: older than open()'s)
-        lines = []
+        lines: list[Line] = []
         for entry in entries:
             text = entry.get("MESSAGE")
             if isinstance(text, list):  # journald stores non-UTF-8 text as a byte array
@@ -137,7 +143,7 @@ class JournalSource:
             lines.append((when, text, int(since_boot) if since_boot else None))
         return lines
 
-    def _follow(self):
+    def _follow(self) -> list[dict[str, Any]]:
         """The entries the follower printed since the last call. A follower that ended
         (journalctl killed, the journal gone) is read to its end, then started again after the
         cursor on the next call."""
@@ -163,7 +169,8 @@ class JournalSource:
                 preexec_fn=_die_with(os.getpid()),
             )
             os.set_blocking(self.follower.stdout.fileno(), False)
-        chunks, ended = [], False
+        chunks: list[bytes] = []
+        ended = False
         while True:
             try:
                 chunk = os.read(self.follower.stdout.fileno(), 65536)
@@ -177,7 +184,7 @@ class JournalSource:
         *complete, self._partial = data.split(b"\n")
         if ended:
             self.close()
-        entries = []
+        entries: list[dict[str, Any]] = []
         for line in complete:
             if line.strip():
                 try:
@@ -186,7 +193,7 @@ class JournalSource:
                     continue
         return entries
 
-    def close(self):
+    def close(self) -> None:
         if self.follower is not None:
             if self.follower.poll() is None:
                 self.follower.terminate()
@@ -198,7 +205,7 @@ class JournalSource:
             self.follower = None
             self._partial = b""
 
-    def _journalctl(self, where, grep):
+    def _journalctl(self, where: list[str], grep: bool) -> tuple[list[dict[str, Any]], str]:
         argv = ["journalctl", "-k", "-o", "json", "--no-pager"] + where
         if grep:
             argv += ["--grep", _JOURNAL_PATTERN]
@@ -220,7 +227,7 @@ class JournalSource:
                 "journalctl failed: %s"
                 % (stderr.strip().splitlines() or ["exit %d" % done.returncode])[0]
             )
-        entries = []
+        entries: list[dict[str, Any]] = []
         for line in (done.stdout or "").splitlines():
             if line.strip():
                 try:
@@ -235,19 +242,21 @@ class KmsgSource:
 
     name = "dmesg"
 
-    def __init__(self, path="/dev/kmsg"):
+    def __init__(self, path: str = "/dev/kmsg") -> None:
         self.path = path
-        self.fd = None
+        self.fd: int | None = None
 
-    def open(self):
+    def open(self) -> str | None:
         try:
             self.fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
         except OSError as exc:
             return "%s: %s" % (self.path, exc.strerror or exc)
         return None
 
-    def read(self):
-        lines = []
+    def read(self) -> list[Line]:
+        lines: list[Line] = []
+        if self.fd is None:
+            return lines
         wall, mono = time.time(), time.monotonic()
         while True:
             try:
@@ -264,13 +273,16 @@ class KmsgSource:
                 lines.append((wall - (mono - since_boot_s), text, int(round(since_boot_s * 1e6))))
         return lines
 
-    def close(self):
+    def close(self) -> None:
         if self.fd is not None:
             os.close(self.fd)
             self.fd = None
 
 
-def _find_prctl():
+Source = Union[JournalSource, KmsgSource]
+
+
+def _find_prctl() -> Callable[..., int] | None:
     try:
         return ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):  # not Linux
@@ -280,12 +292,12 @@ def _find_prctl():
 _PRCTL = _find_prctl()  # looked up here: the forked child must not dlopen (it may deadlock)
 
 
-def _die_with(parent_pid):
+def _die_with(parent_pid: int) -> Callable[[], None]:
     """For the journalctl child: SIGTERM it when the probe dies, even by SIGKILL (Linux's
     PR_SET_PDEATHSIG); a follower idle on a quiet journal would otherwise linger until the
     kernel logs something. A parent already gone before prctl took effect: exit at once."""
 
-    def in_child():
+    def in_child() -> None:
         if _PRCTL is not None:
             _PRCTL(1, 15)  # PR_SET_PDEATHSIG, SIGTERM
         if os.getppid() != parent_pid:
@@ -294,7 +306,7 @@ def _die_with(parent_pid):
     return in_child
 
 
-def parse_kmsg_record(record):
+def parse_kmsg_record(record: bytes) -> tuple[float, str] | None:
     """``b"4,812,93112233,-;NVRM: Xid …\\n SUBSYSTEM=pci"`` -> (93.112233, "NVRM: Xid …")."""
     head, sep, body = record.partition(b";")
     fields = head.split(b",")
@@ -315,40 +327,40 @@ class KernelLog:
 
     def __init__(
         self,
-        problems,
-        run=subprocess.run,
-        kmsg_path="/dev/kmsg",
-        poll_s=POLL_S,
-        popen=subprocess.Popen,
-    ):
+        problems: Problems,
+        run: Callable[..., Any] = subprocess.run,
+        kmsg_path: str = "/dev/kmsg",
+        poll_s: float = POLL_S,
+        popen: Callable[..., Any] = subprocess.Popen,
+    ) -> None:
         self.problems = problems
         self.run = run
         self.popen = popen
         self.kmsg_path = kmsg_path
         self.poll_s = poll_s
         # from the thread: ("xid", (time, pci, xid, detail, line id)) or ("oom-kill", event)
-        self._found = collections.deque()
+        self._found: collections.deque[tuple[str, Any]] = collections.deque()
         self._boot_id = read_boot_id()
-        self._note = None
-        self._gpu_by_pci = {}
+        self._note: str | None = None
+        self._gpu_by_pci: dict[tuple[int, ...] | None, Any] = {}
         self._stop = threading.Event()
-        self._thread = None
+        self._thread: threading.Thread | None = None
         self.first_poll = threading.Event()  # set once the first poll is done (or failed)
 
-    def set_gpus(self, gpus):
+    def set_gpus(self, gpus: list[dict[str, Any]]) -> None:
         """``gpus``: the facts' GPU dicts (``index``, ``bus_id``)."""
         self._gpu_by_pci = {
             pci_key(g.get("bus_id")): g.get("index") for g in gpus if g.get("bus_id")
         }
 
-    def events(self):
+    def events(self) -> list[dict[str, Any]]:
         if self._thread is None:
             self._thread = threading.Thread(target=self._poll, name="kernel-log", daemon=True)
             self._thread.start()
         note, self._note = self._note, None
         if note:
             self.problems.report(SOURCE, note)
-        events = []
+        events: list[dict[str, Any]] = []
         while self._found:
             kind, found = self._found.popleft()
             if kind == "xid":  # PCI ids become GPU indexes here: the facts may come after the line
@@ -359,14 +371,14 @@ class KernelLog:
             events.append(found)
         return events
 
-    def close(self):
+    def close(self) -> None:
         """Stops the thread and waits a moment for it: it ends the journalctl it follows with,
         which must not outlive the probe."""
         self._stop.set()
         if self._thread is not None:
             self._thread.join(CLOSE_WAIT_S)
 
-    def _poll(self):
+    def _poll(self) -> None:
         source = self._open_source()
         if source is None:
             self.first_poll.set()
@@ -389,7 +401,7 @@ class KernelLog:
             if hasattr(source, "close"):
                 source.close()
 
-    def _event(self, when, text, since_boot_us):
+    def _event(self, when: float, text: str, since_boot_us: int | None) -> tuple[str, Any] | None:
         line_id = None
         if self._boot_id and since_boot_us is not None:
             line_id = "%s/%d" % (self._boot_id, since_boot_us)
@@ -401,8 +413,8 @@ class KernelLog:
             return "oom-kill", oom_event(when, *oom, line_id=line_id)
         return None
 
-    def _open_source(self):
-        reasons = []
+    def _open_source(self) -> Source | None:
+        reasons: list[str] = []
         for source in (JournalSource(self.run, self.popen), KmsgSource(self.kmsg_path)):
             reason = source.open()
             if reason is None:

@@ -4,28 +4,43 @@ and ``error`` lines as things happen. One JSON object per line on stdout.
 Run on a node as shipped by ``bundle.py``; locally as ``python -m dltui.node.probe.main``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
 import threading
 import time
+from typing import IO, TYPE_CHECKING, Any
 
-from ..schema import PROTOCOL
+from ..schema import PROTOCOL, interval_event
 from ..wire import Encoder
 from . import __version__
 from .collect import Collector
 from .problems import Problems
 
+if TYPE_CHECKING:
+    import argparse  # imported when needed: argparse and gettext cost every start ~3 ms
+
 
 class Args:
     """The parsed options: what argparse's Namespace would hold."""
 
-    def __init__(self, interval=1.0, count=0, stdin_watchdog=0.0, unit=None, checkpoint=None):
+    def __init__(
+        self,
+        interval: float = 1.0,
+        count: int = 0,
+        stdin_watchdog: float = 0.0,
+        unit: list[str] | None = None,
+        checkpoint: str | None = None,
+        sysfs: str = "/sys",
+    ) -> None:
         self.interval = interval
         self.count = count
         self.stdin_watchdog = stdin_watchdog
-        self.unit = unit if unit is not None else []
+        self.unit: list[str] = unit if unit is not None else []
         self.checkpoint = checkpoint
+        self.sysfs = sysfs
 
 
 _PLAIN_OPTIONS = {
@@ -33,17 +48,18 @@ _PLAIN_OPTIONS = {
     "--count": ("count", int),
     "--stdin-watchdog": ("stdin_watchdog", float),
     "--checkpoint": ("checkpoint", str),
+    "--sysfs": ("sysfs", str),
 }
 
 
-def parse_args(argv):
+def parse_args(argv: list[str]) -> Args | argparse.Namespace:
     """The forms dltui itself passes (``--option value`` pairs with good values) are read
     directly: argparse, with gettext under it, costs every probe start ~3 ms of CPU. Anything
     else (``--help``, a typo, a bad value) goes to argparse for its usual message."""
     return _parse_plain(argv) or _parse_with_argparse(argv)
 
 
-def _parse_plain(argv):
+def _parse_plain(argv: list[str]) -> Args | None:
     if len(argv) % 2:
         return None
     args = Args()
@@ -61,7 +77,7 @@ def _parse_plain(argv):
     return args if args.interval > 0 else None
 
 
-def _parse_with_argparse(argv):
+def _parse_with_argparse(argv: list[str]) -> argparse.Namespace:
     import argparse
 
     parser = argparse.ArgumentParser(prog="dltui-probe", description=__doc__)
@@ -77,6 +93,12 @@ def _parse_with_argparse(argv):
     )
     parser.add_argument("--unit", action="append", default=[], help="systemd unit to report (repeatable)")
     parser.add_argument("--checkpoint", metavar="GLOB", help="report the newest mtime of files matching GLOB")
+    parser.add_argument(
+        "--sysfs",
+        default="/sys",
+        metavar="PATH",
+        help="where the node's sysfs is mounted (a probe in a container: the host's /sys)",
+    )
     args = parser.parse_args(argv)
     if not args.interval > 0:
         parser.error("--interval must be positive")
@@ -86,11 +108,11 @@ def _parse_with_argparse(argv):
 class Output:
     """Writes JSON lines; a closed pipe means the operator is gone."""
 
-    def __init__(self, stream):
+    def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         self.closed = False
 
-    def emit(self, obj):
+    def emit(self, obj: dict[str, Any]) -> None:
         try:
             self.stream.write(json.dumps(obj, separators=(",", ":")) + "\n")
             self.stream.flush()
@@ -98,16 +120,26 @@ class Output:
             self.closed = True
 
 
-class StdinWatchdog:
-    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``."""
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
 
-    def __init__(self, stop, timeout_s):
+
+class StdinWatchdog:
+    """Sets ``stop`` when stdin reaches EOF or nothing arrived for ``timeout_s``.
+
+    Stdin is also the operator's channel to the running probe: a bare newline is a ping, and
+    ``interval SECONDS`` changes the sampling interval from the next tick on (the dashboard's
+    ``+`` / ``-``), so the probe is told rather than restarted."""
+
+    def __init__(self, stop: threading.Event, timeout_s: float) -> None:
         self.stop = stop
         self.timeout_s = timeout_s
         self.last_input = time.monotonic()
+        self.interval: float | None = None  # the newest interval asked for, read by the main loop
+        self._partial = b""
         threading.Thread(target=self._read, name="stdin-watchdog", daemon=True).start()
 
-    def _read(self):
+    def _read(self) -> None:
         # Raw reads on fd 0: a daemon thread blocked inside the buffered reader holds its lock,
         # and the interpreter aborts at exit when it cannot take that lock.
         while True:
@@ -119,12 +151,26 @@ class StdinWatchdog:
                 self.stop.set()
                 return
             self.last_input = time.monotonic()
+            self._commands(chunk)
 
-    def expired(self):
+    def _commands(self, chunk: bytes) -> None:
+        *lines, self._partial = (self._partial + chunk).split(b"\n")
+        self._partial = self._partial[-256:]  # a command is short; anything longer is noise
+        for line in lines:
+            words = line.split()
+            if len(words) == 2 and words[0] == b"interval":
+                try:
+                    value = float(words[1])
+                except ValueError:
+                    continue
+                if MIN_INTERVAL_S <= value <= MAX_INTERVAL_S:
+                    self.interval = value
+
+    def expired(self) -> bool:
         return time.monotonic() - self.last_input > self.timeout_s
 
 
-def until_next_tick(now, interval, last_start):
+def until_next_tick(now: float, interval: float, last_start: float) -> float:
     """Seconds to the next multiple of ``interval`` in wall-clock time, at least half an
     interval after the last sample started (the first sample goes out at once, unaligned).
 
@@ -138,13 +184,15 @@ def until_next_tick(now, interval, last_start):
     return delay
 
 
-def main(argv=None):
+def main(argv: list[str] | None = None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
     out = Output(sys.stdout)
     stop = threading.Event()
     watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
     problems = Problems()
-    collector = Collector(args.interval, problems, units=args.unit, checkpoint=args.checkpoint)
+    collector = Collector(
+        args.interval, problems, sys_dir=args.sysfs, units=args.unit, checkpoint=args.checkpoint
+    )
     try:
         out.emit(
             {
@@ -178,6 +226,11 @@ def main(argv=None):
                 break
             if watchdog is not None and watchdog.expired():
                 break
+            asked = watchdog.interval if watchdog is not None else None
+            if asked is not None and asked != args.interval:
+                args.interval = asked
+                collector.set_interval(asked)
+                out.emit(dict(interval_event(time.time(), args.interval), type="event"))
             stop.wait(until_next_tick(time.time(), args.interval, started))
     finally:
         collector.close()

@@ -4,26 +4,55 @@ Counters are returned raw (jiffies, sectors, bytes since boot); turning them int
 collector's job (``host.py``). Formats follow proc(5) and Documentation/ABI of the kernel.
 """
 
-import collections
+from __future__ import annotations
+
 import operator
+from typing import Any, Callable, Collection, Container, NamedTuple, TypeVar
+
 
 # /proc/stat columns we use, in kernel order. guest and guest_nice are left out on purpose:
 # the kernel already counts them inside user and nice, adding them would count them twice.
-CpuTimes = collections.namedtuple(
-    "CpuTimes", "user nice system idle iowait irq softirq steal"
-)
+class CpuTimes(NamedTuple):
+    user: int
+    nice: int
+    system: int
+    idle: int
+    iowait: int
+    irq: int
+    softirq: int
+    steal: int
 
-DiskCounters = collections.namedtuple(
-    "DiskCounters",
-    "reads read_sectors read_ms writes write_sectors write_ms io_ticks_ms time_in_queue_ms",
-)
 
-NetCounters = collections.namedtuple(
-    "NetCounters",
-    "rx_bytes rx_packets rx_errors rx_drops tx_bytes tx_packets tx_errors tx_drops",
-)
+class DiskCounters(NamedTuple):
+    reads: int
+    read_sectors: int
+    read_ms: int
+    writes: int
+    write_sectors: int
+    write_ms: int
+    io_ticks_ms: int
+    time_in_queue_ms: int
 
-Mount = collections.namedtuple("Mount", "device mountpoint fstype options")
+
+class NetCounters(NamedTuple):
+    rx_bytes: int
+    rx_packets: int
+    rx_errors: int
+    rx_drops: int
+    tx_bytes: int
+    tx_packets: int
+    tx_errors: int
+    tx_drops: int
+
+
+class Mount(NamedTuple):
+    device: str
+    mountpoint: str
+    fstype: str
+    options: str
+
+
+Text = TypeVar("Text", str, bytes)
 
 SECTOR_BYTES = 512  # diskstats counts 512-byte sectors whatever the device's block size
 
@@ -36,10 +65,10 @@ _DISK_COLUMNS = operator.itemgetter(3, 5, 6, 7, 9, 10, 12, 13)
 _new = tuple.__new__
 
 
-def parse_stat(text):
+def parse_stat(text: str) -> dict[str, Any]:
     """/proc/stat -> {"cpu": CpuTimes, "cores": {index: CpuTimes}, "procs_running",
     "procs_blocked", "btime"}; keys whose line is absent are missing."""
-    result = {"cores": {}}
+    result: dict[str, Any] = {"cores": {}}
     for line in text.splitlines():
         # Test the prefix before splitting: the intr line alone can hold thousands of numbers.
         if line.startswith("cpu"):
@@ -55,13 +84,13 @@ def parse_stat(text):
     return result
 
 
-def parse_loadavg(text):
+def parse_loadavg(text: str) -> tuple[float, float, float]:
     """/proc/loadavg -> (load_1, load_5, load_15)."""
     parts = text.split()
     return float(parts[0]), float(parts[1]), float(parts[2])
 
 
-def parse_meminfo(text, names=None):
+def parse_meminfo(text: str, names: Collection[str] | None = None) -> dict[str, int]:
     """/proc/meminfo -> {name: value}; ``kB`` values in bytes, unitless counts (HugePages_*)
     as they are. With ``names``, only those lines are found and converted (a tenth of the
     file's lines, looked up by name rather than by walking all of them)."""
@@ -88,7 +117,7 @@ def parse_meminfo(text, names=None):
     return result
 
 
-def parse_diskstats(text, names=None):
+def parse_diskstats(text: str, names: Container[str] | None = None) -> dict[str, DiskCounters]:
     """/proc/diskstats -> {device name: DiskCounters}, for ``names`` only when given.
 
     Rows have 14 columns (kernel < 4.18), 18 (discard counters added) or 20 (flush counters
@@ -108,7 +137,9 @@ def parse_diskstats(text, names=None):
     return result
 
 
-def parse_net_dev(text, keep=None):
+def parse_net_dev(
+    text: str, keep: Callable[[str], bool] | None = None
+) -> dict[str, NetCounters]:
     """/proc/net/dev -> {interface: NetCounters}, for the interfaces ``keep(name)`` accepts
     when given (a container host lists hundreds it would parse for nothing).
 
@@ -128,7 +159,7 @@ def parse_net_dev(text, keep=None):
     return result
 
 
-def parse_pressure(text):
+def parse_pressure(text: str) -> dict[str, dict[str, float]]:
     """/proc/pressure/{cpu,io,memory} -> {"some": {"avg10", "avg60", "avg300", "total"},
     "full": {...}}. avg* are percentages, total is µs stalled since boot. The cpu file of
     older kernels has no ``full`` line: that key is then absent."""
@@ -145,7 +176,7 @@ def parse_pressure(text):
     return result
 
 
-def parse_mounts(text):
+def parse_mounts(text: str) -> list[Mount]:
     """/proc/self/mounts -> [Mount] in mount order, with the kernel's octal escapes
     (``\\040`` for a space, also tab, newline and backslash) decoded."""
     mounts = []
@@ -164,7 +195,7 @@ def parse_mounts(text):
     return mounts
 
 
-def unescape_octal(field):
+def unescape_octal(field: str) -> str:
     """Decode ``\\ooo`` escapes as written by the kernel's seq_escape (mounts, swaps)."""
     if "\\" not in field:
         return field
@@ -181,7 +212,7 @@ def unescape_octal(field):
     return "".join(out)
 
 
-def parse_pid_state(text):
+def parse_pid_state(text: Text) -> Text:
     """/proc/<pid>/stat -> the one-letter state (``R``, ``S``, ``D``, ``Z``, ...).
 
     The command name in parentheses may itself hold spaces and parentheses, so the state is

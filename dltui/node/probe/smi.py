@@ -14,16 +14,34 @@ name the query then refuses): a refused name is dropped for its older spelling, 
 nothing, the query retried and the refusal remembered (``FieldChooser``).
 """
 
+from __future__ import annotations
+
 import collections
 import re
 import subprocess
 import threading
 import time
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    NamedTuple,
+    Optional,
+    Tuple,
+)
 
 from ..schema import decode_clock_event_reasons, pci_key
 from . import values
 from .gpu_records import GPU_LOST, THRESHOLD_FIELDS, error_record, new_gpu_facts, new_gpu_record
+from .problems import Problems
 from .smi_xml import parse_smi_xml
+
+Row = Dict[str, str]  # one CSV line: {query-gpu name: raw cell}
+Record = Dict[str, Any]
+# A query table: record field -> (query-gpu names, newest first; parser of the cell)
+Query = Tuple[Tuple[str, Tuple[str, ...], Callable[[Optional[str]], Any]], ...]
+Chosen = Dict[str, Optional[str]]  # record field -> the name asked, or None
 
 ONE_SHOT_TIMEOUT_S = 30.0
 XML_TIMEOUT_S = 60.0  # -q -x takes ~6 s on an 8-GPU server
@@ -33,7 +51,7 @@ RESTART_DELAYS_S = (1, 2, 4, 8, 16, 32, 60)
 HEALTHY_RUN_S = 60.0  # a loop that ran this long restarts from the shortest delay again
 
 # Record field -> (query-gpu names, newest first; parser of the cell).
-SAMPLE_QUERY = (
+SAMPLE_QUERY: Query = (
     ("index", ("index",), values.number),
     ("uuid", ("uuid",), values.text),
     ("name", ("name",), values.text),
@@ -94,7 +112,7 @@ SAMPLE_QUERY = (
 )
 
 # GpuFacts key -> (query-gpu names, parser); driver_version is per node.
-FACT_QUERY = (
+FACT_QUERY: Query = (
     ("index", ("index",), values.number),
     ("name", ("name",), values.text),
     ("uuid", ("uuid",), values.text),
@@ -121,64 +139,67 @@ FACT_QUERY = (
 # len - 1 times: names may hold commas and spaces.
 COMPUTE_APPS_FIELDS = ("pid", "used_gpu_memory", "gpu_uuid", "process_name")
 
-CsvRows = collections.namedtuple("CsvRows", "fields rows dropped")
+class CsvRows(NamedTuple):
+    fields: tuple[str, ...]
+    rows: list[Row]
+    dropped: int
 
 _REFUSED_FIELD = re.compile(r'Field "([^"]+)" is not a valid field to query')
 _HEADER_UNIT = re.compile(r"\s*\[[^\]]*\]$")
 _BUS_ID = re.compile(r"([0-9A-Fa-f]{4,8}):([0-9A-Fa-f]{2}):([0-9A-Fa-f]{2})\.([0-7])")
 
 
-def header_name(cell):
+def header_name(cell: str) -> str:
     """``"power.draw [W]"`` -> ``"power.draw"``: header cells carry the unit in brackets."""
     return _HEADER_UNIT.sub("", cell.strip())
 
 
-def split_cells(line):
+def split_cells(line: str) -> list[str]:
     """Cells are joined by ``", "``; each is stripped (an empty cell stays ``""``)."""
     return [cell.strip() for cell in line.rstrip("\r\n").split(",")]
 
 
-def _header_and_lines(text, fields):
+def _header_and_lines(text: str, fields: Iterable[str] | None) -> tuple[tuple[str, ...], list[str]]:
     """-> (fields, data lines). The header names the fields when ``fields`` is None and is
     skipped when it repeats them; ``noheader`` output has none."""
     lines = [line for line in text.splitlines() if line.strip()]
     if fields is None:
-        fields = tuple(header_name(cell) for cell in split_cells(lines.pop(0))) if lines else ()
+        named = tuple(header_name(cell) for cell in split_cells(lines.pop(0))) if lines else ()
     else:
-        fields = tuple(fields)
-        if lines and tuple(header_name(cell) for cell in split_cells(lines[0])) == fields:
+        named = tuple(fields)
+        if lines and tuple(header_name(cell) for cell in split_cells(lines[0])) == named:
             lines.pop(0)
-    return fields, lines
+    return named, lines
 
 
-def parse_query_csv(text, fields=None):
+def parse_query_csv(text: str, fields: Iterable[str] | None = None) -> CsvRows:
     """``--query-gpu`` CSV with or without header, with or without units -> CsvRows.
 
     ``fields`` is required for ``noheader`` output. Each row is {field: raw cell}. Lines with
     the wrong number of cells (ECC or XID messages interleaved in loop mode) are dropped and
     counted.
     """
-    fields, lines = _header_and_lines(text, fields)
-    rows = []
+    named, lines = _header_and_lines(text, fields)
+    rows: list[Row] = []
     dropped = 0
     for line in lines:
         cells = split_cells(line)
-        if len(cells) == len(fields):
-            rows.append(dict(zip(fields, cells)))
+        if len(cells) == len(named):
+            rows.append(dict(zip(named, cells)))
         else:
             dropped += 1
-    return CsvRows(fields, rows, dropped)
+    return CsvRows(named, rows, dropped)
 
 
-def parse_compute_apps_csv(text, fields=None):
+def parse_compute_apps_csv(text: str, fields: Iterable[str] | None = None) -> CsvRows:
     """``--query-compute-apps`` CSV -> CsvRows. ``process_name`` may hold commas: the cells
     left of it are split from the left, those right of it from the right."""
-    fields, lines = _header_and_lines(text, fields)
-    if "process_name" not in fields:
-        return CsvRows(fields, [], len(lines))
-    name_at = fields.index("process_name")
-    after = len(fields) - name_at - 1
-    rows = []
+    named, lines = _header_and_lines(text, fields)
+    if "process_name" not in named:
+        return CsvRows(named, [], len(lines))
+    name_at = named.index("process_name")
+    after = len(named) - name_at - 1
+    rows: list[Row] = []
     dropped = 0
     for line in lines:
         left = line.rstrip("\r\n").split(",", name_at)
@@ -190,13 +211,13 @@ def parse_compute_apps_csv(text, fields=None):
             dropped += 1
             continue
         cells = [cell.strip() for cell in left + right]
-        rows.append(dict(zip(fields, cells)))
-    return CsvRows(fields, rows, dropped)
+        rows.append(dict(zip(named, cells)))
+    return CsvRows(named, rows, dropped)
 
 
-def processes_by_uuid(rows):
+def processes_by_uuid(rows: Iterable[Row]) -> dict[str | None, list[Record]]:
     """Compute-apps rows -> {gpu uuid: [{"pid", "name", "gpu_memory_mib"}]}."""
-    result = {}
+    result: dict[str | None, list[Record]] = {}
     for row in rows:
         pid = values.number(row.get("pid"))
         if not isinstance(pid, int):
@@ -211,23 +232,23 @@ def processes_by_uuid(rows):
     return result
 
 
-def parse_help_query_gpu(text):
+def parse_help_query_gpu(text: str) -> set[str]:
     """Every field name ``--help-query-gpu`` lists, aliases included.
 
     Entries look like ``"clocks.current.sm" or "clocks.sm"`` on a line of their own, each
     followed by a line of description.
     """
-    names = set()
+    names: set[str] = set()
     for line in text.splitlines():
         if line.startswith('"'):
             names.update(re.findall(r'"([^"]+)"', line))
     return names
 
 
-def choose_fields(query, available):
+def choose_fields(query: Query, available: set[str] | None) -> Chosen:
     """{record field: the first of its names this nvidia-smi knows, or None}. With
     ``available`` None (help unreadable) the newest names are tried."""
-    chosen = {}
+    chosen: Chosen = {}
     for field, names, _ in query:
         if available is None:
             chosen[field] = names[0]
@@ -236,7 +257,7 @@ def choose_fields(query, available):
     return chosen
 
 
-def refused_field(output):
+def refused_field(output: str | None) -> str | None:
     """The name in nvidia-smi's ``Field "X" is not a valid field to query.``, or None."""
     match = _REFUSED_FIELD.search(output or "")
     return match.group(1) if match else None
@@ -247,11 +268,11 @@ class FieldChooser:
     refusals: one chooser per node serves every query, so a name refused once is never asked
     again."""
 
-    def __init__(self, available):
+    def __init__(self, available: set[str] | None) -> None:
         self.available = available  # names from --help-query-gpu, or None when unreadable
-        self.refused = set()
+        self.refused: set[str] = set()
 
-    def choose(self, query):
+    def choose(self, query: Query) -> Chosen:
         """{record field: its name from the help, or once that was refused, the next of its
         names not refused yet (the help may not list an older spelling the query takes)}."""
         chosen = choose_fields(query, self.available)
@@ -261,7 +282,7 @@ class FieldChooser:
                 chosen[field] = untried[0] if untried else None
         return chosen
 
-    def refuse(self, output, chosen):
+    def refuse(self, output: str, chosen: Chosen) -> bool:
         """Remember the name ``output`` says was refused -> True when it was one of
         ``chosen``'s (the query is worth retrying without it)."""
         name = refused_field(output)
@@ -271,25 +292,25 @@ class FieldChooser:
         return True
 
 
-def query_names(chosen):
+def query_names(chosen: Chosen) -> list[str]:
     """The distinct names to put in ``--query-gpu=``, in table order."""
-    names = []
+    names: list[str] = []
     for name in chosen.values():
         if name is not None and name not in names:
             names.append(name)
     return names
 
 
-def read_row(row, query, chosen):
+def read_row(row: Row, query: Query, chosen: Chosen) -> Record:
     """One CSV row -> {field: typed value} for the fields of ``query``."""
-    out = {}
+    out: Record = {}
     for field, _, parse in query:
         name = chosen.get(field)
         out[field] = parse(row.get(name)) if name is not None else None
     return out
 
 
-def gpu_record(row, chosen, processes):
+def gpu_record(row: Row, chosen: Chosen, processes: dict[str | None, list[Record]]) -> Record | None:
     """One ``--query-gpu`` row -> a GPU record (GPU_FIELDS). None without a usable index."""
     typed = read_row(row, SAMPLE_QUERY, chosen)
     if not isinstance(typed["index"], int):
@@ -303,7 +324,7 @@ def gpu_record(row, chosen, processes):
     return record
 
 
-def describe_failure(returncode, output):
+def describe_failure(returncode: int | None, output: str | None) -> str:
     """Plain words for a failed nvidia-smi run (exit codes from nvidia-smi(1))."""
     text = (output or "").strip()
     low = text.lower()
@@ -326,7 +347,7 @@ def describe_failure(returncode, output):
     return "nvidia-smi failed (exit %d): %s" % (returncode, first)
 
 
-def lost_bus_id(text):
+def lost_bus_id(text: str | None) -> str | None:
     """The PCI bus id named in a "GPU is lost" message, or None."""
     for line in (text or "").splitlines():
         if "lost" in line.lower():
@@ -336,13 +357,13 @@ def lost_bus_id(text):
     return None
 
 
-def same_bus_id(a, b):
+def same_bus_id(a: str | None, b: str | None) -> bool:
     """``00000000:3B:00.0`` and ``0000:3b:00.0`` are the same GPU."""
     key = pci_key(a)
     return key is not None and key == pci_key(b)
 
 
-def run_smi(argv, timeout_s):
+def run_smi(argv: list[str], timeout_s: float) -> tuple[int | None, str]:
     """Run nvidia-smi once -> (exit code or None when it could not run, stdout + stderr)."""
     try:
         done = subprocess.run(
@@ -370,25 +391,30 @@ class SmiLoop:
     in plain words.
     """
 
-    def __init__(self, argv, fields, relearn=None):
+    def __init__(
+        self,
+        argv: list[str],
+        fields: Iterable[str],
+        relearn: Callable[[str], tuple[list[str], list[str]] | None] | None = None,
+    ) -> None:
         self.argv = argv
         self.fields = tuple(fields)
         # relearn(output) -> (argv, fields) without a name nvidia-smi refused, or None
         self.relearn = relearn
         self.learning = False  # restarted without a refused field; no row since
         self.dropped = 0  # lines that were not rows of this query
-        self.failure = None
-        self.lost_bus_id = None
+        self.failure: str | None = None
+        self.lost_bus_id: str | None = None
         self._run_started = time.monotonic()
-        self._rows = {}  # index cell -> (row, monotonic time it arrived)
+        self._rows: dict[str | None, tuple[Row, float]] = {}  # index cell -> (row, when)
         self._lock = threading.Lock()
         self._settled = threading.Event()  # first rows arrived or the first run failed
         self._stop = threading.Event()
-        self._proc = None
+        self._proc: subprocess.Popen[str] | None = None
         self._thread = threading.Thread(target=self._run, name="nvidia-smi-loop", daemon=True)
         self._thread.start()
 
-    def latest(self, wait_s):
+    def latest(self, wait_s: float) -> tuple[list[tuple[Row, float]], str | None]:
         """-> ([(row, age in s)], failure). Waits up to ``wait_s`` for the very first rows."""
         self._settled.wait(wait_s)
         now = time.monotonic()
@@ -396,14 +422,14 @@ class SmiLoop:
             rows = [(row, now - at) for row, at in self._rows.values()]
             return rows, self.failure
 
-    def healthy(self):
+    def healthy(self) -> bool:
         """Rows flowing from a process that has run HEALTHY_RUN_S: a loop that dies again
         shortly after each restart is still one failure, not a new one each time."""
         with self._lock:
             running_s = time.monotonic() - self._run_started
             return self.failure is None and running_s >= HEALTHY_RUN_S
 
-    def _run(self):
+    def _run(self) -> None:
         attempt = 0
         while not self._stop.is_set():
             code, output = self._run_once()
@@ -424,7 +450,7 @@ class SmiLoop:
             self._stop.wait(RESTART_DELAYS_S[min(attempt, len(RESTART_DELAYS_S) - 1)])
             attempt += 1
 
-    def _run_once(self):
+    def _run_once(self) -> tuple[int | None, str]:
         """Start the loop and read rows until it exits -> (exit code or None, its other lines)."""
         with self._lock:
             if self._stop.is_set():
@@ -444,7 +470,8 @@ class SmiLoop:
             except OSError as exc:
                 return None, str(exc)
             proc = self._proc
-        other = collections.deque(maxlen=5)  # the last non-row lines: why it stopped
+        other: collections.deque[str] = collections.deque(maxlen=5)  # the last non-row lines: why it stopped
+        assert proc.stdout is not None  # opened with stdout=PIPE
         for line in proc.stdout:
             cells = split_cells(line)
             if len(cells) != len(self.fields):
@@ -462,7 +489,7 @@ class SmiLoop:
         proc.stdout.close()
         return proc.wait(), "\n".join(other)
 
-    def close(self):
+    def close(self) -> None:
         with self._lock:
             self._stop.set()
             proc = self._proc
@@ -479,20 +506,20 @@ class SmiLoop:
 class ProcessPoller:
     """``--query-compute-apps`` every few seconds in a thread: who uses which GPU."""
 
-    def __init__(self, binary, refresh_s):
+    def __init__(self, binary: str, refresh_s: float) -> None:
         self.argv = [
             binary,
             "--query-compute-apps=" + ",".join(COMPUTE_APPS_FIELDS),
             "--format=csv,noheader,nounits",
         ]
         self.refresh_s = refresh_s
-        self.by_uuid = {}
-        self.failure = None
+        self.by_uuid: dict[str | None, list[Record]] = {}
+        self.failure: str | None = None
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="nvidia-smi-apps", daemon=True)
         self._thread.start()
 
-    def _run(self):
+    def _run(self) -> None:
         while not self._stop.is_set():
             code, output = run_smi(self.argv, ONE_SHOT_TIMEOUT_S)
             if code == 0:
@@ -502,7 +529,7 @@ class ProcessPoller:
                 self.failure = describe_failure(code, output)
             self._stop.wait(self.refresh_s)
 
-    def close(self):
+    def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=2)  # a hung nvidia-smi must not hold up the probe's exit
 
@@ -511,7 +538,7 @@ class SmiCollector:
     """GPU facts and samples from nvidia-smi. Failures become problem reports and GPU
     records with ``error`` set; nothing here raises."""
 
-    def __init__(self, problems, interval_s, binary="nvidia-smi"):
+    def __init__(self, problems: Problems, interval_s: float, binary: str = "nvidia-smi") -> None:
         self.problems = problems
         self.interval_s = interval_s
         self.binary = binary
@@ -525,23 +552,23 @@ class SmiCollector:
         argv, names = self._loop_argv()
         self.loop = SmiLoop(argv, names, self._relearn_loop)
         self.processes = ProcessPoller(binary, PROCESS_REFRESH_S)
-        self.gpu_facts = []  # from the last facts(): who the GPUs are when no rows come
-        self._xml = None  # facts from -q -x, read once
+        self.gpu_facts: list[Record] = []  # from the last facts(): who the GPUs are when no rows come
+        self._xml: dict[str, Any] | None = None  # facts from -q -x, read once
 
-    def _loop_argv(self):
+    def _loop_argv(self) -> tuple[list[str], list[str]]:
         names = query_names(self.sample_fields)
         query = "--query-gpu=" + ",".join(names)
         argv = [self.binary, query, "--format=csv,noheader,nounits", "-lms", str(self._interval_ms)]
         return argv, names
 
-    def _relearn_loop(self, output):
+    def _relearn_loop(self, output: str) -> tuple[list[str], list[str]] | None:
         """Called by the loop when it stopped: a refused field -> the loop's new argv."""
         if not self.chooser.refuse(output, self.sample_fields):
             return None
         self.sample_fields = self.chooser.choose(SAMPLE_QUERY)  # replaced whole: read by sample()
         return self._loop_argv()
 
-    def facts(self):
+    def facts(self) -> dict[str, Any]:
         while True:
             names = query_names(self.fact_fields)
             code, output = run_smi(
@@ -551,11 +578,11 @@ class SmiCollector:
             if code == 0 or not self.chooser.refuse(output, self.fact_fields):
                 break
             self.fact_fields = self.chooser.choose(FACT_QUERY)
-        facts = {"driver_version": None, "cuda_version": None, "nvml_version": None, "gpus": []}
+        facts: dict[str, Any] = {"driver_version": None, "cuda_version": None, "nvml_version": None, "gpus": []}
         if code != 0:
             self.problems.report("nvidia-smi", describe_failure(code, output))
             return facts
-        gpus = []
+        gpus: list[Record] = []
         for row in parse_query_csv(output, names).rows:
             typed = read_row(row, FACT_QUERY, self.fact_fields)
             facts["driver_version"] = typed.pop("driver_version")
@@ -570,7 +597,7 @@ class SmiCollector:
         self.gpu_facts = facts["gpus"]
         return facts
 
-    def _read_xml(self):
+    def _read_xml(self) -> dict[str, Any]:
         """Thresholds and CUDA version from one ``-q -x`` (slow: never per tick). Without it
         those stay unknown, which is not worth a problem report."""
         code, output = run_smi([self.binary, "-q", "-x"], XML_TIMEOUT_S)
@@ -581,7 +608,7 @@ class SmiCollector:
         except ValueError:
             return {}
 
-    def sample(self):
+    def sample(self) -> list[Record]:
         # Only the first sample waits for the loop's first rows: a wedged driver keeps
         # nvidia-smi alive and silent, and must not slow every host sample down with it.
         rows, failure = self.loop.latest(0 if self._waited else FIRST_ROWS_WAIT_S)
@@ -598,7 +625,7 @@ class SmiCollector:
         self._report("nvidia-smi processes", self.processes.failure)
         by_uuid = self.processes.by_uuid
         stale_after_s = max(5 * self.interval_s, 5.0)
-        records = []
+        records: list[Record] = []
         for row, age_s in rows:
             record = gpu_record(row, self.sample_fields, by_uuid)
             if record is None:
@@ -614,10 +641,10 @@ class SmiCollector:
         records.sort(key=lambda r: r["index"])
         return records
 
-    def _failed_records(self, rows, failure):
+    def _failed_records(self, rows: list[tuple[Row, float]], failure: str) -> list[Record]:
         """Error records for every GPU known from facts or earlier rows; the one a "GPU is
         lost" message names gets the same words as with NVML."""
-        known = {}
+        known: dict[int, tuple[str | None, str | None, str | None]] = {}
         for row, _ in rows:
             typed = read_row(row, SAMPLE_QUERY[:3], self.sample_fields)
             if isinstance(typed["index"], int):
@@ -625,25 +652,25 @@ class SmiCollector:
         for gpu in self.gpu_facts:
             known[gpu["index"]] = (gpu["uuid"], gpu["name"], gpu["bus_id"])
         lost = self.loop.lost_bus_id
-        records = []
+        records: list[Record] = []
         for index in sorted(known):
             uuid, name, bus_id = known[index]
             error = GPU_LOST if lost and same_bus_id(bus_id, lost) else failure
             records.append(error_record(index, uuid, name, error))
         return records
 
-    def _report(self, source, failure):
+    def _report(self, source: str, failure: str | None) -> None:
         if failure is None:
             self.problems.clear(source)
         else:
             self.problems.report(source, failure)
 
-    def close(self):
+    def close(self) -> None:
         self.loop.close()
         self.processes.close()
 
 
-def merge_thresholds(gpus, xml_gpus):
+def merge_thresholds(gpus: list[Record], xml_gpus: list[Record]) -> list[Record]:
     """Copy temperature thresholds from ``-q -x`` facts onto CSV facts of the same UUID."""
     by_uuid = {gpu.get("uuid"): gpu for gpu in xml_gpus if gpu.get("uuid")}
     for gpu in gpus:

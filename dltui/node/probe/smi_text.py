@@ -1,6 +1,6 @@
 """``nvidia-smi -q`` (text) -> GPU records (the fields of ``GPU_FIELDS``) and facts.
 
-The layout (notes/gpu-telemetry.md §5): ``Key : value`` lines with the colon at column 34 or
+The layout (as in the captures in tests/fixtures/nvidia-smi-text/): ``Key : value`` lines with the colon at column 34 or
 55 (so split on the first `` : ``), 4-space nesting, a key without a value opens a section.
 Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reasons``,
 ``GPU T.Limit Temp`` -> ``GPU Current T.Limit Temp``, ``Gpu`` -> ``GPU``), R610 appends
@@ -9,7 +9,10 @@ Spellings change by release (``Clocks Throttle Reasons`` -> ``Clocks Event Reaso
 (``nvidia-smi`` without ``-q``) is a different format: do not feed it here.
 """
 
+from __future__ import annotations
+
 import re
+from typing import Any, Iterator
 
 from .. import schema as s
 from ..schema import decode_clock_event_reasons
@@ -44,37 +47,37 @@ class _Node:
 
     __slots__ = ("key", "value", "children", "_index")
 
-    def __init__(self, key, value):
+    def __init__(self, key: str, value: str | None) -> None:
         self.key = key
         self.value = value
-        self.children = []
-        self._index = None
+        self.children: list[_Node] = []
+        self._index: dict[str, _Node] | None = None
 
-    def child(self, *keys):
+    def child(self, *keys: str) -> _Node | None:
         """The first child named by one of ``keys`` (case-insensitive), or None."""
         if self._index is None:
             self._index = {}
             for node in self.children:
                 self._index.setdefault(node.key.lower(), node)
         for key in keys:
-            node = self._index.get(key.lower())
-            if node is not None:
-                return node
+            found = self._index.get(key.lower())
+            if found is not None:
+                return found
         return None
 
-    def get(self, *path):
+    def get(self, *path: str | tuple[str, ...]) -> str | None:
         """The value at ``path``; each step may be a tuple of alternative spellings."""
-        node = self
+        node: _Node | None = self
         for step in path:
             node = node.child(*(step if isinstance(step, tuple) else (step,))) if node else None
         return node.value if node is not None else None
 
-    def walk(self):
+    def walk(self) -> Iterator[_Node]:
         for node in self.children:
             yield node
             yield from node.walk()
 
-    def find(self, key):
+    def find(self, key: str) -> _Node | None:
         """The first descendant named ``key`` at any depth (for sections that moved in R610)."""
         key = key.lower()
         for node in self.walk():
@@ -83,7 +86,7 @@ class _Node:
         return None
 
 
-def _tree(text):
+def _tree(text: str) -> _Node:
     root = _Node("", None)
     stack = [root]  # stack[d] = the latest node at depth d - 1
     for line in text.splitlines():
@@ -99,20 +102,20 @@ def _tree(text):
     return root
 
 
-def _without_deprecation(raw):
+def _without_deprecation(raw: str | None) -> str | None:
     return v.text(_DEPRECATED.sub("", raw)) if raw is not None else None
 
 
-def parse(text):
+def parse(text: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """-> (facts, records): facts holds ``driver_version``, ``cuda_version`` and ``gpus``
     (dicts with the keys of ``GpuFacts``); records are GPU records in the order printed."""
     root = _tree(text)
-    facts = {
+    facts: dict[str, Any] = {
         "driver_version": _without_deprecation(root.get("Driver Version")) or v.text(root.get("KMD Version")),
         "cuda_version": _without_deprecation(root.get("CUDA Version")) or v.text(root.get("CUDA UMD Version")),
         "gpus": [],
     }
-    records = []
+    records: list[dict[str, Any]] = []
     sections = [n for n in root.children if n.value is None and n.key.startswith("GPU ")]
     for index, section in enumerate(sections):
         records.append(_record(section, index))
@@ -120,7 +123,7 @@ def parse(text):
     return facts, records
 
 
-def _record(gpu, index):
+def _record(gpu: _Node, index: int) -> dict[str, Any]:
     rec = new_gpu_record(index)
     rec["uuid"] = v.text(gpu.get("GPU UUID"))
     rec["name"] = v.text(gpu.get("Product Name"))
@@ -171,7 +174,7 @@ def _record(gpu, index):
     return rec
 
 
-def _facts(gpu, index):
+def _facts(gpu: _Node, index: int) -> dict[str, Any]:
     facts = new_gpu_facts(index)
     facts["name"] = v.text(gpu.get("Product Name"))
     facts["uuid"] = v.text(gpu.get("GPU UUID"))
@@ -196,7 +199,7 @@ def _facts(gpu, index):
     return facts
 
 
-def _first_watts(power, *keys):
+def _first_watts(power: _Node, *keys: str) -> float | None:
     for key in keys:
         watts = v.watts(power.get(key))
         if watts is not None:
@@ -204,7 +207,7 @@ def _first_watts(power, *keys):
     return None
 
 
-def _limit(power, *keys):
+def _limit(power: _Node, *keys: str) -> float | None:
     """A power limit, also where R610 nests it under ``GPU Ceiling Power Limit``."""
     for key in keys:
         node = power.find(key)
@@ -214,10 +217,10 @@ def _limit(power, *keys):
     return None
 
 
-def _thresholds(temperature):
+def _thresholds(temperature: _Node | None) -> dict[str, Any]:
     """Absolute thresholds (``GPU Shutdown Temp``) or offsets from the T.Limit margin
     (``GPU Shutdown T.Limit Temp``), whichever this driver prints with a value."""
-    out = {
+    out: dict[str, Any] = {
         "temperature_shutdown_c": None,
         "temperature_slowdown_c": None,
         "temperature_max_operating_c": None,
@@ -227,7 +230,7 @@ def _thresholds(temperature):
     if temperature is None:
         return out
     for offsets, infix in ((True, " T.Limit"), (False, "")):
-        found = {
+        found: dict[str, Any] = {
             "temperature_shutdown_c": v.number(temperature.get("GPU Shutdown%s Temp" % infix)),
             "temperature_slowdown_c": v.number(temperature.get("GPU Slowdown%s Temp" % infix)),
             "temperature_max_operating_c": v.number(temperature.get("GPU Max Operating%s Temp" % infix)),
@@ -239,7 +242,7 @@ def _thresholds(temperature):
     return out
 
 
-def _reason_mask(section):
+def _reason_mask(section: _Node | None) -> int | None:
     """The active-reason bits, or None when any reason line is missing or unreadable: a
     damaged key (``Invalid HW Slowdown``) leaves its bit unknown, and a mask must not lie."""
     if section is None:
@@ -256,7 +259,7 @@ def _reason_mask(section):
     return mask if seen == sum(_REASON_BITS.values()) else None
 
 
-def _ecc_totals(section):
+def _ecc_totals(section: _Node | None) -> tuple[float | None, float | None]:
     """(corrected, uncorrected) summed over the locations printed; None where none has a value.
 
     Layouts: ``SRAM/DRAM Correctable|Uncorrectable[ Parity|SEC-DED]`` (Ampere+), or
@@ -270,7 +273,8 @@ def _ecc_totals(section):
             v.number(single.get("Total")) if single else None,
             v.number(double.get("Total")) if double else None,
         )
-    corrected = uncorrected = None
+    corrected: float | None = None
+    uncorrected: float | None = None
     for node in section.children:
         key, count = node.key.lower(), v.number(node.value)
         if count is None:
@@ -282,9 +286,9 @@ def _ecc_totals(section):
     return corrected, uncorrected
 
 
-def _processes(section):
+def _processes(section: _Node | None) -> list[dict[str, Any]]:
     """Compute processes (type ``C`` or ``C+G``) as ``{"pid", "name", "gpu_memory_mib"}``."""
-    out = []
+    out: list[dict[str, Any]] = []
     for node in section.children if section else ():
         if node.key.lower() != "process id" or "C" not in (node.get("Type") or ""):
             continue

@@ -12,7 +12,10 @@ absolute ``gpu_temp_*_threshold`` or, on GPUs with a T.Limit margin, as
 (``36 C``, ``16x``); "no value" is a bare ``N/A``.
 """
 
+from __future__ import annotations
+
 import xml.etree.ElementTree as ElementTree
+from typing import Any, Iterable
 
 from .. import schema as s
 from ..schema import decode_clock_event_reasons
@@ -57,7 +60,7 @@ _THRESHOLDS = (
 )
 
 
-def parse_smi_xml(text):
+def parse_smi_xml(text: str | bytes) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """-> (facts, records): facts as the collectors give them (``driver_version``,
     ``cuda_version``, ``nvml_version``, ``gpus``) and one GPU record per GPU.
 
@@ -71,26 +74,26 @@ def parse_smi_xml(text):
         raise ValueError("not XML: %s" % exc) from None
     if root.tag != "nvidia_smi_log":
         raise ValueError("not nvidia-smi -q -x output (root <%s>)" % root.tag)
-    facts = {
+    facts: dict[str, Any] = {
         "driver_version": values.text(_text(root, "driver_version")),
         "cuda_version": values.text(_text(root, "cuda_version")),
         "nvml_version": None,
         "gpus": [],
     }
-    records = []
+    records: list[dict[str, Any]] = []
     for index, gpu in enumerate(root.findall("gpu")):
         facts["gpus"].append(_gpu_facts(index, gpu))
         records.append(_gpu_record(index, gpu))
     return facts, records
 
 
-def _text(element, path):
+def _text(element: ElementTree.Element, path: str) -> str | None:
     """Text of the element at ``path`` below ``element``, None where it is absent."""
     found = element.find(path)
     return None if found is None else found.text
 
 
-def _first(element, *paths):
+def _first(element: ElementTree.Element, *paths: str) -> str | None:
     """Text of the first of ``paths`` that exists (spellings differ by release)."""
     for path in paths:
         found = element.find(path)
@@ -99,12 +102,12 @@ def _first(element, *paths):
     return None
 
 
-def _power_readings(gpu):
+def _power_readings(gpu: ElementTree.Element) -> ElementTree.Element | None:
     readings = gpu.find("gpu_power_readings")
     return readings if readings is not None else gpu.find("power_readings")
 
 
-def _gpu_facts(index, gpu):
+def _gpu_facts(index: int, gpu: ElementTree.Element) -> dict[str, Any]:
     facts = new_gpu_facts(index)
     link = "pci/pci_gpu_link_info/"
     power = _power_readings(gpu)
@@ -136,12 +139,12 @@ def _gpu_facts(index, gpu):
     return facts
 
 
-def _thresholds(temperature):
+def _thresholds(temperature: ElementTree.Element | None) -> dict[str, Any]:
     """Thresholds in the form this driver gives them; offsets win where both exist."""
     if temperature is None:
         return {}
     for offsets in (True, False):
-        found = {
+        found: dict[str, Any] = {
             key: values.number(_text(temperature, offset if offsets else absolute))
             for key, absolute, offset in _THRESHOLDS
         }
@@ -151,7 +154,7 @@ def _thresholds(temperature):
     return {}
 
 
-def _gpu_record(index, gpu):
+def _gpu_record(index: int, gpu: ElementTree.Element) -> dict[str, Any]:
     record = new_gpu_record(index)
     link = "pci/pci_gpu_link_info/"
     power = _power_readings(gpu)
@@ -206,7 +209,7 @@ def _gpu_record(index, gpu):
     return record
 
 
-def _reason_mask(gpu):
+def _reason_mask(gpu: ElementTree.Element) -> int | None:
     """The active clock-event reasons as NVML's bit mask, or None where none is reported."""
     block = gpu.find("clocks_event_reasons")
     prefix = "clocks_event_reason_"
@@ -215,7 +218,7 @@ def _reason_mask(gpu):
         prefix = "clocks_throttle_reason_"
     if block is None:
         return None
-    mask = None
+    mask: int | None = None
     for child in block:
         bit = _REASON_BITS.get(child.tag[len(prefix) :]) if child.tag.startswith(prefix) else None
         active = values.flag(child.text)
@@ -225,7 +228,7 @@ def _reason_mask(gpu):
     return mask
 
 
-def _ecc_totals(block):
+def _ecc_totals(block: ElementTree.Element | None) -> tuple[float | None, float | None]:
     """(corrected, uncorrected) for one of <volatile>/<aggregate>; None where not reported."""
     if block is None:
         return None, None
@@ -247,16 +250,16 @@ def _ecc_totals(block):
     return corrected, uncorrected
 
 
-def _sum(block, names):
-    numbers = [values.number(_text(block, name)) for name in names]
-    numbers = [n for n in numbers if n is not None]
+def _sum(block: ElementTree.Element, names: Iterable[str]) -> float | None:
+    read = [values.number(_text(block, name)) for name in names]
+    numbers = [n for n in read if n is not None]
     return sum(numbers) if numbers else None
 
 
-def _processes(block):
+def _processes(block: ElementTree.Element | None) -> list[dict[str, Any]]:
     if block is None:
         return []
-    processes = []
+    processes: list[dict[str, Any]] = []
     for info in block.findall("process_info"):
         pid = values.number(_text(info, "pid"))
         if isinstance(pid, int):

@@ -7,25 +7,35 @@ keeps per running unit: a readlink, microseconds); when an invocation changes, i
 once, so a restart shows within one sample while a quiet unit costs next to nothing.
 
 A unit that does not exist says ``load_state = "not-found"`` (systemctl exits 0 for it); a
-node without systemd is reported once through ``Problems`` and never asked again.
+node without systemd (a container) is noted once, as information, and never asked again.
 Stdlib only, Python 3.8.
 """
+
+from __future__ import annotations
 
 import glob
 import os
 import subprocess
 import time
+from typing import Any, Callable, Dict, Iterable
 
 from ..schema import SHOW_PROPERTIES, parse_show, unit_record
+from .problems import Problems
 
 UNIT_POLL_S = 30.0  # bench/unit_actions.py: a poll costs ~10 ms of node CPU (systemctl + systemd)
 SHOW_TIMEOUT_S = 5.0
 CHECKPOINT_MAX_FILES = 2000  # a glob matching more is cut off there (bounded work per poll)
 INVOCATION_DIR = "/run/systemd/units"
-def newest_file(pattern, limit=CHECKPOINT_MAX_FILES):
+
+Record = Dict[str, Any]
+
+
+def newest_file(pattern: str, limit: int = CHECKPOINT_MAX_FILES) -> tuple[str | None, float | None, int]:
     """(path, mtime, files looked at) of the newest file matching ``pattern``; bounded: at
     most ``limit`` matches are stat'ed."""
-    best_path, best_mtime, seen = None, None, 0
+    best_path: str | None = None
+    best_mtime: float | None = None
+    seen = 0
     for path in glob.iglob(os.path.expanduser(pattern)):
         if seen >= limit:
             break
@@ -44,14 +54,14 @@ class UnitPoller:
 
     def __init__(
         self,
-        units,
-        checkpoint,
-        problems,
-        run=subprocess.run,
-        poll_s=UNIT_POLL_S,
-        invocation_dir=INVOCATION_DIR,
-        clock=time.monotonic,
-    ):
+        units: Iterable[str],
+        checkpoint: str | None,
+        problems: Problems,
+        run: Callable[..., Any] = subprocess.run,
+        poll_s: float = UNIT_POLL_S,
+        invocation_dir: str = INVOCATION_DIR,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.units = list(units)
         self.checkpoint = checkpoint
         self.problems = problems
@@ -60,12 +70,12 @@ class UnitPoller:
         self.invocation_dir = invocation_dir
         self.clock = clock
         self.no_systemd = False
-        self.records = []
-        self.checkpoint_record = None
+        self.records: list[Record] = []
+        self.checkpoint_record: Record | None = None
         self._next = 0.0
-        self._links = {}
+        self._links: dict[str, str | None] = {}
 
-    def sample(self):
+    def sample(self) -> tuple[list[Record], Record | None]:
         """(unit records, checkpoint record or None), re-read when due."""
         now = self.clock()
         links = self._read_links() if self.units and not self.no_systemd else {}
@@ -75,11 +85,11 @@ class UnitPoller:
             if self.units and not self.no_systemd:
                 self.records = self._show()
             if self.checkpoint:
-                self.checkpoint_record = self._checkpoint()
+                self.checkpoint_record = self._checkpoint(self.checkpoint)
         return self.records, self.checkpoint_record
 
-    def _read_links(self):
-        out = {}
+    def _read_links(self) -> dict[str, str | None]:
+        out: dict[str, str | None] = {}
         for unit in self.units:
             try:
                 out[unit] = os.readlink(os.path.join(self.invocation_dir, "invocation:" + unit))
@@ -87,7 +97,7 @@ class UnitPoller:
                 out[unit] = None
         return out
 
-    def _show(self):
+    def _show(self) -> list[Record]:
         argv = [
             "systemctl",
             "show",
@@ -129,24 +139,25 @@ class UnitPoller:
             blocks = [by_id.get(u) or {"LoadState": "not-found"} for u in self.units]
         return [unit_record(u, b) for u, b in zip(self.units, blocks)]
 
-    def _without_systemd(self, message):
+    def _without_systemd(self, message: str) -> list[Record]:
         self.no_systemd = True  # said once; never asked again on this connection
-        self.problems.report("units", message)
+        self.problems.clear("units")
+        self.problems.note("units", message)
         return [_error_record(u, "no systemd on this node") for u in self.units]
 
-    def _checkpoint(self):
+    def _checkpoint(self, pattern: str) -> Record:
         try:
-            path, mtime, seen = newest_file(self.checkpoint)
+            path, mtime, seen = newest_file(pattern)
         except (OSError, ValueError) as exc:
             return {
-                "glob": self.checkpoint,
+                "glob": pattern,
                 "newest_path": None,
                 "newest_mtime": None,
                 "matched_files": 0,
                 "error": str(exc),
             }
         return {
-            "glob": self.checkpoint,
+            "glob": pattern,
             "newest_path": path,
             "newest_mtime": None if mtime is None else round(mtime, 3),
             "matched_files": seen,
@@ -154,7 +165,7 @@ class UnitPoller:
         }
 
 
-def unit_of(pid, units, proc="/proc"):
+def unit_of(pid: int, units: Iterable[str], proc: str = "/proc") -> str | None:
     """The configured unit whose cgroup holds ``pid`` (``…/dl_train.service`` in
     /proc/PID/cgroup), or None. One small read per GPU process."""
     try:
@@ -168,10 +179,10 @@ def unit_of(pid, units, proc="/proc"):
     return None
 
 
-def mark_unit_processes(gpus, units, proc="/proc"):
+def mark_unit_processes(gpus: list[Record], units: Iterable[str], proc: str = "/proc") -> None:
     """Set ``unit`` on each GPU process (dicts of a collected sample) that belongs to one of
     ``units``; a PID shared by several GPUs is read once."""
-    seen = {}
+    seen: dict[int, str | None] = {}
     for g in gpus:
         for p in g.get("processes") or ():
             pid = p.get("pid")
@@ -183,7 +194,7 @@ def mark_unit_processes(gpus, units, proc="/proc"):
                 p["unit"] = seen[pid]
 
 
-def _error_record(unit, reason):
+def _error_record(unit: str, reason: str) -> Record:
     rec = unit_record(unit, {})
     rec["error"] = reason
     return rec

@@ -7,6 +7,8 @@ the hardware does not report is never 0. Numbers may carry their unit (``631.95 
 ``81559 MiB``, ``100 %``, ``1980 MHz``, ``0 us``, ``36 C``, ``16x``, ``192 bank(s)``).
 """
 
+from __future__ import annotations
+
 import re
 
 _NOT_A_VALUE = {
@@ -26,7 +28,7 @@ _TRUE = {"enabled", "yes", "active", "on"}
 _FALSE = {"disabled", "no", "not active", "off"}
 
 
-def text(raw):
+def text(raw: str | None) -> str | None:
     """The cell as a string, or None when it says there is no value."""
     if raw is None:
         return None
@@ -38,7 +40,7 @@ def text(raw):
     return value
 
 
-def number(raw):
+def number(raw: str | None) -> int | float | None:
     """``"631.95 W"`` -> 631.95, ``"81559 MiB"`` -> 81559, ``"16x"`` -> 16; int unless the text
     has decimals. None for not-a-value and for anything that is not a number."""
     value = text(raw)
@@ -51,7 +53,7 @@ def number(raw):
     return float(digits) if "." in digits else int(digits)
 
 
-def flag(raw):
+def flag(raw: str | None) -> bool | None:
     """``Enabled``/``Yes``/``Active``/``On`` -> True, their opposites -> False, else None."""
     value = text(raw)
     if value is None:
@@ -64,7 +66,7 @@ def flag(raw):
     return None
 
 
-def hex_mask(raw):
+def hex_mask(raw: str | None) -> int | None:
     """``"0x00000000000001FF"`` -> 511; None for anything else."""
     value = text(raw)
     if value is None or not value.lower().startswith("0x"):
@@ -75,14 +77,14 @@ def hex_mask(raw):
         return None
 
 
-def pstate(raw):
+def pstate(raw: str | None) -> int | None:
     """``"P0"`` -> 0, ``"P8"`` -> 8; None for anything else."""
     value = text(raw)
     match = _PSTATE.match(value) if value is not None else None
     return int(match.group(1)) if match else None
 
 
-def watts(raw):
+def watts(raw: str | None) -> float | None:
     """Power in W, rounded to 0.1 W (the sensor is ±5 W; more digits only cost bytes)."""
     value = number(raw)
     return None if value is None else round(float(value), 1)

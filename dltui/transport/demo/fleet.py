@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from dltui.core import status as st
 from dltui.core.models import NodeEvent
-from dltui.node.schema import oom_event
+from dltui.node.schema import interval_event, oom_event
 
 from ..base import Sink
 from ..command import CommandResult, unreachable
@@ -53,6 +53,7 @@ class DemoTransport:
         self.step_count = 0
         self._nodes = [SimNode(name, i, seed, gpus) for i, name in enumerate(self.names)]
         self._started = False
+        self._sink: Sink | None = None  # set when the fleet starts: where + / - are said
         self._live = False
         self._boot_time = EPOCH
 
@@ -75,6 +76,14 @@ class DemoTransport:
             for node in self._nodes:
                 self._step_node(sink, node, self.now)
 
+    def set_interval(self, interval_s: float) -> None:
+        """The simulated probes take it at once, and say so as real ones do."""
+        self.interval_s = interval_s
+        if self._sink is not None:
+            event = NodeEvent.from_dict(interval_event(time.time(), interval_s))
+            for node in self._nodes:
+                self._sink.on_event(node.name, event)
+
     async def run(self, sink: Sink) -> None:
         """Simulate ``prefill_steps`` of the past, then stream until cancelled, nodes spread over
         the interval as real streams would arrive."""
@@ -94,7 +103,8 @@ class DemoTransport:
         self._live = True
         # Small groups, as independent streams arrive: one big batch would hold the screen's
         # event loop for tens of milliseconds on a large fleet.
-        slots = max(min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
+        # At least one slot: a fleet of no nodes still waits each interval instead of spinning.
+        slots = max(1, min(len(self._nodes), 10), -(-len(self._nodes) // NODES_PER_SLOT))
         next_tick = time.monotonic()
         while True:
             self.step_count += 1
@@ -109,6 +119,7 @@ class DemoTransport:
         if self._started:
             return
         self._started = True
+        self._sink = sink
         self._boot_time = self.now - 19 * 86400
         for node in self._nodes:
             node.boot_time = self._boot_time
@@ -125,7 +136,7 @@ class DemoTransport:
                     node.name, st.UNREACHABLE, "connection lost: server not responding to keepalive"
                 )
             elif link == RETRYING:
-                sink.on_status(node.name, st.RECONNECTING, "no route to host; retrying every 5 s")
+                sink.on_status(node.name, st.RECONNECTING, st.with_retry("no route to host", "every 5 s"))
             else:
                 sink.on_hello(node.name, node.facts(self._boot_time), self.interval_s)
                 sink.on_status(node.name, st.OK)

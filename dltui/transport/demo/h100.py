@@ -22,7 +22,7 @@ def reasons(mask: int) -> list[str]:
     """Decoded clock-event reasons, shared between samples (models are treated as immutable)."""
     names = _REASONS.get(mask)
     if names is None:
-        names = _REASONS[mask] = decode_clock_event_reasons(mask)
+        names = _REASONS[mask] = decode_clock_event_reasons(mask) or []
     return names
 
 

@@ -6,7 +6,8 @@ import random
 
 from dltui.core.models import BlockDeviceFacts, NicFacts, NodeFacts, Sample
 
-from . import h100, host
+from . import drives, h100, host
+from .fabric import DemoFabric
 from .gpu import SimGpu, loader_util
 from .scenarios import (
     CORES,
@@ -37,6 +38,7 @@ _BUS_IDS = ("19", "3B", "4C", "5D", "9B", "BB", "CB", "DB")
 class SimNode:
     def __init__(self, name: str, index: int, seed: int, gpus: int):
         self.name = name
+        self.index = index
         self.scenario = scenario_for(index)
         self.rng = random.Random(f"{seed}:{name}")
         rng = self.rng
@@ -49,6 +51,7 @@ class SimNode:
         self.crashloops = index % len(PATTERN) == CRASHLOOP_INDEX
         # its own random stream: the samples' numbers stay what they were before units existed
         self.unit = SimUnit(random.Random(f"{seed}:{name}:unit"), job_pid, active=self.scenario != IDLE)
+        self.fabric = DemoFabric(name, index, seed, gpus, len(PATTERN))
         self.boot_time = EPOCH - 19 * 86400
 
     @property
@@ -66,7 +69,7 @@ class SimNode:
         return NodeFacts(
             hostname=self.name,
             os="Ubuntu 22.04.4 LTS",
-            kernel="5.15.0-119-generic",
+            kernel=drives.kernel(self.index),
             cpu_model="Intel(R) Xeon(R) Platinum 8462Y+",
             cpu_count=CORES,
             memory_total_bytes=2048 * GIB,
@@ -84,10 +87,11 @@ class SimNode:
             ],
             gpu_source="nvml" if gpus else None,  # --gpus 0: a CPU node, as the probe reports one
             gpu_note=None if gpus else "no NVIDIA driver found",
-            driver_version="550.90.07" if gpus else None,
+            driver_version=drives.driver(self.index) if gpus else None,
             cuda_version="12.4" if gpus else None,
-            nvml_version="12.550.90.07" if gpus else None,
+            nvml_version=f"12.{drives.driver(self.index)}" if gpus else None,
             gpus=gpus,
+            stack=drives.stack(self.index) if gpus else None,
         )
 
     def sample(self, now: float, interval_s: float) -> Sample:
@@ -109,8 +113,11 @@ class SimNode:
             disks=host.disks(rng, scenario),
             filesystems=host.filesystems(),
             networks=host.networks(rng, scenario, job_share),
+            ib_ports=self.fabric.ib_ports(job_share),
             gpus=gpus,
+            nvlinks=self.fabric.nvlinks,
             units=[self.unit.sample(self.boot_time)],
+            drives=drives.drives(self.name, self.index, now),
         )
 
     def link_at(self, step: int) -> str:

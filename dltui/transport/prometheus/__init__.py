@@ -21,7 +21,7 @@ works on one reading per refresh, and its alerts say so.
 from .client import Client, PrometheusError, gc_paused
 from .mapping import Fleet, build
 from .queries import SelectorError, matchers, queries
-from .source import PrometheusTransport, add_arguments, from_args
+from .source import PrometheusTransport, from_args
 
 __all__ = [
     "Client",
@@ -29,7 +29,6 @@ __all__ = [
     "PrometheusError",
     "PrometheusTransport",
     "SelectorError",
-    "add_arguments",
     "build",
     "from_args",
     "gc_paused",

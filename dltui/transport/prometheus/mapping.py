@@ -12,6 +12,7 @@ from dltui.core import status as st
 from dltui.core.models import (
     CpuSample,
     DiskSample,
+    DriveSample,
     FilesystemSample,
     GpuFacts,
     GpuSample,
@@ -24,6 +25,7 @@ from dltui.core.models import (
 )
 from dltui.node.schema import decode_clock_event_reasons
 
+from . import fabric
 from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
 
 # Counters and flags become ints and bools, as the probe's records have them.
@@ -41,7 +43,7 @@ _GPU_FIELD: dict[str, tuple[str, Any]] = {
 }
 
 
-def _host_of(instance: str) -> str:
+def host_of(instance: str) -> str:
     """``gpu01:9100`` -> ``gpu01``; ``[fe80::1]:9100`` -> ``fe80::1``."""
     if instance.startswith("["):
         return instance[1:].split("]", 1)[0]
@@ -55,6 +57,7 @@ _HOST_KIND = {
     "node_os_info": "os",
     **{m: "fs" for m in HOST_GAUGES if m.startswith("node_filesystem_")},
     **{m: "nic" for m in HOST_GAUGES if m.startswith("node_network_")},
+    **{m: "ib" for m in fabric.IB_GAUGES},
 }
 
 
@@ -78,6 +81,22 @@ class _Node:
     psi: dict[str, float] = field(default_factory=dict)
     gpus: dict[int, dict[str, Any]] = field(default_factory=dict)
     targets_up: dict[str, bool] = field(default_factory=dict)  # instance -> up
+    ib_ports: fabric.Ports = field(default_factory=dict)
+    hca_types: dict[str, str] = field(default_factory=dict)  # HCA device -> node_infiniband_info's hca_type
+
+
+@dataclass
+class Targets:
+    """What earlier refreshes showed of the scrape targets, kept by the transport: the jobs
+    that serve nodes (node_exporter, dcgm-exporter) and each of their targets' node. A node
+    is a host with node_exporter or DCGM series; Prometheus itself, an exporter of other
+    things (``dltui export``, a blackbox prober, Grafana) is not. With this, a node's target
+    that went down (its series gone, its ``up`` 0) marks that node unreachable, instead of
+    the node vanishing or its address becoming a node of its own; a target of a node job
+    down from the start is a node too."""
+
+    jobs: set[str] = field(default_factory=set)
+    nodes: dict[str, str] = field(default_factory=dict)  # instance -> node name
 
 
 # A GPU as the answers name it: (Hostname or hostname, instance, gpu label).
@@ -112,7 +131,13 @@ class Fleet:
     nodes: dict[str, _Node]
     # Each GPU's readings by its key in the answers (the same dicts as in ``nodes``).
     gpu_keys: dict[GpuKey, dict[str, Any]] = field(default_factory=dict)
+    host_nodes: dict[str, str] = field(default_factory=dict)  # host part of an instance -> node
+    drives: dict[str, list[DriveSample]] = field(default_factory=dict)  # by node
     _prepared: dict[str, tuple[NodeFacts, Sample]] = field(default_factory=dict)
+
+    def set_drives(self, by_host: dict[str, list[DriveSample]]) -> None:
+        """smartctl_exporter's drives (``smartctl.drives_by_host``) onto the nodes they are on."""
+        self.drives = {self.host_nodes.get(host, host): d for host, d in by_host.items()}
 
     def unknown_gpus(self, known: dict[GpuKey, GpuFactLabels]) -> list[GpuKey]:
         """GPUs of this refresh that the facts in ``known`` do not cover (new ones)."""
@@ -182,10 +207,13 @@ class Fleet:
             ],
             filesystems=[_filesystem(mp, f) for mp, f in sorted(n.filesystems.items())],
             networks=[_network(nic, v) for nic, v in sorted(n.nics.items())],
+            ib_ports=fabric.ib_ports(n.ib_ports, n.hca_types),
             gpus=[_gpu(i, g) for i, g in sorted(n.gpus.items())],
+            nvlinks=[x for i, g in sorted(n.gpus.items()) if (x := fabric.nvlink(i, g)) is not None],
+            drives=self.drives.get(name, []),
         )
 
-    def status(self, name: str) -> tuple[str, str | None]:
+    def status(self, name: str) -> tuple[st.Status, str | None]:
         ups = self.nodes[name].targets_up
         down = sorted(inst for inst, up in ups.items() if not up)
         if ups and len(down) == len(ups):
@@ -326,17 +354,23 @@ def build(
     answers: dict[str, dict[str, Any]],
     now: float | None = None,
     facts: dict[GpuKey, GpuFactLabels] | None = None,
+    targets: Targets | None = None,
 ) -> Fleet:
     """Map the answers (``Client.query`` results by query name) into nodes. The GPUs' facts
     come from the facts query's answer when it is among them, else from ``facts`` (an earlier
-    one's, see ``gpu_facts``)."""
+    one's, see ``gpu_facts``). ``targets`` (updated here) is what earlier refreshes showed of
+    the scrape targets (see ``Targets``)."""
     nodes: dict[str, _Node] = defaultdict(_Node)
-    inst_node: dict[str, str] = {}
+    # node_exporter's own name for the host first (the join key), else the one it had: a dead
+    # target's rates linger a scrape or two after its other series
+    inst_node: dict[str, str] = dict(targets.nodes) if targets is not None else {}
     host = answers["host"]["result"]
-    for s in host:  # node_exporter's own name for the host first: the join key
+    for s in host:
         m = s["metric"]
         if m.get("__name__") == "node_uname_info" and m.get("nodename"):
             inst_node[m.get("instance", "")] = m["nodename"]
+    # An exporter beside node_exporter on its host (smartctl_exporter on :9633) joins its node.
+    host_nodes = {host_of(inst): name for inst, name in inst_node.items()}
     stamp = now
     by_key: dict[GpuKey, dict[str, Any] | None] = {}  # None: not a GPU (no index)
     known = gpu_facts(answers[GPU_FACTS_QUERY]) if GPU_FACTS_QUERY in answers else facts or {}
@@ -368,12 +402,19 @@ def build(
     by_inst: dict[str, _Node] = {}  # each instance's node, found once
 
     def node_of(inst: str) -> _Node:
-        n = by_inst[inst] = nodes[inst_node.get(inst) or _host_of(inst)]
+        name = inst_node.get(inst) or host_nodes.get(host_of(inst)) or host_of(inst)
+        inst_node.setdefault(inst, name)
+        n = by_inst[inst] = nodes[name]
         return n
 
+    ups: list[tuple[str, str, bool]] = []  # (instance, job, up): judged once the nodes are known
     for s in host:
         m = s["metric"]
         metric, inst = m.get("__name__", ""), m.get("instance", "")
+        if metric == "up":  # every target has one: not, by itself, a node
+            ups.append((inst, m.get("job", ""), float(s["value"][1]) == 1))
+            stamp = stamp or float(s["value"][0])
+            continue
         n = by_inst.get(inst) or node_of(inst)
         value = s["value"]
         stamp = stamp or float(value[0])
@@ -396,8 +437,8 @@ def build(
         elif what == "nic":
             if "device" in m and v is not None:
                 n.nics[m["device"]][metric] = v
-        elif what == "up":
-            n.targets_up[inst] = v == 1
+        elif what == "ib":
+            fabric.add_gauge(n.ib_ports, n.hca_types, metric, m, v)
         elif what == "uname":
             n.uname = {k: m[k] for k in ("nodename", "release") if k in m}
         else:  # os
@@ -421,6 +462,9 @@ def build(
             n.nics[m["device"]][tag] = x
         elif group == "psi_":
             n.psi[tag] = x
+        elif group == "ib_r" or group == "ib_t":
+            fabric.add_rate(n.ib_ports, tag, m, x)
+    _node_targets(nodes, ups, inst_node, targets)
     gpus = {}
     for key, g in by_key.items():
         if g is None:
@@ -431,7 +475,27 @@ def build(
         if total is None and used is not None and free is not None:
             total = used + free + (g.get("FB_RESERVED") or 0.0)
         g["memory_total_mib"] = total
-    return Fleet(stamp or time.time(), dict(nodes), gpus)
+    return Fleet(stamp or time.time(), dict(nodes), gpus, host_nodes)
+
+
+def _node_targets(
+    nodes: dict[str, _Node],
+    ups: list[tuple[str, str, bool]],
+    served: dict[str, str],
+    targets: Targets | None,
+) -> None:
+    """Each node's targets and whether Prometheus scrapes them (``up``): those whose instance
+    served node series now (``served``: instance -> node), or did in an earlier refresh, or
+    belong to a job that serves nodes. Any other target is not a node's (see ``Targets``)."""
+    seen = targets if targets is not None else Targets()
+    for inst, job, _ in ups:
+        if inst in served:
+            seen.jobs.add(job)
+            seen.nodes[inst] = served[inst]
+    for inst, job, up in ups:
+        name = seen.nodes.get(inst) or (host_of(inst) if job in seen.jobs else None)
+        if name is not None:
+            nodes[name].targets_up[inst] = up
 
 
 _NEW: Any = object()
@@ -448,7 +512,7 @@ def _new_gpu(
         index = int(label or "")
     except ValueError:
         return None
-    name = host or inst_node.get(inst) or _host_of(inst or "unknown")
+    name = host or inst_node.get(inst) or host_of(inst or "unknown")
     inst_node.setdefault(inst, name)
     g = nodes[name].gpus.setdefault(index, {})
     g.update(known.get(key, ()))

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from . import fabric, smartctl
+
 RATE_WINDOW = "2m"  # irate takes the newest two points in it: covers scrape intervals up to 1 min
 # File systems an operator does not fill with data sets or checkpoints.
 PSEUDO_FS = {"tmpfs", "devtmpfs", "squashfs", "nsfs", "ramfs", "autofs", "fuse.lxcfs"}
@@ -36,7 +38,7 @@ DCGM_FIELDS = {
 }
 # The clock-event mask under its current name and its deprecated one (same NVML bits).
 REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
-_OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS")
+_OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS", *fabric.NVLINK_FIELDS)
 
 # Every refresh: only what tells one GPU's readings apart. The facts (UUID, model, bus id,
 # driver) ride on every series too, but change only when a GPU does: asked by GPU_FACTS_QUERY,
@@ -46,12 +48,15 @@ _GPU_LABELS = "__name__, instance, Hostname, hostname, gpu"
 _GPU_FACT_LABELS = (
     "instance, Hostname, hostname, gpu, UUID, modelName, pci_bus_id, DCGM_FI_DRIVER_VERSION"
 )
-# The GPU queries: every refresh, and the facts query when due (see source.py).
+# The GPU queries: every refresh, and the facts query (with smartctl_exporter's drives) when
+# due (see source.py).
 REFRESH_QUERIES = ("gpu", "host", "rates")
 GPU_FACTS_QUERY = "gpu_facts"
+SLOW_QUERIES = (GPU_FACTS_QUERY, smartctl.QUERY)
 FACTS_EVERY_S = 60.0
-_HOST_LABELS = (
-    "__name__, instance, nodename, release, pretty_name, name, mountpoint, fstype, device"
+_HOST_LABELS = (  # job: which scrape jobs serve nodes (up), see mapping.Targets
+    "__name__, instance, job, nodename, release, pretty_name, name, mountpoint, fstype, device, "
+    + fabric.IB_LABELS
 )
 HOST_GAUGES = (
     "up",
@@ -77,6 +82,7 @@ HOST_GAUGES = (
     "node_network_transmit_errs_total",
     "node_network_receive_drop_total",
     "node_network_transmit_drop_total",
+    *fabric.IB_GAUGES,
 )
 _RATES = (  # (dltui tag, counter)
     ("disk_read", "node_disk_read_bytes_total"),
@@ -143,4 +149,15 @@ def queries(selector: str | None = None) -> dict[str, str]:
             f"label_replace(max by (instance, device) (irate({counter}{{{m}}}[{RATE_WINDOW}])),"
             f' "dltui", "{tag}", "", "")'
         )
-    return {"gpu": gpu, "host": host, "rates": " or ".join(parts), GPU_FACTS_QUERY: gpu_facts}
+    for tag, counter in fabric.IB_RATES:  # per HCA port: device and port
+        parts.append(
+            f"label_replace(max by (instance, device, port) (irate({counter}{{{m}}}[{RATE_WINDOW}])),"
+            f' "dltui", "{tag}", "", "")'
+        )
+    return {
+        "gpu": gpu,
+        "host": host,
+        "rates": " or ".join(parts),
+        GPU_FACTS_QUERY: gpu_facts,
+        smartctl.QUERY: smartctl.query(m),
+    }

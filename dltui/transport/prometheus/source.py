@@ -11,12 +11,20 @@ import urllib.parse
 from typing import Any
 
 from dltui.core import status as st
-from dltui.core.models import NodeEvent, NodeFacts
+from dltui.core.models import DriveSample, NodeEvent, NodeFacts
 
 from ..base import Sink
+from . import smartctl
 from .client import Client, PrometheusError, freeze_long_lived, gc_paused
-from .mapping import Fleet, GpuFactLabels, GpuKey, build, gpu_facts
-from .queries import FACTS_EVERY_S, GPU_FACTS_QUERY, REFRESH_QUERIES, SelectorError, queries
+from .mapping import Fleet, GpuFactLabels, GpuKey, Targets, build, gpu_facts, host_of
+from .queries import (
+    FACTS_EVERY_S,
+    GPU_FACTS_QUERY,
+    REFRESH_QUERIES,
+    SLOW_QUERIES,
+    SelectorError,
+    queries,
+)
 
 DELIVER_BATCH = 50  # nodes delivered between two turns of the event loop (~15 ms)
 
@@ -52,7 +60,9 @@ class PrometheusTransport:
         self._xid: dict[tuple[str, int], float | None] = {}
         self.refreshes = 0
         self.gpu_facts: dict[GpuKey, GpuFactLabels] = {}
+        self.targets = Targets()  # which scrape targets are nodes', as far as seen (mapping.py)
         self._facts_at: float | None = None  # monotonic time of the last facts answer
+        self.drives: dict[str, list[DriveSample]] = {}  # smartctl_exporter's, by host
         self.clock = time.monotonic
 
     async def refresh(self) -> Fleet:
@@ -66,14 +76,16 @@ class PrometheusTransport:
 
     async def _refresh(self) -> Fleet:
         due = self._facts_at is None or self.clock() - self._facts_at >= FACTS_EVERY_S
-        keys = [*REFRESH_QUERIES, *([GPU_FACTS_QUERY] if due else [])]
+        keys = [*REFRESH_QUERIES, *(SLOW_QUERIES if due else ())]
         got = await asyncio.gather(*(self.client.query(self.queries[k]) for k in keys))
         answers = dict(zip(keys, got, strict=True))
         del got
         self.refreshes += 1
-        fleet, facts = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts)
+        fleet, facts, drives = await asyncio.to_thread(_build_and_free, answers, self.gpu_facts, self.targets)
         if due:
             self.gpu_facts, self._facts_at = facts, self.clock()
+            self.drives = drives if drives is not None else self.drives
+        fleet.set_drives(self.drives)
         if fleet.unknown_gpus(self.gpu_facts):  # GPUs that appeared since: their facts now
             self._learn_facts(await self.client.query(self.queries[GPU_FACTS_QUERY]))
             for key in fleet.unknown_gpus(self.gpu_facts):
@@ -191,35 +203,24 @@ class PrometheusTransport:
 
 
 def _build_and_free(
-    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels]
-) -> tuple[Fleet, dict[GpuKey, GpuFactLabels]]:
+    answers: dict[str, dict[str, Any]], facts: dict[GpuKey, GpuFactLabels], targets: Targets
+) -> tuple[Fleet, dict[GpuKey, GpuFactLabels], dict[str, list[DriveSample]] | None]:
     """``build`` (with the facts of the facts query's answer when it is among the answers,
-    else ``facts``), then the answers' JSON freed here, a slice at a time, while the collector
-    is paused: freed at once on the loop, its millions of objects held the loop 50 ms."""
+    else ``facts``), the drives when their answer is there (else None), then the answers' JSON
+    freed here, a slice at a time, while the collector is paused: freed at once on the loop,
+    its millions of objects held the loop 50 ms."""
+    drives = None
+    if smartctl.QUERY in answers:
+        drives = smartctl.drives_by_host(answers.pop(smartctl.QUERY), host_of)
     if GPU_FACTS_QUERY in answers:
         facts = gpu_facts(answers.pop(GPU_FACTS_QUERY))
-    fleet = build(answers, None, facts)
+    fleet = build(answers, None, facts, targets)
     for answer in answers.values():
         result = answer["result"]
         while result:
             del result[-2000:]
     answers.clear()
-    return fleet, facts
-
-
-def add_arguments(parser: Any) -> None:
-    """``--prometheus URL`` and ``--match SELECTOR`` on a subcommand's parser."""
-    group = parser.add_argument_group("reading nodes from Prometheus instead of SSH")
-    group.add_argument(
-        "--prometheus",
-        metavar="URL",
-        help="build the fleet from this Prometheus (node_exporter + dcgm-exporter series)",
-    )
-    group.add_argument(
-        "--match",
-        metavar="SELECTOR",
-        help="only series matching these label matchers, e.g. '{job=~\"gpu.*\"}'",
-    )
+    return fleet, facts, drives
 
 
 DEFAULT_REFRESH_S = 5.0  # without --interval: Prometheus scrapes every 15-60 s at most sites

@@ -25,7 +25,8 @@ from typing import Any, BinaryIO
 
 from dltui import __version__
 from dltui.core.models import NodeEvent, NodeFacts, Sample, is_time
-from dltui.core.text import clean_value
+from dltui.core.status import status_of
+from dltui.core.text import clean_value, json_may_need_cleaning
 
 FORMAT = 1  # the header's "dltui_recording"; bump when a line changes meaning
 GZIP_MAGIC = b"\x1f\x8b"
@@ -44,7 +45,9 @@ def encode(line: dict[str, Any]) -> bytes:
 def parse_line(line: bytes) -> tuple[float, str, tuple]:
     """A recorded line -> (its time, the Sink method, its arguments); raises if unreadable
     (ValueError, KeyError, TypeError, AttributeError, RecursionError)."""
-    record = clean_value(json.loads(line))
+    record = json.loads(line)
+    if json_may_need_cleaning(line):
+        record = clean_value(record)
     t, name, kind = float(record["t"]), record["node"], record["kind"]
     if not math.isfinite(t) or not isinstance(name, str):
         raise ValueError("no time or node")
@@ -54,7 +57,10 @@ def parse_line(line: bytes) -> tuple[float, str, tuple]:
             raise ValueError(f"sample time {sample.time!r} is not a time")
         return t, "on_sample", (name, sample)
     if kind == "status":
-        return t, "on_status", (name, record["status"], record.get("reason"))
+        status = status_of(record["status"])
+        if status is None:
+            raise ValueError(f"unknown status {record['status']!r}")
+        return t, "on_status", (name, status, record.get("reason"))
     if kind == "hello":
         return t, "on_hello", (name, NodeFacts.from_dict(record["facts"]), record.get("interval_s"))
     if kind == "event":

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
+from dltui.core.status import Status
 
 from ..base import Sink
 from .format import encode, header
@@ -59,7 +60,7 @@ class Recorder:
 
     # -- Sink -------------------------------------------------------------------------------
 
-    def on_status(self, name: str, status: str, reason: str | None = None) -> None:
+    def on_status(self, name: str, status: Status, reason: str | None = None) -> None:
         self.sink.on_status(name, status, reason)
         self._record(name, "status", {"status": status, "reason": reason})
 

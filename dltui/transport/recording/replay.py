@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from dltui.core.format import clip
 from dltui.core.models import NodeEvent, is_time
 from dltui.core.text import clean
 
@@ -118,7 +119,7 @@ class ReplayTransport:
         self.malformed += 1
         if self.malformed == 1 or self.malformed % MALFORMED_REPORT_EVERY == 0:
             text = line.decode("utf-8", "replace").strip()
-            shown = text[:80] + ("…" if len(text) > 80 else "")
+            shown = clip(text, 80)
             event = NodeEvent(
                 self._now,
                 "replay-error",

@@ -10,6 +10,7 @@ import socket
 import asyncssh
 
 from dltui.core import status as st
+from dltui.core.status import Status
 from dltui.core.text import clean
 
 from .config import HostSettings
@@ -21,7 +22,7 @@ DEFAULT_KEY_FILES = ("id_ed25519", "id_ecdsa", "id_rsa")  # what ssh(1) tries wi
 class Failure(Exception):
     """A node (or the hop in front of it) cannot be streamed from right now."""
 
-    def __init__(self, status: str, reason: str):
+    def __init__(self, status: Status, reason: str):
         reason = clean(reason)  # it may quote the node: its sshd's words, the probe's stderr
         super().__init__(f"{status}: {reason}")
         self.status = status
@@ -30,9 +31,8 @@ class Failure(Exception):
 
 def via_jump(jump: str, failure: Failure) -> Failure:
     """A failure of a jump host, as seen by a node behind it."""
-    if failure.status in (st.UNREACHABLE, st.TIMEOUT, st.RECONNECTING):
-        return Failure(st.UNREACHABLE, f"unreachable via jump {jump}: {failure.reason}")
-    return Failure(failure.status, f"jump {jump}: {failure.reason}")
+    status = st.UNREACHABLE if failure.status in (st.TIMEOUT, st.RECONNECTING) else failure.status
+    return Failure(status, f"jump host {jump}: {failure.reason}")
 
 
 def describe(

@@ -47,13 +47,27 @@ class _NodeLink:
         self.name = name
         self.sessions = sessions
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
-        self.command = bundle.ssh_command(interval_s, self.silence_s, python, *probe)
+        self.probe_extras = probe
+        self.command = bundle.ssh_command(
+            interval_s, self.silence_s, python, *probe, sysfs=sessions.options.sysfs
+        )
         self.python = python
+        self.chan: asyncssh.SSHClientChannel | None = None  # the probe's, while it streams
         self.ok_since: float | None = None  # when this session's probe said hello
         self.node: Hop | None = (
             None  # the open connection, for commands (actions) beside the probe
         )
         self.status_reason = "not connected yet"
+
+    def set_interval(self, interval_s: float) -> None:
+        """Tell the running probe (on its stdin, beside the pings); a probe started later (a
+        reconnect) gets it on its command line. The watchdog's period stays as it started."""
+        self.command = bundle.ssh_command(interval_s, self.silence_s, self.python, *self.probe_extras)
+        if self.chan is not None:
+            try:
+                self.chan.write(b"interval %r\n" % float(interval_s))
+            except (asyncssh.Error, OSError):
+                pass  # the session is ending: the next one starts with the new command line
 
     async def run_command(self, argv, timeout_s: float) -> CommandResult:
         """A new session on this node's live connection; no new handshake."""
@@ -80,7 +94,7 @@ class _NodeLink:
             at = time.strftime("%H:%M:%S", time.localtime(time.time() + delay))
             self.status_reason = f"{failure.status}: {failure.reason}"
             sink.on_status(
-                self.name, failure.status, f"{failure.reason}; retrying at {at} (attempt {attempt})"
+                self.name, failure.status, st.with_retry(failure.reason, f"at {at} (attempt {attempt})")
             )
             await asyncio.sleep(delay)
 
@@ -114,10 +128,12 @@ class _NodeLink:
         )
         session = cast(_ProbeSession, created)
         chan.write(bundle.payload())
+        self.chan = chan
         pinger = asyncio.create_task(self._ping(chan, reader))
         try:
             exc = await session.closed
         finally:
+            self.chan = None
             pinger.cancel()
         if session.bug is not None:
             raise session.bug
@@ -238,6 +254,12 @@ class SshFleet:
         self.options = options
         self.probe_extras = probe_extras  # node name -> (units, checkpoint glob) for its probe
         self.links: dict[str, _NodeLink] = {}
+
+    def set_interval(self, interval_s: float) -> None:
+        """Every node's probe samples at ``interval_s`` from its next tick (transport.base)."""
+        self.interval_s = interval_s
+        for link in self.links.values():
+            link.set_interval(interval_s)
 
     async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
         """``argv`` on ``node`` as a new session on its probe's connection (see command.py)."""

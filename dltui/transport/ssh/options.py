@@ -16,3 +16,4 @@ class SshOptions:
     keepalive_interval_s: float = 15.0  # unless ServerAliveInterval is set
     keepalive_count: int = 3  # unless ServerAliveCountMax is set
     python: str = "python3"  # the node's interpreter
+    sysfs: str = "/sys"  # where the node's sysfs is mounted, for the probe ([probe] sysfs)

@@ -1,4 +1,4 @@
-"""The dashboard's screens: the fleet, one node, the key help and the one-line prompt."""
+"""The dashboard's screens: the fleet, one node, the stack, the key help and the one-line prompt."""
 
 from .chart import ChartScreen
 from .confirm import ConfirmScreen
@@ -6,5 +6,6 @@ from .fleet import FleetScreen
 from .help import HelpScreen
 from .node import NodeScreen
 from .prompt import PromptScreen
+from .stack import StackScreen
 
-__all__ = ["ChartScreen", "ConfirmScreen", "FleetScreen", "HelpScreen", "NodeScreen", "PromptScreen"]
+__all__ = ["ChartScreen", "ConfirmScreen", "FleetScreen", "HelpScreen", "NodeScreen", "PromptScreen", "StackScreen"]

@@ -16,12 +16,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Grid, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from dltui.burnin import live
 from dltui.burnin.remote import NodeRunView
 from dltui.ui import charts
 from dltui.ui.widgets.chart import PlotextChart
+from dltui.ui.widgets.footer import DltuiFooter
 
 JUDGE_EVERY_S = 5.0
 CHART_EVERY_S = 5.0
@@ -88,7 +89,7 @@ class BurnInScreen(Screen):
                     yield PlotextChart(
                         classes="bi-chart", id=f"bi-{key}", in_thread=self.live_refresh
                     )
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self.redraw()
@@ -161,7 +162,10 @@ class BurnInScreen(Screen):
         for g in n.gpus:
             t.append(f"  GPU{g.index:<3}{g.progress:<38}")
             t.append(f"{_WORD[g.status]:<12}", style=_STYLE[g.status])
-            t.append("; ".join(g.problems)[:80] + "\n")
+            problems = Text("; ".join(g.problems))
+            problems.truncate(max(40, self.size.width - 64), overflow="ellipsis")  # cut: "…"
+            t.append_text(problems)
+            t.append("\n")
         return t
 
     def _draw_charts(self, view: NodeRunView) -> None:

@@ -9,12 +9,13 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from dltui.core.state import FleetState, NodeState
 
 from .. import charts
 from ..widgets.chart import PlotextChart
+from ..widgets.footer import DltuiFooter
 
 GPU, NODE, FLEET = "gpu", "node", "fleet"
 
@@ -51,7 +52,7 @@ class ChartScreen(Screen):
         with Vertical(id="charts"):
             for i in range(len(charts.GPU_CHARTS)):
                 yield PlotextChart(id=f"chart-{i}")
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self._ready = True

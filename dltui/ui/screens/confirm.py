@@ -26,7 +26,7 @@ class ConfirmScreen(ModalScreen[bool]):
         padding: 1 2;
     }
     ConfirmScreen #confirm-title { text-style: bold; color: $text-error; margin-bottom: 1; }
-    ConfirmScreen #confirm-body { width: auto; height: auto; text-wrap: nowrap; }
+    ConfirmScreen #confirm-body { width: auto; height: auto; text-wrap: nowrap; text-overflow: ellipsis; }
     ConfirmScreen Label { width: auto; }
     ConfirmScreen #confirm-keys { margin-top: 1; color: $text-muted; }
     """

@@ -8,7 +8,6 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer
 
 from dltui.core.state import FleetState
 
@@ -16,6 +15,7 @@ from .. import charts, levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
 from ..widgets import FleetSummary, FleetTable
 from ..widgets.chart import PlotextChart
+from ..widgets.footer import DltuiFooter
 from .prompt import PromptScreen
 
 if TYPE_CHECKING:
@@ -30,10 +30,11 @@ CHART_WINDOWS_S = (600, 1800, 7200)
 
 class FleetScreen(Screen):
     BINDINGS = [
-        Binding("slash", "filter", "Filter"),
+        Binding("slash", "filter", "Filter", priority=True),  # see PromptScreen.on_key
         Binding("s", "cycle_sort", "Sort"),
         Binding("c", "toggle_compact", "Compact"),
         Binding("v", "chart", "Chart"),
+        Binding("V", "stack", "Stack"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
         Binding("R", "unit('restart')", "Restart unit"),
         Binding("X", "unit('stop')", "Stop unit", show=False),
@@ -56,12 +57,13 @@ class FleetScreen(Screen):
         self._ready = False
         self._chart_key: tuple | None = None
         self._by_name: tuple[int, list] | None = None  # (fleet version, its nodes by name)
+        self._unit_offered: bool | None = None  # what the footer shows (check_action)
 
     def compose(self) -> ComposeResult:
         yield FleetSummary()
         yield FleetTable(self.thresholds, id="fleet")
         yield PlotextChart(id="fleet-chart", in_thread=True)
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self._ready = True
@@ -87,6 +89,10 @@ class FleetScreen(Screen):
             nodes, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
         self._show_chart(shown, table)
+        offered = self._offers_unit()
+        if offered != self._unit_offered:  # the cursor or the picked nodes reached a unit, or left
+            self._unit_offered = offered
+            self.refresh_bindings()
 
     def _sorted(self, shown: list) -> list:
         """By name, the order changes only with the fleet's nodes: kept, not sorted each tick."""
@@ -130,16 +136,26 @@ class FleetScreen(Screen):
     # -- actions on the picked nodes (space), or the one under the cursor ---------------------
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action == "unit":  # hidden under --read-only and on a recording
-            flows = getattr(self.app, "actions", None)
-            return flows is not None and flows.available()
+        if action == "unit":
+            return self._offers_unit()
         return True
 
-    def action_unit(self, verb: str) -> None:
+    def _offers_unit(self) -> bool:
+        """Restart / stop / start where they can act: a unit known on the picked nodes (or
+        the one under the cursor); never under --read-only or on a recording."""
+        flows = getattr(self.app, "actions", None)
+        return flows is not None and self._ready and flows.unit_offered(self.action_targets())
+
+    def action_targets(self) -> list[str]:
+        """The nodes a fleet action acts on: those picked with space, else the cursor's."""
         table = self.query_one(FleetTable)
         names = [n.name for n in table.nodes if n.name in table.marked]
         if not names and table.selected is not None:
             names = [table.selected.name]
+        return names
+
+    def action_unit(self, verb: str) -> None:
+        names = self.action_targets()
         if names:
             cast("DltuiApp", self.app).actions.unit(names, verb)
 
@@ -159,6 +175,11 @@ class FleetScreen(Screen):
         from .chart import ChartScreen
 
         self.app.push_screen(ChartScreen(self.fleet))
+
+    def action_stack(self) -> None:
+        from .stack import StackScreen
+
+        self.app.push_screen(StackScreen(self.fleet))
 
     def action_clear_filter(self) -> None:
         if self.filter is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -16,10 +16,11 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
         "Everywhere",
         (
-            ("q", "quit"),
+            ("q  ctrl+c", "quit"),
             ("?", "this help"),
             (":", "command line (see below)"),
             ("t", "next theme"),
+            ("+ / -", "sample less / more often: 0.5, 1, 2, 3, 5, 10 s (the probes are told)"),
             ("ctrl+p", "command palette: every command, searchable"),
             ("tab / shift+tab", "next / previous pane"),
             ("mouse", "click selects, double click opens, wheel scrolls"),
@@ -40,6 +41,7 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("space", "pick the node for an action on several (▶)"),
             ("R / X / U", "restart / stop / start the unit on the picked nodes (or this one)"),
             ("v", "chart: the hottest GPU per node over time"),
+            ("V", "the software stack: kernel, driver, CUDA, held, upgrades, reboot per node"),
         ),
     ),
     (
@@ -50,7 +52,8 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("escape", "back to the fleet"),
             ("a", "acknowledge XID, ECC and missing-GPU alerts"),
             ("R / X / U", "restart / stop / start its unit (confirmed, verified, audited)"),
-            ("K", "TERM a GPU process (KILL after a second confirmation)"),
+            ("K", "TERM the process picked in the processes pane (tab to it, j / k), else asks "
+             "its PID; KILL after a second confirmation"),
             ("v", "charts of the GPU in focus (the first GPU otherwise)"),
         ),
     ),
@@ -66,54 +69,73 @@ KEYS_HELP: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
+KEY_W = 20  # the key column; descriptions wrap under their own column (a hanging indent)
+
+
+def help_sections() -> list[tuple[str, list[tuple[str, str]]]]:
+    """The help as sections of (key, what it does) rows."""
+    sections = [(title, list(keys)) for title, keys in KEYS_HELP]
+    sections.append(
+        (
+            "Filter (/): terms that must all hold",
+            [
+                ("KEY OP VALUE", "op: > < >= <= = !=; a GPU key holds if any GPU does; n/a never matches"),
+                ("text", "part of the node's name, status or reason"),
+                ("keys", ", ".join(KEYS)),
+            ],
+        )
+    )
+    sections.append(("Commands (:)", [(usage, what) for usage, what in COMMANDS.values()]))
+    return sections
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
-    DEFAULT_CSS = """
-    HelpScreen {
+    DEFAULT_CSS = f"""
+    HelpScreen {{
         align: center middle;
-    }
-    HelpScreen > VerticalScroll {
-        width: 84;
-        max-width: 100%;
+    }}
+    HelpScreen > VerticalScroll {{
+        width: 100%;
+        max-width: 140;
         height: auto;
         max-height: 100%;
+        margin: 0 2;
         border: round $border;
         border-title-color: $text;
         background: $surface;
         padding: 0 1;
-    }
+    }}
+    HelpScreen Grid {{
+        grid-size: 2;
+        grid-columns: {KEY_W + 2} 1fr;
+        grid-rows: auto;
+        height: auto;
+    }}
+    HelpScreen .key {{ padding-left: 2; text-style: bold; color: $text-accent; }}
+    HelpScreen .section {{ text-style: bold; color: $text-primary; padding-top: 1; }}
+    HelpScreen .section.-first {{ padding-top: 0; }}
     """
 
     def compose(self) -> ComposeResult:
         box = VerticalScroll()
         box.border_title = "dltui keys · escape closes"
         with box:
-            yield Static(help_content())
+            for i, (title, rows) in enumerate(help_sections()):
+                yield Static(Content(title), classes="section -first" if i == 0 else "section")
+                with Grid():
+                    for key, what in rows:
+                        yield Static(Content(key), classes="key")
+                        yield Static(Content(what))
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
 
 
 def help_content() -> Content:
+    """The help as one text (what the screen shows, without its columns)."""
     lines: list[Content] = []
-    for section, keys in KEYS_HELP:
-        lines.append(Content.styled(section, "bold $text-primary"))
-        for key, what in keys:
-            lines.append(Content.assemble((f"  {key:<20}", "bold $text-accent"), what))
-        lines.append(Content(""))
-    lines.append(Content.styled("Filter (/): terms that must all hold", "bold $text-primary"))
-    lines.append(
-        Content.assemble(
-            ("  KEY OP VALUE ", "bold $text-accent"),
-            "op: > < >= <= = !=; a GPU key holds if any GPU does; n/a never matches",
-        )
-    )
-    lines.append(
-        Content.assemble(("  text         ", "bold $text-accent"), "part of the node's name, status or reason")
-    )
-    lines.append(Content.styled("  keys: " + ", ".join(KEYS), "$foreground-muted"))
-    lines.append(Content(""))
-    lines.append(Content.styled("Commands (:)", "bold $text-primary"))
-    for usage, what in COMMANDS.values():
-        lines.append(Content.assemble((f"  {usage:<20}", "bold $text-accent"), what))
+    for title, rows in help_sections():
+        lines.append(Content.styled(title, "bold"))
+        lines += [Content(f"  {key:<{KEY_W}}{what}") for key, what in rows]
     return Content("\n").join(lines)

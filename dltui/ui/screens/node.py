@@ -10,7 +10,6 @@ from textual.containers import Horizontal, ItemGrid, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.scrollbar import ScrollBarRender
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from dltui.core.state import FleetState, NodeState
 
@@ -30,6 +29,7 @@ from ..widgets import (
     TimelinePane,
     UnitPane,
 )
+from ..widgets.footer import DltuiFooter
 
 if TYPE_CHECKING:
     from dltui.actions.journal import JournalFollower
@@ -89,6 +89,7 @@ class NodeScreen(Screen):
         self._gpu_indexes: list[int] | None = None
         self._ready = False
         self._journal: JournalFollower | None = None  # JournalFollower of the unit shown, while this screen is open
+        self._offered: tuple[bool, ...] | None = None  # the offers the footer shows (check_action)
 
     def compose(self) -> ComposeResult:
         yield NodeHeader()
@@ -99,14 +100,14 @@ class NodeScreen(Screen):
                 yield ItemGrid(id="gpus", min_column_width=GPU_PANE_MIN_W)
                 with Vertical(id="host"):
                     yield CpuPane()
-                    yield MemoryPane()
-                    yield PressurePane()
-                    yield DiskPane()
+                    yield MemoryPane(thresholds=self.thresholds)
+                    yield PressurePane(thresholds=self.thresholds)
+                    yield DiskPane(thresholds=self.thresholds)
                     yield NetworkPane()
             with Horizontal(id="node-bottom"):
                 yield ProcessesPane()
                 yield TimelinePane()
-        yield Footer()
+        yield DltuiFooter()
 
     @property
     def node(self) -> NodeState:
@@ -170,6 +171,10 @@ class NodeScreen(Screen):
         self._sync_gpu_panes(node)
         for pane in self.query(Pane):
             pane.show(node, now)
+        offered = tuple(self.offers(action) for action in ("unit", "signal", "acknowledge"))
+        if offered != self._offered:  # a unit, a GPU process or an event alert came or went
+            self._offered = offered
+            self.refresh_bindings()
 
     def _sync_gpu_panes(self, node: NodeState) -> None:
         """One pane per GPU the node reports (a note where it has none)."""
@@ -190,16 +195,31 @@ class NodeScreen(Screen):
         self.set_class(not indexes, "-no-gpus")  # the host panes take the room
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:
-        if action in ("unit", "signal"):  # hidden under --read-only and on a recording
-            flows = getattr(self.app, "actions", None)
-            return flows is not None and flows.available(self.node_name)
+        if action in ("unit", "signal", "acknowledge"):
+            return self.offers(action)
         return not (action == "back" and self.root)  # the only node: no fleet to go back to
+
+    def offers(self, action: str) -> bool:
+        """Offered means possible: a unit to act on, a process to signal (never under
+        --read-only or on a recording), an alert only the operator retires."""
+        if action == "acknowledge":
+            engine = self.fleet.engine
+            rules = engine.acknowledgeable() if engine is not None else ()
+            return any(rule in rules for rule, _ in self.node.alerts)
+        flows = getattr(self.app, "actions", None)
+        if flows is None:
+            return False
+        if action == "unit":
+            return flows.unit_offered([self.node_name])
+        return flows.signal_offered(self.node_name)
 
     def action_unit(self, verb: str) -> None:
         cast("DltuiApp", self.app).actions.unit([self.node_name], verb)
 
     def action_signal(self) -> None:
-        cast("DltuiApp", self.app).actions.signal(self.node_name)
+        """TERM the process picked in the processes pane; with none picked, ask its PID."""
+        pid = self.query_one(ProcessesPane).selected_pid
+        cast("DltuiApp", self.app).actions.signal(self.node_name, pid)
 
     def action_back(self) -> None:
         self.app.pop_screen()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -94,3 +94,23 @@ class PromptScreen(ModalScreen[str | None]):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+    async def on_key(self, event: events.Key) -> None:
+        """Keys typed in one burst with the key that opened the prompt (a paste, a macro,
+        ``/temp>80⏎``) reach this screen before its input has the focus: they go into the
+        input, in order, instead of being lost. (That key's binding is a priority one, so the
+        prompt is on the screen stack before the next key of the burst is read.)"""
+        field = self.query_one(Input)
+        if self.focused is field:
+            return
+        if event.key == "enter":
+            event.stop()
+            field.focus()
+            await field.action_submit()
+        elif event.key == "backspace":
+            event.stop()
+            field.action_delete_left()
+        elif event.is_printable and event.character is not None:
+            event.stop()
+            field.focus()
+            field.insert_text_at_cursor(event.character)

@@ -1,4 +1,4 @@
-"""Block devices (rates, busy time, latency) and file systems (how full)."""
+"""Block devices (rates, busy time, latency), file systems (how full) and drive health (SMART)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,16 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
+from .drive_rows import drive_lines
 from .pane import Pane, waiting
 
 FS_BAR = 10
 
 
 class DiskPane(Pane):
-    def __init__(self) -> None:
+    def __init__(self, *, thresholds: levels.Thresholds = levels.DEFAULT) -> None:
         super().__init__("Disks", id="disks")
+        self.thresholds = thresholds
 
     def draw(self, node: NodeState, now: float) -> Content:
         s = node.sample
@@ -31,7 +33,7 @@ class DiskPane(Pane):
             )
         ]
         for d in s.disks:
-            busy_level = levels.used(d.busy_percent)
+            busy_level = levels.disk_busy(d.busy_percent)
             lines.append(
                 Content.assemble(
                     (d.name.ljust(name_w), "bold"),
@@ -47,7 +49,7 @@ class DiskPane(Pane):
             lines = [Content.styled("no block devices reported", "$foreground-muted")]
         mount_w = max((len(f.mountpoint) for f in s.filesystems), default=4)
         for f in s.filesystems:
-            level = levels.used(f.used_percent)
+            level = levels.filesystem(f.used_percent, self.thresholds)
             filled = round((f.used_percent or 0) / 100 * FS_BAR)
             lines.append(
                 Content.assemble(
@@ -60,6 +62,7 @@ class DiskPane(Pane):
                     (f"  {f.fstype or ''}", "$foreground-muted"),
                 )
             )
+        lines += drive_lines(node, now)
         return Content("\n").join(lines)
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from textual.content import Content
 
+from dltui.core import fabric
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
@@ -25,6 +26,9 @@ HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
+# The fabric badge: one glyph, so a 160-column fleet keeps its NOTE; the column exists only when
+# some node reports an HCA port or NVLink (words in the `/` filter: fabric=ok|down|slow|errors).
+FABRIC_W = 1
 NOTE_MIN_W = 16
 TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
 TREND_SPAN_S = 300
@@ -41,12 +45,15 @@ class Layout:
     note_w: int  # 0: no note column
     unit: bool = False  # the UNIT badge column
     trend_w: int = 0  # 0: no trend column
+    fabric: bool = False  # the fabric badge column (⇄)
 
     @property
     def width(self) -> int:
         w = 1 + self.name_w + 1 + STATUS_W + 1 + AGE_W + 2 + self._gpu_w() + 1 + ALERT_W
         if self.unit:
             w += UNIT_W + 1
+        if self.fabric:
+            w += FABRIC_W + 1
         if self.host:
             w += 2 * (PCT_W + 1)
         if self.io:
@@ -58,7 +65,16 @@ class Layout:
         return self.gpus * (cell + (cell > 1)) if self.gpus else 6
 
 
-def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Layout:
+def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False, fabric: bool = False) -> Layout:
+    layout = _choose_layout(width, name_w, gpus, unit, fabric)
+    if fabric and not layout.note_w:  # the note (why a node needs a look) before the badge
+        without = _choose_layout(width, name_w, gpus, unit, False)
+        if without.note_w:
+            return without
+    return layout
+
+
+def _choose_layout(width: int, name_w: int, gpus: int, unit: bool, fabric: bool) -> Layout:
     # GPU temperatures go last: host columns are dropped before GPU cells shrink to one character.
     for cell, host, io in (
         ("full", True, True),
@@ -69,15 +85,17 @@ def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False) -> Lay
         ("tiny", True, False),
         ("tiny", False, False),
     ):
-        layout = Layout(name_w, gpus, cell, host, io, 0, unit)
+        layout = Layout(name_w, gpus, cell, host, io, 0, unit, fabric=fabric)
         if layout.width <= width:
             spare = width - layout.width - 1
             # The note says why a node needs a look: it keeps its room, the trend takes the rest.
-            trend = min(TREND_MAX_W, spare - NOTE_MIN_W - 1) if gpus else 0
+            # The fabric glyph's two columns come out of the note's minimum: both stay at 160.
+            note_min = NOTE_MIN_W - (FABRIC_W + 1 if fabric else 0)
+            trend = min(TREND_MAX_W, spare - note_min - 1) if gpus else 0
             if trend >= TREND_MIN_W:
-                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend)
-            return Layout(name_w, gpus, cell, host, io, spare if spare >= NOTE_MIN_W else 0, unit)
-    return Layout(name_w, gpus, "tiny", False, False, 0, unit)
+                return Layout(name_w, gpus, cell, host, io, spare - trend - 1, unit, trend, fabric)
+            return Layout(name_w, gpus, cell, host, io, spare if spare >= note_min else 0, unit, fabric=fabric)
+    return Layout(name_w, gpus, "tiny", False, False, 0, unit, fabric=fabric)
 
 
 def header(layout: Layout) -> Content:
@@ -95,9 +113,11 @@ def header(layout: Layout) -> Content:
         parts += ["DISK r/w".rjust(RATE_W), " ", "NET rx/tx".rjust(RATE_W), " "]
     if layout.unit:
         parts += ["UNIT".ljust(UNIT_W), " "]
+    if layout.fabric:
+        parts += ["⇄", " "]
     parts.append("ALRT")
     if layout.trend_w:
-        parts += [" ", f"HOT {TREND_SPAN_S // 60}m"[: layout.trend_w].ljust(layout.trend_w)]
+        parts += [" ", fmt.clip(f"HOT {TREND_SPAN_S // 60}m", layout.trend_w).ljust(layout.trend_w)]
     if layout.note_w:
         parts += [" ", "NOTE"]
     return Content.styled("".join(parts), HEADER_STYLE)
@@ -107,9 +127,7 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     s = node.sample
     live = node.status == st.OK
     status_level = levels.status(node.status)
-    status = f"{levels.STATUS_GLYPH[status_level]} {node.status}"
-    if len(status) > STATUS_W:
-        status = status[: STATUS_W - 1] + "…"
+    status = fmt.clip(f"{levels.STATUS_GLYPH[status_level]} {node.status}", STATUS_W)
     parts: list = [
         " ",
         (node.name.ljust(layout.name_w + 1), "bold"),
@@ -120,16 +138,19 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     parts += _gpu_cells(s, layout, th, live)
     parts.append(" ")
     if layout.host:
-        parts += _host(s, live)
+        parts += _host(s, live, th)
     if layout.io:
         parts += _io(s, live)
     if layout.unit:
         parts += [_unit(node, live), " "]
+    if layout.fabric:
+        parts += [_fabric(node, live), " "]
     parts.append(_alerts(node))
     if layout.trend_w:
         parts += [" ", _trend(node, layout.trend_w, th, live)]
     if layout.note_w:
-        parts += [" ", (_note(node)[: layout.note_w], "$foreground-muted" if live else levels.STYLE[status_level])]
+        note_style = "$foreground-muted" if live else levels.STYLE[status_level]
+        parts += [" ", (fmt.clip(_note(node), layout.note_w), note_style)]
     return Content.assemble(*parts)
 
 
@@ -224,14 +245,14 @@ def _tiny(g: GpuSample, th: levels.Thresholds, live: bool) -> tuple[str, str]:
     return (char, levels.STYLE[level])
 
 
-def _host(s: Sample | None, live: bool) -> list:
+def _host(s: Sample | None, live: bool, th: levels.Thresholds) -> list:
     cpu = s.cpu.total_percent if s and s.cpu else None
     mem = None
     if s and s.memory and s.memory.used_bytes is not None and s.memory.total_bytes:
         mem = 100.0 * s.memory.used_bytes / s.memory.total_bytes
     if not live:
         return [(fmt.pct(cpu).rjust(PCT_W), STALE_STYLE), " ", (fmt.pct(mem).rjust(PCT_W), STALE_STYLE), " "]
-    return [fmt.pct(cpu).rjust(PCT_W), " ", (fmt.pct(mem).rjust(PCT_W), _alarm(levels.used(mem))), " "]
+    return [fmt.pct(cpu).rjust(PCT_W), " ", (fmt.pct(mem).rjust(PCT_W), _alarm(levels.memory(mem, th))), " "]
 
 
 def _io(s: Sample | None, live: bool) -> list:
@@ -241,7 +262,7 @@ def _io(s: Sample | None, live: bool) -> list:
     busy = max((d.busy_percent for d in s.disks if d.busy_percent is not None), default=None)
     disk = _pair(_total(d.read_bytes_per_s for d in s.disks), _total(d.write_bytes_per_s for d in s.disks))
     net = _pair(_total(n.rx_bytes_per_s for n in s.networks), _total(n.tx_bytes_per_s for n in s.networks))
-    disk_style = _alarm(levels.used(busy)) if live else STALE_STYLE
+    disk_style = _alarm(levels.disk_busy(busy)) if live else STALE_STYLE
     return [(disk.rjust(RATE_W), disk_style), " ", (net.rjust(RATE_W), style), " "]
 
 
@@ -268,6 +289,25 @@ def _unit(node: NodeState, live: bool) -> Content:
     if word is None:
         return Content(" " * UNIT_W)
     return Content.styled(word.ljust(UNIT_W), _UNIT_STYLE.get(word, "$foreground-muted") if live else STALE_STYLE)
+
+
+# (glyph, style): a shape for each state, never colour alone
+_FABRIC_BADGE = {
+    fabric.DOWN: ("✖", "bold reverse $text-error"),
+    fabric.SLOW: ("↓", "bold $text-warning"),
+    fabric.ERRORS: ("!", "bold $text-warning"),
+    fabric.OK: ("✓", "$foreground-muted"),
+}
+
+
+def _fabric(node: NodeState, live: bool) -> Content:
+    """HCA ports and NVLink at a glance: ✓ ok, ✖ a port or link down, ↓ one slow, ! errors
+    rising (blank: the node has none)."""
+    word = fabric.badge(node.sample, node.alerts)
+    if word is None:
+        return Content(" " * FABRIC_W)
+    glyph, style = _FABRIC_BADGE[word]
+    return Content.styled(glyph, style if live else STALE_STYLE)
 
 
 def _alerts(node: NodeState) -> Content:

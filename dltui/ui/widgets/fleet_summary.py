@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from dltui.core import status as st
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -17,6 +18,8 @@ class FleetSummary(Static):
         height: 1;
         padding: 0 1;
         background: $panel;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     """
 
@@ -33,10 +36,13 @@ class FleetSummary(Static):
     ) -> None:
         by_level = {levels.OK: 0, levels.WARM: 0, levels.HOT: 0}
         gpus = hot = idle = 0
+        intervals = set()  # what the nodes sample at: one value, or two while a change spreads
         alerts = {levels.HOT: 0, levels.WARM: 0}
         counted = self._counted if self._counted is not None else {}
         for n in nodes:
             # A node is counted again only when it changed: the fleet's cost is a dict look-up.
+            if n.status == st.OK:  # a node without a probe samples at nothing
+                intervals.add(n.interval_s)
             cached = counted.get(n.name)
             if cached is None or cached[0] != n.version:
                 cached = counted[n.name] = (n.version, _count(n, thresholds))
@@ -75,6 +81,10 @@ class FleetSummary(Static):
                 (filter_text, "bold $text-accent"),
                 (f" ({shown} of {len(nodes)})", "$foreground-muted"),
             ]
+        if intervals:
+            low, high = min(intervals), max(intervals)
+            every = f"{low:g} s" if low == high else f"{low:g}–{high:g} s"
+            parts += [("  · every ", "$foreground-muted"), (every, "bold")]
         content = Content.assemble(*parts)
         if self._drawn is None or not same(content, self._drawn):
             self._drawn = content

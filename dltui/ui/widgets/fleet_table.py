@@ -3,12 +3,7 @@
 A Line-API widget: only the lines on screen are drawn, each from a cache keyed by the node's
 ``version`` and shown age, so a tick with nothing new repaints nothing. Line 0 is the column
 header and stays put while the rows scroll under it.
-
-A tile is joined from strips of its parts (name, status glyph, one character per GPU, alert
-badge), each rendered once per (text, style): a new sample gives a tile a new picture almost
-every second, and rendering each picture as Content cost half a millisecond. Adjacent parts of
-one style are merged into one segment, so a line of healthy tiles is a few dozen segments, not
-a hundred: fewer to composite and fewer escape sequences written to the terminal.
+A line of tiles is joined from strips of the tiles' parts (``fleet_cells.TileStrips``).
 """
 
 from __future__ import annotations
@@ -28,7 +23,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
-from . import fleet_row
+from . import fleet_cells, fleet_row
 
 COMPACT_LEGEND = (
     "one character per GPU: height = utilisation, colour = temperature, reversed = hot"
@@ -82,14 +77,14 @@ class FleetTable(ScrollView, can_focus=True):
         self._name_w = 4
         self._gpus = 0
         self._units = False  # some node reports a training unit: the UNIT column is shown
+        self._fabric = False  # some node reports an HCA port or NVLink: the FABRIC column
         self._layout: fleet_row.Layout | None = None
         self._per_line = 1  # nodes a line shows: set with the layout
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
-        self._cells: dict[str, tuple[tuple, tuple, Content | None]] = {}
+        self._node_cells = fleet_cells.NodeCells(thresholds)
         self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
-        self._part_strips: dict[tuple, Strip] = {}  # (text, style, cursor on it) -> its Strip
-        self._tile_strips: dict[tuple, Strip] = {}  # (what a tile draws, cursor on it) -> its Strip
+        self._tiles = fleet_cells.TileStrips(self._to_strip, self._highlight)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
@@ -105,6 +100,7 @@ class FleetTable(ScrollView, can_focus=True):
             self._name_w = max((len(n.name) for n in nodes), default=4)
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
             self._units = self._units or any(n.sample.units for n in nodes if n.sample)
+            self._fabric = self._fabric or _has_fabric(nodes)
             names = [n.name for n in nodes]
             self.cursor = (
                 names.index(selected.name)
@@ -115,8 +111,9 @@ class FleetTable(ScrollView, can_focus=True):
             return
         gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
         units = self._units or any(n.sample.units for n in nodes if n.sample)
-        if gpus != self._gpus or units != self._units:
-            self._gpus, self._units = gpus, units
+        fabric = self._fabric or _has_fabric(nodes)
+        if gpus != self._gpus or units != self._units or fabric != self._fabric:
+            self._gpus, self._units, self._fabric = gpus, units, fabric
             self._relayout()
             return
         self.nodes = nodes
@@ -142,7 +139,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width
-        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units)
+        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units, self._fabric)
         tile = fleet_row.tile_width(self._name_w, self._gpus) + 2
         self._per_line = max(1, width // tile) if self.compact else 1
         lines = -(-len(self.nodes) // self.per_line)
@@ -152,9 +149,8 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _redraw_all(self) -> None:
         self._strips.clear()
-        self._cells.clear()
-        self._part_strips.clear()
-        self._tile_strips.clear()
+        self._node_cells.clear()
+        self._tiles.clear()
         self._keys.clear()
         self.refresh()
 
@@ -211,42 +207,9 @@ class FleetTable(ScrollView, can_focus=True):
         return Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
 
     def _tile_line(self, y: int, width: int) -> Strip:
-        """A line of tiles, joined from each tile's own strip: a tile is joined once per
-        picture, not once per line it appears in (a new sample changes a few of a line's tiles)."""
-        cursor = self.selected
-        strips = []
-        used = 0
-        for n in self._line_nodes(y):
-            picture, _ = self._cell(n)
-            state = (1 if self.has_focus else 2) if n is cursor else 0
-            strip = self._tile_strips.get((picture, state))
-            if strip is None:
-                parts, marked = picture
-                if marked:  # picked for a fleet action: the tile's first character says so
-                    (name, name_style), *rest = parts
-                    parts = (("▶", "bold $text-accent"), (name[1:], name_style), *rest)
-                strip = Strip.join([self._part_strip(text, style, state) for text, style in (*parts, ("  ", ""))])
-                if len(self._tile_strips) > 8192:  # bounded: pictures no node shows any more
-                    self._tile_strips.clear()
-                self._tile_strips[(picture, state)] = strip
-            strips.append(strip)
-            used += strip.cell_length
-        if used < width:
-            strips.append(self._part_strip(" " * (width - used), "", 0))
-        return Strip.join(strips).simplify().crop(0, width)
-
-    def _part_strip(self, text: str, style: str, state: int) -> Strip:
-        """One part of a tile (``state``: the cursor is on its tile), rendered once."""
-        strip = self._part_strips.get((text, style, state))
-        if strip is None:
-            content = Content.styled(text, style) if style else Content(text)
-            if state:
-                content = content.stylize_before(self._highlight())
-            strip = self._to_strip(content, content.cell_length)
-            if len(self._part_strips) > 8192:  # bounded: names of nodes gone, odd badges
-                self._part_strips.clear()
-            self._part_strips[(text, style, state)] = strip
-        return strip
+        cursor, focus = self.selected, 1 if self.has_focus else 2
+        pictures = [(self._cell(n)[0], focus if n is cursor else 0) for n in self._line_nodes(y)]
+        return self._tiles.line(pictures, width)
 
     def _highlight(self) -> Style | str:
         return self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
@@ -265,30 +228,14 @@ class FleetTable(ScrollView, can_focus=True):
         return Content.assemble(*parts).simplify()
 
     def _cell(self, node: NodeState) -> tuple[tuple, Content | None]:
-        """A node's row or tile, rebuilt only when the node or its shown age changed, with what
-        it shows as an exact key: a tile's (text, style) parts (drawn from them, no Content), a
-        row's node version and age with its Content."""
+        """A node's row or tile (cached in ``NodeCells``) and what it shows, as an exact key: a
+        tile's (text, style) parts (drawn from them by ``_tile_line``, no Content), a row's node
+        version and age with its Content."""
         marked = node.name in self.marked
-        age = "" if self.compact else fmt.age(node.age(self.now))  # tiles show no age
-        key = (node.version, age, self.compact, self._layout, self._name_w, self._gpus, marked)
-        cached = self._cells.get(node.name)
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
-        cell: Content | None = None
         if self.compact:
-            picture: tuple = (
-                fleet_row.tile_parts(node, self._name_w, self._gpus, self.thresholds.of(node.name)),
-                marked,
-            )
-        else:
-            picture = (node.name, key)
-            cell = fleet_row.row(
-                node, self.now, self._current_layout(), self.thresholds.of(node.name)
-            )
-            if marked:  # picked for a fleet action: the row's first column says so
-                cell = Content.assemble(("▶", "bold $text-accent"), cell[1:])
-        self._cells[node.name] = (key, picture, cell)
-        return picture, cell
+            return self._node_cells.tile(node, self._name_w, self._gpus, marked), None
+        layout = self._current_layout()
+        return self._node_cells.row(node, self.now, layout, self._name_w, self._gpus, marked)
 
     # -- moving -------------------------------------------------------------------------------
 
@@ -365,3 +312,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     def on_blur(self) -> None:
         self.refresh()
+
+
+def _has_fabric(nodes: list[NodeState]) -> bool:
+    return any(n.sample.ib_ports or n.sample.nvlinks for n in nodes if n.sample)

@@ -11,9 +11,10 @@ from dltui.core.rules import RULES
 from dltui.core.state import NodeState
 
 from .. import levels
+from .fabric_lines import nvlink_line
 from .pane import Pane, labelled, metric_line, waiting
 
-# Clock-event ("throttle") reasons in plain words, with how much they matter (notes/gpu-telemetry.md §3).
+# Clock-event ("throttle") reasons in plain words, with how much they matter.
 EVENT_WORDS = {
     "gpu_idle": ("idle", levels.IDLE),
     "applications_clocks_setting": ("app clocks", levels.IDLE),
@@ -90,6 +91,7 @@ class GpuPane(Pane):
     def _details(self, node: NodeState, g: GpuSample, facts: GpuFacts | None) -> list[Content]:
         th = self.thresholds
         margin_level = levels.temperature(None, g.temperature_margin_c, th)
+        nvlink = nvlink_line(node, g.index)
         return [
             labelled(
                 "mem ", f"{fmt.mib(g.memory_used_mib)}/{fmt.mib(g.memory_total_mib)}",
@@ -107,6 +109,7 @@ class GpuPane(Pane):
                 ")  fan ", fmt.pct(g.fan_percent),
             ),
             _ecc(g),
+            *([nvlink] if nvlink is not None else []),
             _events(g),
         ]
 

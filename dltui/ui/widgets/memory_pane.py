@@ -12,8 +12,9 @@ from .pane import Pane, labelled, metric_line, waiting
 
 
 class MemoryPane(Pane):
-    def __init__(self) -> None:
+    def __init__(self, *, thresholds: levels.Thresholds = levels.DEFAULT) -> None:
         super().__init__("Memory", id="memory")
+        self.thresholds = thresholds
 
     def draw(self, node: NodeState, now: float) -> Content:
         m = node.sample.memory if node.sample else None
@@ -29,7 +30,10 @@ class MemoryPane(Pane):
         return Content("\n").join(
             [
                 metric_line(
-                    "used", fmt.pct(used), levels.used(used), self.spark(node, "memory.used_percent", width, 0, 100)
+                    "used",
+                    fmt.pct(used),
+                    levels.memory(used, self.thresholds),
+                    self.spark(node, "memory.used_percent", width, 0, 100),
                 ),
                 Content.assemble(
                     f"{fmt.size(m.used_bytes)}/{fmt.size(m.total_bytes)}",

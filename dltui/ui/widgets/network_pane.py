@@ -1,4 +1,5 @@
-"""Network interfaces: receive and transmit rates with a sparkline, link speed, errors."""
+"""Network interfaces: receive and transmit rates with a sparkline, link speed, errors; the
+InfiniBand / RoCE HCA ports beside them (fabric_lines.py)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from textual.content import Content
 from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
+from .fabric_lines import port_lines
 from .pane import Pane, waiting
 
 
@@ -43,6 +45,7 @@ class NetworkPane(Pane):
             )
         if not s.networks:
             lines = [Content.styled("no interfaces reported", "$foreground-muted")]
+        lines += port_lines(node, max(name_w, 6))
         return Content("\n").join(lines)
 
 

@@ -117,8 +117,15 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
         return sparkline(downsample(values, per_char, pick), width, low, high)
 
     def span_label(self, node: NodeState, width: int) -> str:
-        """How much time a sparkline of ``width`` covers: shown in the pane's border."""
-        return "last " + fmt.duration(_samples_per_char(node, width) * width * node.interval_s)
+        """How much time a sparkline of ``width`` covers, never more than was collected:
+        shown in the pane's border."""
+        return "last " + fmt.duration(span_s(node, width))
+
+
+def span_s(node: NodeState, width: int) -> float:
+    """Seconds of history a sparkline of ``width`` shows: its room, or what there is."""
+    samples = min(_samples_per_char(node, width) * width, len(node.history.time))
+    return samples * node.interval_s
 
 
 def same(a: Content, b: Content) -> bool:

@@ -12,8 +12,9 @@ from .pane import Pane, metric_line, waiting
 
 
 class PressurePane(Pane):
-    def __init__(self) -> None:
+    def __init__(self, *, thresholds: levels.Thresholds = levels.DEFAULT) -> None:
         super().__init__("Pressure (PSI avg10)", id="pressure")
+        self.thresholds = thresholds
 
     def draw(self, node: NodeState, now: float) -> Content:
         s = node.sample
@@ -36,9 +37,8 @@ class PressurePane(Pane):
                     "pressure.memory_some_avg10_percent",
                 ),
             ):
-                line = metric_line(
-                    label, fmt.num(some, 1, "%"), levels.pressure(some), self.spark(node, key, width, 0, 100)
-                )
+                level = levels.pressure(label, some, full, self.thresholds)
+                line = metric_line(label, fmt.num(some, 1, "%"), level, self.spark(node, key, width, 0, 100))
                 lines.append(Content.assemble(line, ("  full ", "$foreground-muted"), fmt.num(full, 1, "%").rjust(5)))
         t = s.tasks
         if t is not None:

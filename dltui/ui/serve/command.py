@@ -1,0 +1,146 @@
+"""``dltui serve [HOST ...] [--listen 127.0.0.1:8765]``: the dashboard in a browser.
+
+Prints one URL carrying a random token (``--token-file`` for a fixed one). Each browser tab
+runs ``dltui watch`` with the same hosts and options, read-only unless ``--allow-actions``.
+Loopback by default: another address is served only when ``--listen`` names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shlex
+import signal
+import socket
+import sys
+from collections.abc import Callable
+
+DEFAULT_LISTEN = "127.0.0.1:8765"
+# serve's own options: everything else on its command line goes to each tab's dashboard
+OWN_VALUED = ("--listen", "--token-file")
+OWN_FLAGS = ("--allow-actions",)
+
+
+def add_parser(
+    sub,
+    common: Callable[[argparse.ArgumentParser], None],
+    add_prometheus: Callable[[argparse.ArgumentParser], None],
+    add_hosts: Callable[[argparse.ArgumentParser], None],
+) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="the dashboard in a browser (one URL with a token; read-only by default)",
+        description="Serve the dashboard to a browser: each tab runs the same dashboard as "
+        "'dltui watch' on these nodes. Prints one URL with a random token; requests without it "
+        "are refused. Read-only unless --allow-actions; actions are audited with the browser's "
+        "address.",
+        epilog="Exit 0 when stopped (Ctrl-C, SIGTERM); 2 a usage or config error, or an address "
+        "that cannot be served.",
+        allow_abbrev=False,  # its own options are taken out by exact name (child_argv)
+    )
+    add_hosts(serve)
+    serve.add_argument(
+        "--listen",
+        metavar="ADDR:PORT",
+        default=DEFAULT_LISTEN,
+        help=f"address to serve on (default {DEFAULT_LISTEN}, loopback only); another address "
+        "is served only when named here",
+    )
+    serve.add_argument(
+        "--token-file",
+        metavar="FILE",
+        help="read the token from FILE (a fixed URL, e.g. behind a reverse proxy) instead of "
+        "a random one",
+    )
+    serve.add_argument(
+        "--allow-actions",
+        action="store_true",
+        help="allow restart/stop/start and signals from the browser (audited with its address)",
+    )
+    add_prometheus(serve)
+    common(serve)
+
+
+def child_argv(argv: list[str], allow_actions: bool) -> list[str]:
+    """``dltui watch`` with serve's command line minus serve's own options; ``--read-only``
+    unless actions are allowed."""
+    out: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in OWN_VALUED:
+            skip = True
+        elif arg in OWN_FLAGS or arg.startswith(tuple(f"{o}=" for o in OWN_VALUED)):
+            continue
+        else:
+            out.append(arg)
+    if not allow_actions and "--read-only" not in out:
+        out.append("--read-only")
+    return ["watch", *out]
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """``argv``: serve's command line after the word ``serve``."""
+    from dltui.export.server import ListenError, is_loopback, parse_listen
+
+    from .auth import TokenCheck, TokenError, new_token, read_token_file
+
+    try:
+        host, port = parse_listen(args.listen)
+        token = read_token_file(args.token_file) if args.token_file else new_token()
+    except (ListenError, TokenError) as exc:
+        print(f"dltui: {exc}", file=sys.stderr)
+        return 2
+    try:
+        sock = _bind(host, port)
+    except OSError as exc:
+        print(f"dltui: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if not is_loopback(host):
+        print(
+            f"dltui: serving on {host}, beyond this machine: anyone with the URL sees the fleet"
+            + (" and can act on it" if args.allow_actions else ""),
+            file=sys.stderr,
+        )
+    command = shlex.join([sys.executable, "-m", "dltui", *child_argv(argv, args.allow_actions)])
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    print(f"http://{shown}:{bound}/?token={token}", flush=True)
+    mode = "actions allowed, audited" if args.allow_actions else "read-only"
+    print(f"dltui: serving the dashboard ({mode}); Ctrl-C stops", file=sys.stderr, flush=True)
+    try:
+        asyncio.run(_serve(command, TokenCheck(token), sock, getattr(args, "debug", False)))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Bound before anything is printed, so the URL names the real port (``--listen 127.0.0.1:0``)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(128)
+    sock.setblocking(False)
+    return sock
+
+
+async def _serve(command: str, check, sock: socket.socket, debug: bool) -> None:
+    from .server import DashboardServer, quiet_logging, serve
+
+    quiet_logging(debug)
+    runner = await serve(DashboardServer(command, check), sock)
+    stop = asyncio.Event()
+    # SIGTERM (a service manager's stop) ends it as Ctrl-C does: every tab's dashboard is told
+    # to quit and waited for
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await runner.cleanup()

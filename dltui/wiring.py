@@ -1,0 +1,274 @@
+"""The composition root: what every command is built from, built in one place.
+
+``load_settings`` reads the config file and the environment, puts the command line over them
+and checks all of it (rules and unit names included) before anything starts. ``build`` turns
+settings and a source of nodes into a ``Fleet``: its transports (with each node's probe
+extras — units and checkpoint glob — from the group config), the fleet state with its rule
+engine, the GPU inventory of real nodes and the recorder. The dashboard, ``snapshot``,
+``export``, ``serve`` and the burn-in all start here; ``dltui.cli`` only parses.
+
+Every command ends on SIGTERM and SIGHUP as on Ctrl-C (``dltui.stopping``); the dashboard
+quits as on ``q``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from dltui.config import Config, load
+from dltui.transport.ssh.options import SshOptions
+
+if TYPE_CHECKING:
+    from dltui.core.gpu_inventory import GpuInventory
+    from dltui.core.state import FleetState
+    from dltui.transport.base import Sink, Transport
+    from dltui.transport.recording.recorder import Recorder
+    from dltui.ui.app import DltuiApp
+
+log = logging.getLogger("dltui.wiring")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The checked config with the command line over it, and how nodes are reached."""
+
+    config: Config
+    ssh: SshOptions = SshOptions()
+    record: str | None = None  # --record FILE
+
+
+def load_settings(
+    config_file: str | None = None,
+    *,
+    interval_s: float | None = None,
+    theme: str | None = None,
+    read_only: bool = False,
+    record: str | None = None,
+    jump: str | None = None,
+    ssh_config: str | None = None,
+    identity: Sequence[str] = (),
+    known_hosts: str | None = None,
+    accept_new_host_keys: bool = False,
+) -> Settings:
+    """Command line > environment > config file > defaults. Raises ``ConfigError`` (one line
+    naming the file and the key) for anything the file or a rule setting gets wrong."""
+    cfg = load(config_file)
+    changes: dict[str, Any] = {}
+    if interval_s is not None:
+        changes["interval_s"] = interval_s
+    if theme:
+        changes["theme"] = theme
+    if read_only:
+        changes["read_only"] = True
+    cfg = dataclasses.replace(cfg, **changes) if changes else cfg
+    _check_rules_and_units(cfg)
+    s = cfg.ssh
+    ssh = SshOptions(
+        jump=jump,
+        ssh_config=ssh_config or s.config,
+        identity=tuple(identity or s.identity),
+        known_hosts=known_hosts or s.known_hosts,
+        accept_new_host_keys=accept_new_host_keys or s.accept_new_host_keys,
+        connect_timeout_s=s.connect_timeout,
+        keepalive_interval_s=s.keepalive_interval,
+        keepalive_count=s.keepalive_count,
+        sysfs=cfg.probe.sysfs,
+    )
+    return Settings(cfg, ssh, record)
+
+
+def _check_rules_and_units(cfg: Config) -> None:
+    """What the schema leaves to its owners — rule ids and parameters, unit names — checked
+    now, so a typo stops every command the same way, before anything connects."""
+    from dltui.actions.unit_config import UnitConfig
+    from dltui.core.rules import RULES
+    from dltui.core.rules.settings import RuleSettings
+
+    RuleSettings(RULES, cfg)
+    UnitConfig(cfg)
+
+
+# -- where the nodes come from ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Hosts:
+    """Nodes reached as ssh does (``localhost`` or none: this machine, in process)."""
+
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prometheus:
+    """The fleet an existing Prometheus sees (``--prometheus URL [--match SEL]``)."""
+
+    url: str | None
+    match: str | None = None
+    refresh_s: float | None = None  # None: the source's own default
+    hosts: tuple[str, ...] = ()  # must stay empty: nodes come from the selector
+
+
+@dataclass(frozen=True)
+class Demo:
+    nodes: int = 12
+    gpus: int = 8
+    seed: int = 7
+
+
+@dataclass(frozen=True)
+class Replay:
+    file: str
+    speed: float = 1.0
+
+
+Source = Hosts | Prometheus | Demo | Replay
+
+
+@dataclass
+class Fleet:
+    """What a command runs: transports writing into ``sink`` (the state, or a recorder in front
+    of it). ``close()`` (or ``with``) closes the recorder and saves the GPU inventory."""
+
+    transports: list[Transport]
+    state: FleetState
+    sink: Sink
+    recorder: Recorder | None = None
+    inventory: GpuInventory | None = None
+
+    def close(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+            self.recorder = None
+        if self.inventory is not None:
+            self.inventory.flush()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def transports(settings: Settings, source: Source) -> tuple[list[Transport], Callable[[], float] | None]:
+    """The transports for ``source`` and the clock the fleet runs on (None: the wall clock).
+    Raises ``ConfigError`` / ``HostSpecError`` / ``ReplayError`` for a usage mistake."""
+    cfg = settings.config
+    if isinstance(source, Demo):
+        from dltui.actions import simulated
+        from dltui.transport.demo import DemoTransport
+
+        demo = DemoTransport(
+            nodes=source.nodes, gpus=source.gpus, seed=source.seed, interval_s=cfg.interval_s,
+            commands=simulated.answer,  # its actions, simulated (and saying so)
+        )
+        return [demo], demo.clock  # the prefilled past's time
+    if isinstance(source, Replay):
+        from dltui.transport.recording.replay import ReplayTransport
+
+        replay = ReplayTransport(source.file, source.speed)
+        return [replay], replay.clock  # ages, timeline and rule durations as recorded
+    if isinstance(source, Prometheus):
+        from dltui.config import ConfigError
+        from dltui.transport.prometheus import SelectorError, from_args
+
+        try:
+            return list(from_args(list(source.hosts), source.url, source.match, source.refresh_s)), None
+        except SelectorError as exc:
+            raise ConfigError(str(exc)) from None
+    from dltui.actions.unit_config import UnitConfig
+    from dltui.transport.factory import build_transports
+
+    # each node's probe extras: the units and checkpoint glob of its group
+    extras = UnitConfig(cfg).for_node
+    return build_transports(list(source.names), cfg.interval_s, settings.ssh, extras), None
+
+
+def inventory_for(source: Source) -> GpuInventory | None:
+    """Real nodes' GPUs across sessions (gpu_missing). Never a demo's or a replay's, nor a
+    Prometheus fleet's: what it lists is what the selector matches today, and a GPU that a
+    narrower --match leaves out is not a GPU gone from the bus."""
+    if not isinstance(source, Hosts):
+        return None
+    from dltui.core.gpu_inventory import GpuInventory, default_path
+
+    return GpuInventory(default_path())
+
+
+def build(settings: Settings, source: Source, *, snapshot_window_s: float | None = None) -> Fleet:
+    """The fleet for a dashboard (``snapshot_window_s`` None) or a snapshot that judges what it
+    saw in its window. Raises ``RecordError`` when ``--record`` cannot be created."""
+    import time
+
+    from dltui.core.rules import build_engine
+    from dltui.core.state import FleetState
+    from dltui.transport.factory import node_names
+    from dltui.transport.recording.recorder import Recorder
+
+    made, clock = transports(settings, source)
+    inventory = inventory_for(source)
+    engine = build_engine(settings.config, snapshot_window_s=snapshot_window_s, inventory=inventory)
+    names = node_names(made)
+    state = FleetState(names, engine=engine, clock=clock or time.time)
+    recorder = Recorder.create(state, settings.record, names) if settings.record else None
+    log.debug(
+        "fleet of %d node(s) from %s; config %s; interval %g s; recording to %s",
+        len(names), type(source).__name__, settings.config.source or "(none)", settings.config.interval_s,
+        settings.record or "(nothing)",
+    )
+    return Fleet(made, state, recorder if recorder is not None else state, recorder, inventory)
+
+
+# -- the commands, built here and run by their own modules ---------------------------------
+
+
+def dashboard(settings: Settings, source: Source) -> int:
+    """The live dashboard until the operator quits (or SIGTERM / SIGHUP)."""
+    from dltui.ui.app import run_dashboard
+
+    app, fleet = dashboard_app(settings, source)
+    with fleet:
+        return run_dashboard(app)
+
+
+def dashboard_app(settings: Settings, source: Source) -> tuple[DltuiApp, Fleet]:
+    """The dashboard's app on a built fleet, ready to run (``serve`` runs it in a browser);
+    close the fleet when the app has ended."""
+    from dltui.ui.app import build_app
+
+    fleet = build(settings, source)
+    app = build_app(fleet.transports, settings.config, fleet=fleet.state)
+    app.sink = fleet.sink
+    return app, fleet
+
+
+def snapshot(settings: Settings, source: Source, seconds: float, as_json: bool) -> int:
+    from dltui import snapshot as command
+
+    with build(settings, source, snapshot_window_s=seconds) as fleet:
+        return command.main(fleet.state, fleet.transports, seconds, as_json, sink=fleet.sink)
+
+
+def export(settings: Settings, source: Source, listen: str) -> int:
+    from dltui.export.command import serve
+
+    with build(settings, source) as fleet:
+        return serve(fleet.state, fleet.transports, listen, sink=fleet.sink)
+
+
+def burn_in(settings: Settings, mode: str, args: Any) -> int:
+    """``dltui burn-in [attach|stop]``: the run lives on the nodes, reached with ``settings.ssh``
+    and judged by ``[burnin]``."""
+    from dltui.burnin.cli import run
+
+    return run(mode, args, settings.config, settings.ssh)
+
+
+def unit_actions(settings: Settings, args: Any) -> int:
+    """``dltui unit ...`` and ``dltui signal ...``."""
+    from dltui.actions.cli import run
+
+    return run(args, settings.config, settings.ssh)
