@@ -2,7 +2,9 @@
 
 Rebuilds only the records that changed in a line (see ``dltui.node.wire``); unchanged disks,
 GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
-is counted and reported, never raised. Every string a line carries is cleaned here
+is counted and reported, never raised; so is a line whose field holds a value of another type
+than its model's (``dltui.core.field_types``): a node's ``"temperature_c": "hot"`` must not
+reach a rule. Every string a line carries is cleaned here
 (``dltui.core.text``): in a sample as its changed fields are decoded, in the other lines whole;
 a line whose JSON text cannot hold anything to clean (almost every line) skips it.
 """
@@ -14,6 +16,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from dltui.core.field_types import RecordChecks
 from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
@@ -36,7 +39,7 @@ from dltui.core.models import (
     is_time,
 )
 from dltui.core.text import clean_value, json_may_need_cleaning
-from dltui.node.schema import PROTOCOL
+from dltui.node.schema import PROTOCOL, RECORD_FIELDS
 from dltui.node.wire import DecodeError, Decoder
 
 from .base import Sink
@@ -58,6 +61,9 @@ _BUILDERS = {
 }
 _LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
+# What each field may hold: a line whose value is of another type ("temperature_c": "hot") is
+# malformed here, not a TypeError in a rule later (which would cost the node its connection).
+FIELD_CHECKS = RecordChecks(RECORD_FIELDS)
 
 
 class ProtocolError(Exception):
@@ -70,7 +76,7 @@ class ProbeReader:
     def __init__(self, name: str, sink: Sink):
         self.name = name
         self.sink = sink
-        self.decoder = Decoder()
+        self.decoder = Decoder(FIELD_CHECKS)
         self.models: dict[str, Any] = {}  # single records (memory, pressure, tasks) by key
         self.lists: dict[str, dict[str, Any]] = {kind: {} for kind in _LIST_KINDS}  # by kind, then key
         self.cpu: CpuSample | None = None
@@ -122,7 +128,7 @@ class ProbeReader:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
             )
-        self.decoder = Decoder()
+        self.decoder = Decoder(FIELD_CHECKS)
         self.models.clear()
         for bucket in self.lists.values():
             bucket.clear()
