@@ -241,10 +241,11 @@ class BurnIn:
                 self.verdicts.append(v)
                 continue
             try:
-                files = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
+                fetched = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
             except Failure as exc:
-                files = {}
+                fetched = remote.Fetched({}, {})
                 self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
+            files = fetched.files
             result = _json(files.get("result.json"))
             view.collector.fold.close(result.get("phases"))
             run = verdict.NodeRun(
@@ -258,7 +259,9 @@ class BurnIn:
                 fold=view.collector.fold,
             )
             self.runs.append(run)
-            self.verdicts.append(verdict.judge(run, self.thresholds))
+            judged = verdict.judge(run, self.thresholds)
+            judged.items += [_cut_short(name, size) for name, size in fetched.cut.items()]
+            self.verdicts.append(judged)
         disk_speed.compare_disks(self.runs, self.verdicts, self.thresholds)
         for host, judged in zip(self.hosts, self.verdicts, strict=True):
             self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
@@ -318,6 +321,18 @@ def _finish(pending: Pending, answer: dict[str, Any]) -> None:
     lost = pending.finish("ok" if ok else "failed", "" if ok else str(answer.get("reason")))
     if lost:
         answer["audit"] = lost
+
+
+def _cut_short(name: str, size: int) -> verdict.Item:
+    """A stressor's output longer than dltui reads: judged on its tail, and said so."""
+    return verdict.Item(
+        "outputs",
+        verdict.WARN,
+        f"{name} is {size / 2**20:.0f} MiB, more than the {remote.FETCH_FILE_MAX >> 20} MiB "
+        "dltui reads: judged on its end only (a tool that wrote this much was likely "
+        "repeating an error)",
+        f"read {name} in the run's folder on the node",
+    )
 
 
 def _json(data: bytes | None) -> dict[str, Any]:

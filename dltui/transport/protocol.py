@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from dltui.core.field_types import RecordChecks
@@ -64,6 +64,38 @@ MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report pe
 # What each field may hold: a line whose value is of another type ("temperature_c": "hot") is
 # malformed here, not a TypeError in a rule later (which would cost the node its connection).
 FIELD_CHECKS = RecordChecks(RECORD_FIELDS)
+
+
+MAX_LINE_BYTES = 1 << 20  # longer than any hello or keyframe; beyond it a line is garbage
+HEAD_KEPT = 200  # of a line over that: what is quoted when it is reported as malformed
+READ_CHUNK = 64 * 1024
+
+
+async def capped_lines(stream: Any, limit: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[bytes, int]]:
+    """The whole lines a byte stream says, each with its size in bytes. A line longer than
+    ``limit`` is never held whole: it comes as its first HEAD_KEPT bytes (no newline, so it
+    reads as malformed) with its full size. A last line with no newline (a connection cut
+    it) is not given."""
+    size, kept, over = 0, [], False
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            return
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl + 1
+            size += end - start
+            if not over:
+                kept.append(chunk[start:end])
+                if size > limit:
+                    over = True
+                    kept = [b"".join(kept)[:HEAD_KEPT]]
+            if nl < 0:
+                break
+            yield b"".join(kept), size
+            size, kept, over = 0, [], False
+            start = end
 
 
 class ProtocolError(Exception):
