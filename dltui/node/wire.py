@@ -27,7 +27,8 @@ class FieldChecks(Protocol):
         """Per record kind, per wire position: the types a value passes with at once (None's too)."""
 
     def misfit(self, kind: str, pos: str, value: Any) -> str | None:
-        """None when ``value`` fits after all (a list whose items fit), else what it must be."""
+        """None when ``value`` fits after all (a list whose items fit), else what is wrong
+        with it in words: ``is 'hot', not a number``, ``[0].pid is '42', not an int``."""
 
 KEYFRAME_EVERY = 30
 
@@ -158,9 +159,10 @@ class Decoder:
                     if name is None:
                         raise DecodeError("field %r out of range for %s" % (pos, kind))
                     if allowed is not None and type(value) not in allowed[pos]:
-                        what = self._checks.misfit(kind, pos, value)  # type: ignore[union-attr]
-                        if what is not None:
-                            raise DecodeError("%s %s is %s, not %s" % (key, name, _shown(value), what))
+                        wrong = self._checks.misfit(kind, pos, value)  # type: ignore[union-attr]
+                        if wrong is not None:
+                            gap = "" if wrong[0] in ".[" else " "
+                            raise DecodeError("%s %s%s%s" % (key, name, gap, wrong))
                     if clean is not None and type(value) in _TEXT_TYPES:
                         value = clean(value)
                     rec[name] = value
@@ -180,11 +182,6 @@ class Decoder:
 
 _TEXT_TYPES = frozenset((str, list, dict))  # what ``clean`` is applied to
 
-
-def _shown(value: Any) -> str:
-    """A wrong value, short (the line itself is quoted beside the reason)."""
-    text = repr(value)
-    return text if len(text) <= 24 else text[:20] + "..."
 
 # Field names by their position as the wire spells it ("0", "1", ...).
 _FIELD_BY_POSITION = {

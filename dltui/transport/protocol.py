@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from dltui.core.field_types import RecordChecks
+from dltui.core.field_types import RecordChecks, record_misfit
 from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
@@ -143,6 +143,9 @@ class ProbeReader:
             facts, interval_s = self._hello(msg)
             return lambda: self.sink.on_hello(self.name, facts, interval_s)
         if kind == "event":
+            wrong = record_misfit(NodeEvent, msg)
+            if wrong is not None:
+                raise DecodeError(f"event {wrong}")
             event = NodeEvent.from_dict(msg)
         elif kind == "error":
             event = NodeEvent(
@@ -160,6 +163,9 @@ class ProbeReader:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
             )
+        wrong = record_misfit(NodeFacts, msg["facts"])
+        if wrong is not None:
+            raise DecodeError(f"facts {wrong}")
         self.decoder = Decoder(FIELD_CHECKS)
         self.models.clear()
         for bucket in self.lists.values():

@@ -96,17 +96,17 @@ GPU_TEMPERATURE = str(GPU_FIELDS.index("temperature_c"))
 
 
 @pytest.mark.parametrize(
-    "field, value",
+    "field, value, said",
     [
-        ("temperature_c", "hot"),  # a string in a number
-        ("temperature_c", True),  # JSON true is no temperature, though Python makes it 1
-        ("clock_event_reasons_mask", 4.5),  # a mask is an int: its bits are read
-        ("utilization_samples_percent", [97, "x"]),  # a list holding a string
-        ("processes", [{"pid": "4242", "name": "python3"}]),  # a process whose pid is text
-        ("name", {"a": 1}),  # a dict in a string
+        ("temperature_c", "hot", "temperature_c is 'hot', not a number"),  # a string in a number
+        ("temperature_c", True, "temperature_c is True, not a number"),  # JSON true, though Python makes it 1
+        ("clock_event_reasons_mask", 4.5, "clock_event_reasons_mask is 4.5, not an int"),  # a mask: its bits are read
+        ("utilization_samples_percent", [97, "x"], "utilization_samples_percent[1] is 'x', not a number"),
+        ("processes", [{"pid": "4242", "name": "python3"}], "processes[0].pid is '4242', not an int"),
+        ("name", {"a": 1}, "name is {'a': 1}, not a str"),  # a dict in a string
     ],
 )
-def test_a_field_of_the_wrong_type_is_a_malformed_line_not_a_crash_in_the_rules(field, value):
+def test_a_field_of_the_wrong_type_is_a_malformed_line_not_a_crash_in_the_rules(field, value, said):
     """The node is hostile or broken, the rest of the line's node is not: the line is counted
     and reported as malformed with what was wrong, the node's state keeps its last good
     sample, and the next good line is read as usual (the rules run on it)."""
@@ -123,7 +123,7 @@ def test_a_field_of_the_wrong_type_is_a_malformed_line_not_a_crash_in_the_rules(
     node = fleet.nodes["n"]
     assert reader.malformed == 1 and node.malformed_lines == 1
     assert node.sample.time == 1.0
-    assert f"gpu/0 {field} is " in node.timeline[-1].message
+    assert f"(gpu/0 {said})" in node.timeline[-1].message
     reader.feed(json.dumps(enc.encode(collected(3.0, temp=63))))
     assert node.sample.time == 3.0 and node.sample.gpus[0].temperature_c == 63
 
@@ -159,3 +159,21 @@ def wrong_types(kind: str, record: dict) -> list[tuple[str, object]]:
         for pos, name in enumerate(RECORD_FIELDS[kind])
         if not fits(specs[str(pos)], record.get(name))
     ]
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        (hello(memory_total_bytes="lots"), "facts memory_total_bytes is 'lots', not an int"),
+        (hello(gpus=[{"index": 0, "name": 5}]), "facts gpus[0].name is 5, not a str"),
+        (hello(stack={"driver_held": "yes"}), "facts stack.driver_held is 'yes', not a bool"),
+        (json.dumps({"type": "event", "time": 2.0, "kind": "xid", "message": 79}), "event message is 79, not a str"),
+    ],
+    ids=["fact", "gpu-fact", "stack-fact", "event"],
+)
+def test_a_hello_or_event_of_the_wrong_types_is_malformed_too(line, said):
+    fleet = FleetState(["n"])
+    reader = ProbeReader("n", fleet)
+    reader.feed(line)
+    assert reader.malformed == 1
+    assert fleet.nodes["n"].timeline[-1].message.endswith(f"({said})")

@@ -106,10 +106,10 @@ class Client:
             raise PrometheusError(
                 f"Prometheus at {self.url} refused a query: {body.get('error', body)}"
             )
-        data = body.get("data")
-        if not isinstance(data, dict):
+        answer = body.get("data")
+        if not isinstance(answer, dict):
             raise PrometheusError(f"Prometheus at {self.url} answered a query without its data")
-        return data
+        return answer
 
 
 # One answer decoded at a time: the queries' threads all decoding at once left the event
