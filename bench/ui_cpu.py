@@ -257,15 +257,15 @@ def rss_child() -> None:
     """Runs in its own process so the RSS is the dashboard's alone."""
     import dltui.ui.app  # noqa: F401  (the UI's modules count: the dashboard loads them)
     from dltui.config import Config
-    from dltui.core.state import FleetState
     from dltui.transport.demo import DemoTransport
+    from dltui.wiring import fleet_state
 
     def mb(field: str) -> float:
         line = next(ln for ln in Path("/proc/self/status").read_text().splitlines() if ln.startswith(field))
         return int(line.split()[1]) / 1024
 
     demo = DemoTransport(nodes=RSS_NODES, gpus=8, seed=7)
-    fleet = FleetState(demo.names, engine=dltui.ui.app.engine_for(Config()), clock=demo.clock)
+    fleet = fleet_state(Config(), demo.names, clock=demo.clock)
     empty = mb("VmRSS:")
     start = time.monotonic()
     demo.step_into(fleet, HISTORY_S)
@@ -283,14 +283,13 @@ def chart_render(repeats: int = 9) -> None:
     import statistics
 
     from dltui.config import Config
-    from dltui.core.state import FleetState
     from dltui.transport.demo import DemoTransport
     from dltui.ui import charts
-    from dltui.ui.app import engine_for
+    from dltui.wiring import fleet_state
 
     print(f"4. chart view render time, 2 h x 8 GPUs of history, 160x48 ({repeats} redraws each)")
     demo = DemoTransport(nodes=2, gpus=8, seed=7)  # gpu02: the hot GPU, alerts open
-    fleet = FleetState(demo.names, engine=engine_for(Config()), clock=demo.clock)
+    fleet = fleet_state(Config(), demo.names, clock=demo.clock)
     demo.step_into(fleet, HISTORY_S)
     node = fleet.nodes["gpu02"]
     end = charts.end_of(node)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dltui.actions import simulated
 from dltui.config import Config
-from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
-from dltui.ui.app import DltuiApp, build_app, engine_for
+from dltui.ui.app import DltuiApp, build_app
 from dltui.ui.themes import PACKAGED_DIR
+from dltui.wiring import fleet_state
 
 STEPS = 180  # 3 simulated minutes: past the rules' warm-up, gpu04 away since step 150
 
@@ -16,7 +16,7 @@ def demo_app(nodes: int = 12, gpus: int = 8, theme: str = "dltui-dark") -> tuple
     """An app on an empty demo fleet with a frozen clock; ``feed`` fills it (in ``run_before``)."""
     cfg = Config(theme=theme)
     demo = DemoTransport(nodes=nodes, gpus=gpus, seed=7, commands=simulated.answer)
-    fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
+    fleet = fleet_state(cfg, demo.names, clock=demo.clock)
     return build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR]), demo
 
 
