@@ -141,6 +141,19 @@ async def test_at_80x24_every_screens_footer_starts_with_quit_and_help():
     assert set(seen) == _full_screens()  # a new screen joins this walk
 
 
+async def test_at_80x24_the_stack_view_scrolls_sideways_to_its_last_column():
+    """Its columns are wider than 80: → brings UPGRADES and REBOOT on screen (they were cut)."""
+    app, demo = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, demo)
+        await pilot.press("V")
+        await pilot.pause()
+        assert "REBOOT" not in app.export_screenshot()  # the last column starts past column 80
+        await pilot.press(*["right"] * 40)
+        await pilot.pause()
+        assert "REBOOT" in app.export_screenshot() and "UPGRADES" in app.export_screenshot()
+
+
 def _full_screens() -> set[type]:
     """Every full (not modal) screen the dashboard defines."""
     import dltui.ui.screens as package

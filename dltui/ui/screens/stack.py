@@ -117,7 +117,7 @@ class StackTable(Static):
 class StackScreen(Screen):
     BINDINGS = [Binding("escape", "back", "Fleet")]
     DEFAULT_CSS = """
-    StackScreen #stack-body { padding: 0 1; }
+    StackScreen #stack-body { padding: 0 1; overflow-x: auto; }  /* at 80 columns: ← → reach REBOOT */
     StackScreen StackTable { width: auto; text-wrap: nowrap; }
     StackScreen #stack-title { color: $text-muted; padding: 0 1; }
     """
