@@ -1,7 +1,8 @@
 """CPU cost of one host sample of the probe against one scrape of Prometheus node_exporter.
 
 Both read the same kernel files (/proc/stat, meminfo, diskstats, net/dev, pressure, loadavg,
-mounts + statvfs), so node_exporter restricted to those collectors is a fair reference,
+mounts + statvfs; the HCA ports under /sys/class/infiniband, read by the probe every second),
+so node_exporter restricted to those collectors is a fair reference,
 measured in the same run on the same machine. The probe also counts processes in D state, a
 read of every /proc/<pid>/stat every D_STATE_EVERY_TICKS samples that none of those collectors
 does (node_exporter's own, ``processes``, reads every thread's on every scrape: ~15 ms here);
@@ -28,11 +29,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from dltui.node.probe.host import HostCollector  # noqa: E402
+from dltui.node.probe.infiniband import InfinibandCollector  # noqa: E402
 from dltui.node.probe.problems import Problems  # noqa: E402
 from dltui.node.wire import Encoder  # noqa: E402
 
 NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
-COLLECTORS = ("cpu", "meminfo", "diskstats", "filesystem", "netdev", "pressure", "loadavg", "stat")
+COLLECTORS = (
+    "cpu", "meminfo", "diskstats", "filesystem", "netdev", "pressure", "loadavg", "stat", "infiniband"
+)
 WARM_UP = 20
 
 
@@ -72,8 +76,8 @@ def measure(rounds, per_round):
     """Alternate rounds of probe samples and exporter scrapes, so that load from anything
     else on the machine weighs on both alike. Returns per-round CPU seconds per sample (as
     sent, and without the D-state scan) and per scrape, and the size of one scrape."""
-    collector = HostCollector(Problems())
-    bare = HostCollector(Problems())
+    collector = HostAndPorts()
+    bare = HostAndPorts()
     for _ in range(WARM_UP):
         collector.sample()
         bare.sample()
@@ -97,7 +101,7 @@ def measure(rounds, per_round):
                 for _ in range(per_round):
                     collector.sample()
                 probe_s.append((time.process_time() - start) / per_round)
-                bare._ticks_to_d_state_scan = per_round + 1  # not due within the round
+                bare.host._ticks_to_d_state_scan = per_round + 1  # not due within the round
                 start = time.process_time()
                 for _ in range(per_round):
                     bare.sample()
@@ -111,6 +115,20 @@ def measure(rounds, per_round):
             exporter.terminate()
             exporter.wait()
     return probe_s, bare_s, exporter_s, scrape_bytes
+
+
+class HostAndPorts:
+    """The probe's host sample and its HCA ports, as ``Collector.sample`` takes them each second
+    (no HCA here: the ports' listing, as node_exporter's infiniband collector finds none)."""
+
+    def __init__(self):
+        self.host = HostCollector(Problems())
+        self.ports = InfinibandCollector("/sys")
+
+    def sample(self):
+        sample = self.host.sample()
+        sample["ib_ports"] = self.ports.sample()
+        return sample
 
 
 def spread(values):

@@ -55,6 +55,31 @@ async def test_a_pane_repaints_only_its_changed_lines_and_nothing_when_steady():
         assert "disk 30%" in pane.render_line(2).text
 
 
+async def test_a_new_border_subtitle_repaints_the_border_line_not_the_pane():
+    """A sparkline pane's span ("last 12s") grows every second for its first minute: its
+    border line changes, its content lines need not be painted again."""
+    app = OnePane()
+    async with app.run_test(size=(40, 8)) as pilot:
+        pane = app.query_one(Lines)
+        pane.set_border_text(subtitle="spanA")
+        pane.show(NodeState("gpu01"), 0.0)
+        await pilot.pause()
+        assert "spanA" in app.export_screenshot()
+        painted: list[int] = []
+        render_line = pane.render_line
+        pane.render_line = lambda y: painted.append(y) or render_line(y)  # type: ignore[method-assign]
+
+        pane.set_border_text(subtitle="spanB")
+        await pilot.pause()
+        assert painted == []
+        screen = app.export_screenshot()
+        assert "spanB" in screen and "spanA" not in screen
+        pane.set_border_text(title="Renamed")
+        await pilot.pause()
+        assert painted == []
+        assert "Renamed" in app.export_screenshot()
+
+
 async def test_a_pane_whose_line_count_changes_is_laid_out_again():
     app = OnePane()
     async with app.run_test(size=(40, 10)) as pilot:

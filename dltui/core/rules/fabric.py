@@ -11,7 +11,7 @@ badge reads it from the alerts of the rules that concern the fabric (``core/fabr
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import deque
 from fnmatch import fnmatchcase
 from typing import Any, TypedDict
 
@@ -94,15 +94,18 @@ def ib_port_rate_low(sample: Sample, node: NodeMemory, p: IbPortRateLowParams) -
     if not ports:
         return None
     expected = p["ib_rate_gbps"]
+    # each group's rates counted once; a port's siblings are its group less itself
+    groups: dict[tuple[str | None, str | None], dict[float, int]] = {}
+    for q in ports:
+        counts = groups.setdefault((q.link_layer, q.hca_type), {})
+        counts[q.rate_gbps or 0.0] = counts.get(q.rate_gbps or 0.0, 0) + 1
     slow = []
     for q in ports:
         rate = q.rate_gbps or 0.0  # ports holds only those with a rate
-        siblings = [
-            s.rate_gbps
-            for s in ports
-            if s is not q and (s.link_layer, s.hca_type) == (q.link_layer, q.hca_type)
-        ]
-        common = _most_common(siblings)
+        counts = groups[(q.link_layer, q.hca_type)]
+        counts[rate] -= 1
+        common = _top(counts)
+        counts[rate] += 1
         if common is not None and rate < common:
             slow.append((q, f"its siblings at {common:g} Gb/s"))
         elif expected and rate < expected:
@@ -129,11 +132,21 @@ def ib_port_rate_low(sample: Sample, node: NodeMemory, p: IbPortRateLowParams) -
 
 def _most_common(values: list[float | None]) -> float | None:
     """The value most of ``values`` share, the highest on a tie; None when there are none."""
-    counts = Counter(v for v in values if v)
-    if not counts:
-        return None
-    top = max(counts.values())
-    return max(v for v, n in counts.items() if n == top)
+    counts: dict[float, int] = {}
+    for v in values:
+        if v:
+            counts[v] = counts.get(v, 0) + 1
+    return _top(counts)
+
+
+def _top(counts: dict[float, int]) -> float | None:
+    """The value counted most (the highest on a tie), zero counts and zero values aside."""
+    best: float | None = None
+    best_n = 0
+    for v, n in counts.items():
+        if v and n and (n > best_n or (n == best_n and best is not None and v > best)):
+            best, best_n = v, n
+    return best
 
 
 # Counter field -> (words, the next step): the operators' playbook.
@@ -208,6 +221,11 @@ def nvlink_degraded(sample: Sample, node: NodeMemory, p: NvlinkDegradedParams) -
     links = sample.nvlinks
     if not links:
         return None
+    # The links change seldom (the probe reads them every 10 s): the same links and parameters
+    # give the same answer, as what they add to "nvlink_seen" is already there.
+    last = node.rule_state.get("nvlink_degraded_last")
+    if last is not None and last[1] is p and (last[0] is links or last[0] == links):
+        return last[2]
     seen: dict[int, dict[str, Any]] = node.rule_state.setdefault("nvlink_seen", {})
     siblings = max((n.links_active for n in links if n.links_active is not None), default=0)
     speeds = _most_common([s for n in links for s in n.link_speeds_gbytes_per_s])
@@ -227,6 +245,7 @@ def nvlink_degraded(sample: Sample, node: NodeMemory, p: NvlinkDegradedParams) -
             if s and speeds and s < p["slow_ratio"] * speeds
         ]
         out[n.gpu] = _nvlink_finding(n, gone, expected, siblings, slow, speeds)
+    node.rule_state["nvlink_degraded_last"] = (links, p, out)
     return out
 
 

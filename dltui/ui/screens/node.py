@@ -87,6 +87,7 @@ class NodeScreen(Screen):
         self.root = root  # the only node: there is no fleet to go back to
         self._version = -1
         self._gpu_indexes: list[int] | None = None
+        self._panes: list[Pane] | None = None  # every pane on the screen, found again when GPUs change
         self._ready = False
         self._journal: JournalFollower | None = None  # JournalFollower of the unit shown, while this screen is open
         self._offered: tuple[bool, ...] | None = None  # the offers the footer shows (check_action)
@@ -169,7 +170,9 @@ class NodeScreen(Screen):
             return
         self._version = node.version
         self._sync_gpu_panes(node)
-        for pane in self.query(Pane):
+        if self._panes is None:
+            self._panes = list(self.query(Pane))  # a query a second was a tenth of a local frame
+        for pane in self._panes:
             pane.show(node, now)
         offered = tuple(self.offers(action) for action in ("unit", "signal", "acknowledge"))
         if offered != self._offered:  # a unit, a GPU process or an event alert came or went
@@ -192,6 +195,8 @@ class NodeScreen(Screen):
         panes: list[Widget] = [GpuPane(i, thresholds=self.thresholds) for i in indexes]
         panes = panes or [NoGpuPane()]
         grid.mount_all(panes)
+        # the panes shown from now on: the removed ones are still the grid's until they go
+        self._panes = [p for p in self.query(Pane) if p.parent is not grid] + cast("list[Pane]", panes)
         self.set_class(not indexes, "-no-gpus")  # the host panes take the room
 
     def check_action(self, action: str, parameters: tuple) -> bool | None:

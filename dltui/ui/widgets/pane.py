@@ -91,10 +91,25 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
         Textual repaints the whole pane on every assignment, even of the same text."""
         old_title, old_subtitle = self._border_text
         if title is not None and title != old_title:
-            self.border_title = plain(title)  # a GPU's model comes from the node: never markup
+            self._set_border_line("border_title", title, top=True)
         if subtitle is not None and subtitle != old_subtitle:
-            self.border_subtitle = plain(subtitle)
+            self._set_border_line("border_subtitle", subtitle, top=False)
         self._border_text = (old_title if title is None else title, old_subtitle if subtitle is None else subtitle)
+
+    def _set_border_line(self, name: str, text: str, *, top: bool) -> None:
+        """Textual's ``border_title``/``border_subtitle`` setters repaint the whole pane; the
+        text sits on one border line, so only that line is repainted (a sparkline pane's span
+        grows every second for its first minute: whole panes were most of what was written)."""
+        content = plain(text)  # a GPU's model comes from the node: never markup
+        outer = self.outer_size
+        if not self.is_mounted or not outer.height:
+            setattr(self, name, content)  # not on screen yet: Textual's own way
+            return
+        # what Textual's setter stores (widget._BorderTitle), without its whole-pane refresh
+        setattr(self, "_" + name, content.expand_tabs(4).split()[0])
+        offset = self.content_offset  # refresh regions are relative to the content
+        row = 0 if top else outer.height - 1
+        self.refresh(Region(-offset.x, row - offset.y, outer.width, 1))
 
     def draw(self, node: NodeState, now: float) -> Content:
         raise NotImplementedError
