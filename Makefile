@@ -17,9 +17,10 @@ SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /u
 	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
 	systemd sudo util-linux stress-ng fio iperf3 chromium
-# The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it).
-BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux
-BENCH_APT_PACKAGES := prometheus-node-exporter tmux
+# The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it;
+# btop: bench/outside.py, with a config directory of its own).
+BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux /usr/bin/btop
+BENCH_APT_PACKAGES := prometheus-node-exporter tmux btop
 # `make screenshots` draws the burn-in report's HTML page with headless Chromium.
 SCREENSHOT_TOOLS := /usr/bin/chromium
 SCREENSHOT_APT_PACKAGES := chromium

@@ -29,11 +29,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from dltui.config import Config  # noqa: E402
-from dltui.core.state import FleetState  # noqa: E402
 from dltui.transport.demo import DemoTransport  # noqa: E402
-from dltui.ui.app import build_app, engine_for  # noqa: E402
+from dltui.ui.app import build_app  # noqa: E402
 from dltui.ui.frame_stats import FrameStats, summarise  # noqa: E402
 from dltui.ui.themes import PACKAGED_DIR  # noqa: E402
+from dltui.wiring import fleet_state  # noqa: E402
 
 SIZE = (160, 48)
 WARM_UP_S = 30  # simulated seconds before measuring: rules past their durations
@@ -41,7 +41,7 @@ WARM_UP_S = 30  # simulated seconds before measuring: rules past their durations
 
 async def frames(nodes: int, seconds: int, profile: cProfile.Profile | None) -> dict:
     demo = DemoTransport(nodes=nodes, gpus=8, seed=7)
-    fleet = FleetState(demo.names, engine=engine_for(Config()), clock=demo.clock)
+    fleet = fleet_state(Config(), demo.names, clock=demo.clock)
     app = build_app([], Config(), fleet=fleet, theme_dirs=[PACKAGED_DIR])
     cpu_ms: list[float] = []
     wall_ms: list[float] = []

@@ -21,6 +21,7 @@ Needs root, openssh-server, systemd, overlayfs. Prints figures only; nothing is 
 
 import argparse
 import asyncio
+import base64
 import json
 import os
 import statistics
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dltui.actions.commands import show_argv  # noqa: E402
+from dltui.node import bundle  # noqa: E402
 from dltui.node.probe.units import UNIT_POLL_S  # noqa: E402
 from dltui.transport.command import shell_line  # noqa: E402
 from dltui.transport.ssh.commands import SshCommands  # noqa: E402
@@ -41,9 +43,13 @@ from dltui.transport.ssh.options import SshOptions  # noqa: E402
 from tests.integration.sshd import SshLab  # noqa: E402
 from tests.integration.systemd_node import SystemdNode, missing  # noqa: E402
 
-NODE_SIDE = r"""
+# The probe goes to the node as the product ships it (node/bundle.py), here base64 on stdin:
+# the node has a /tmp of its own, so a checkout there is not a path it can import from.
+NODE_SIDE = (
+    "import binascii, sys\nP = binascii.a2b_base64(sys.stdin.read())\nD = P[P.index(b'\\n') + 1 :]\n"
+    + bundle.importer(bundle.packages(bundle.sources()))
+    + r"""
 import json, os, resource, sys, time
-sys.path.insert(0, sys.argv[1])
 from dltui.node.probe.host import HostCollector
 from dltui.node.probe.problems import Problems
 from dltui.node.probe.units import UnitPoller
@@ -56,7 +62,7 @@ def pid1():
     f = open("/proc/1/stat").read().rsplit(")", 1)[1].split()
     return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
 
-n = int(sys.argv[2])
+n = int(sys.argv[1])
 poller = UnitPoller(["dl_train.service"], "/var/lib/ckpt/*.pt", Problems())
 poller.sample()
 t, s = cpu(), pid1()
@@ -79,6 +85,7 @@ for _ in range(n):
 ref = (cpu() - t) / n
 print(json.dumps({"full": full, "systemd": systemd, "between": between, "host": ref}))
 """
+)
 
 
 def config(lab: SshLab, node: SystemdNode, base: Path) -> Path:
@@ -157,7 +164,8 @@ def main() -> None:
                 f"{m_ours * 1000:.1f} ms, OpenSSH ssh -J (fresh) median {m_ref * 1000:.1f} ms: "
                 f"{m_ours / m_ref:.3f}x (target <= 0.3x)"
             )
-            out = node.exec(["python3", "-c", NODE_SIDE, str(ROOT), "20"], timeout=120).stdout
+            probe = base64.b64encode(bundle.payload()).decode()
+            out = node.exec(["python3", "-I", "-S", "-c", NODE_SIDE, "20"], timeout=120, input=probe).stdout
             f = json.loads(out)
             per_interval = (f["full"] + f["systemd"]) / UNIT_POLL_S + f["between"]
             print(

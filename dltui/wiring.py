@@ -198,21 +198,38 @@ def inventory_for(source: Source) -> GpuInventory | None:
     return GpuInventory(default_path())
 
 
-def build(settings: Settings, source: Source, *, snapshot_window_s: float | None = None) -> Fleet:
-    """The fleet for a dashboard (``snapshot_window_s`` None) or a snapshot that judges what it
-    saw in its window. Raises ``RecordError`` when ``--record`` cannot be created."""
+def fleet_state(
+    cfg: Config,
+    names: Sequence[str],
+    *,
+    clock: Callable[[], float] | None = None,
+    inventory: GpuInventory | None = None,
+    snapshot_window_s: float | None = None,
+) -> FleetState:
+    """The fleet state of ``names`` with its rule engine under ``cfg``: the one place one is
+    made, for ``build`` and for the prepared fleets of the tests and the screenshot script.
+    ``clock``: the fleet's time (a demo's or a replay's), the wall clock by default."""
     import time
 
     from dltui.core.rules import build_engine
     from dltui.core.state import FleetState
+
+    engine = build_engine(cfg, snapshot_window_s=snapshot_window_s, inventory=inventory)
+    return FleetState(list(names), engine=engine, clock=clock or time.time)
+
+
+def build(settings: Settings, source: Source, *, snapshot_window_s: float | None = None) -> Fleet:
+    """The fleet for a dashboard (``snapshot_window_s`` None) or a snapshot that judges what it
+    saw in its window. Raises ``RecordError`` when ``--record`` cannot be created."""
     from dltui.transport.factory import node_names
     from dltui.transport.recording.recorder import Recorder
 
     made, clock = transports(settings, source)
     inventory = inventory_for(source)
-    engine = build_engine(settings.config, snapshot_window_s=snapshot_window_s, inventory=inventory)
     names = node_names(made)
-    state = FleetState(names, engine=engine, clock=clock or time.time)
+    state = fleet_state(
+        settings.config, names, clock=clock, inventory=inventory, snapshot_window_s=snapshot_window_s
+    )
     recorder = Recorder.create(state, settings.record, names) if settings.record else None
     log.debug(
         "fleet of %d node(s) from %s; config %s; interval %g s; recording to %s",

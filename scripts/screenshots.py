@@ -16,11 +16,11 @@ from dltui.actions import simulated
 from dltui.actions.policy import ActionSettings
 from dltui.burnin import demo as burnin_demo
 from dltui.config import Config
-from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
 from dltui.ui.action_flows import ActionFlows
-from dltui.ui.app import build_app, engine_for
+from dltui.ui.app import build_app
 from dltui.ui.themes import PACKAGED_DIR
+from dltui.wiring import fleet_state
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
@@ -55,7 +55,7 @@ COPIED = {
 async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: tuple[str, ...]) -> Path:
     cfg = Config(theme=theme)
     demo = DemoTransport(nodes=nodes, seed=7, commands=simulated.answer)
-    fleet = FleetState(demo.names, engine=engine_for(cfg), clock=demo.clock)
+    fleet = fleet_state(cfg, demo.names, clock=demo.clock)
     app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
     app.actions = ActionFlows(app, [demo], ActionSettings())  # the demo's simulated actions
     async with app.run_test(size=size) as pilot:

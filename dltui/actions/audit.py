@@ -94,7 +94,7 @@ class AuditLog:
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
         try:
             # O_APPEND: concurrent dltui sessions never interleave within a line (one write each)
-            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND)
+            fd = open_private(self.path, os.O_WRONLY | os.O_APPEND, durable=True)
             try:
                 os.write(fd, line.encode("utf-8"))
                 os.fsync(fd)

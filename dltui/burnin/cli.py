@@ -102,6 +102,8 @@ async def _main(
         )
         for host, why in session.recording_errors.items():
             print(f"{host}: {why}", file=sys.stderr)
+        for notice in session.notices:
+            print(notice, file=sys.stderr)
         return code
     finally:
         await shell.close()

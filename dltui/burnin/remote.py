@@ -24,7 +24,8 @@ from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.status import Status
 from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
-from dltui.transport.protocol import ProbeReader
+from dltui.transport.command import read_at_most, read_tail
+from dltui.transport.protocol import ProbeReader, capped_lines
 from dltui.transport.ssh.connector import Hop, backoff_s
 from dltui.transport.ssh.errors import Failure, describe
 from dltui.transport.ssh.options import SshOptions
@@ -82,17 +83,44 @@ class NodeShell:
         command: str,
         stdin: bytes | None = None,
         timeout_s: float = COMMAND_TIMEOUT_S,
+        limit: int | None = None,
     ) -> Result:
+        """``command`` in a new session on the node's connection. Its output is capped while
+        it is read: the last ``OUTPUT_KEPT`` bytes of each stream are kept, or, with ``limit``,
+        stdout is whole or the command is refused (``Failure``) once it passes ``limit``."""
         hop = await self.connection(name)
         try:
-            proc = await asyncio.wait_for(
-                hop.conn.run(command, input=stdin, encoding=None, check=False), timeout_s
-            )
+            return await asyncio.wait_for(self._run(hop, name, command, stdin, limit), timeout_s)
         except (asyncssh.Error, OSError) as exc:
             raise describe(exc, hop.settings, None) from None
         except asyncio.TimeoutError:  # noqa: UP041 - not the builtin before Python 3.11
             raise Failure(st.TIMEOUT, f"{name}: no answer in {timeout_s:g} s") from None
-        return Result(proc.exit_status, _bytes(proc.stdout), _bytes(proc.stderr))
+
+    async def _run(
+        self, hop: Hop, name: str, command: str, stdin: bytes | None, limit: int | None
+    ) -> Result:
+        proc: asyncssh.SSHClientProcess[Any] = await hop.conn.create_process(
+            command, encoding=None
+        )
+        errors = asyncio.ensure_future(read_tail(proc.stderr))
+        try:
+            if stdin:
+                proc.stdin.write(stdin)
+            proc.stdin.write_eof()
+            if limit is None:
+                stdout = await read_tail(proc.stdout)
+            else:
+                stdout = await read_at_most(proc.stdout, limit)
+                if stdout is None:  # not a byte more: the session is closed below
+                    raise Failure(
+                        st.PROBE_FAILED, f"{name} answered with more than {limit} bytes: refused"
+                    )
+            stderr = await errors
+            ended = await proc.wait(check=False)
+        finally:
+            errors.cancel()
+            proc.close()
+        return Result(ended.exit_status, _bytes(stdout), _bytes(stderr))
 
     async def drop(self, name: str) -> None:
         await self.sessions.drop(name)
@@ -195,19 +223,52 @@ async def stop(shell: NodeShell, node: str, run_id: str, wait_s: float = 60.0) -
     return res.json_line()
 
 
-async def fetch(shell: NodeShell, node: str, run_id: str, names: list[str]) -> dict[str, bytes]:
-    """The named files of the run directory (missing ones left out)."""
-    res = await shell.run(node, ship.fetch_command(run_id, names))
-    out: dict[str, bytes] = {}
-    data, pos = res.stdout, 0
+FETCH_FILE_MAX = 8 << 20  # of a stressor's log: a day of gpu_burn is a few MB
+
+
+@dataclass
+class Fetched:
+    """The run's files as fetched: each whole, or its last ``file_max`` bytes (``cut``: the
+    size of each file that was longer, by name)."""
+
+    files: dict[str, bytes]
+    cut: dict[str, int]
+
+
+async def fetch(
+    shell: NodeShell, node: str, run_id: str, names: list[str], file_max: int = FETCH_FILE_MAX
+) -> Fetched:
+    """The named files of the run directory (missing ones left out), read at most
+    ``file_max`` bytes each, the tail of a longer one: a node that sends more than it may
+    (or not in the form asked) is refused with ``Failure``."""
+    most = len(names) * (file_max + 64 + max((len(n) for n in names), default=0))
+    res = await shell.run(node, ship.fetch_command(run_id, names, file_max), limit=most)
+    try:
+        return _fetched(res.stdout, names, file_max)
+    except ValueError as exc:
+        raise Failure(st.PROBE_FAILED, f"{node}: unreadable answer for the run's files ({exc})") from None
+
+
+def _fetched(data: bytes, names: list[str], file_max: int) -> Fetched:
+    """Parses what ``ship.fetch_command`` prints; ValueError for anything else."""
+    got = Fetched({}, {})
+    pos = 0
     while pos < len(data):
         end = data.index(b"\n", pos)
-        name, _, size = data[pos:end].decode().rpartition(" ")
+        name, sent_text, size_text = data[pos:end].decode("ascii").split(" ")
+        sent, size = int(sent_text), int(size_text)
+        if name not in names or name in got.files or not -1 <= sent <= min(file_max, max(size, 0)):
+            raise ValueError(f"not the files asked for: {data[pos:end][:80]!r}")
         pos = end + 1
-        if int(size) >= 0:
-            out[name] = data[pos : pos + int(size)]
-            pos += int(size)
-    return out
+        if sent < 0:
+            continue
+        got.files[name] = data[pos : pos + sent]
+        if len(got.files[name]) != sent:
+            raise ValueError(f"{name} cut short")
+        pos += sent
+        if size > sent:
+            got.cut[name] = size
+    return got
 
 
 async def put(shell: NodeShell, node: str, run_id: str, name: str, data: bytes) -> None:
@@ -229,30 +290,30 @@ async def follow_once(
         raise describe(exc, hop.settings, None) from None
     proc.stdin.write_eof()  # nothing to say to it (close() would close the whole channel)
     try:
-        while True:
-            line = await proc.stdout.readline()
-            if not line:
-                break
-            if not line.endswith(b"\n"):
-                break  # cut off by the drop: read again from its start next time
+        # whole lines only (one cut off by a drop is read again from its start next time); a
+        # line over the cap is never held whole, and counts as one malformed sample line
+        async for line, size in capped_lines(proc.stdout):
             if line.startswith(b'{"type":"burnin-'):
+                if not line.endswith(b"\n"):
+                    continue  # the driver's own line, too long to be one: not a sample's bytes
                 try:
                     msg = clean_value(json.loads(line))
-                except (ValueError, RecursionError):
+                    kind, status = msg["type"], msg.get("status")
+                except (ValueError, RecursionError, TypeError, KeyError, AttributeError):
                     break  # garbled by the drop: the next follow reads the status again
-                if msg["type"] == "burnin-status":
-                    view.status = msg["status"]
+                if kind == "burnin-status" and isinstance(status, dict):
+                    view.status = status
                     view.collector.on_run_status(view.status)
                     if on_status is not None:
                         on_status(view)
-                elif msg["type"] == "burnin-end":
+                elif kind == "burnin-end":
                     view.ended = True
                     view.lost = bool(msg.get("lost"))
                     return True
                 continue
             assert view.reader is not None
             view.reader.feed(line)
-            view.offset += len(line)
+            view.offset += size
     except (asyncssh.Error, OSError) as exc:
         raise describe(exc, hop.settings, None) from None
     finally:

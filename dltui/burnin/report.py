@@ -75,8 +75,10 @@ def document(
 
 
 def markdown(doc: dict[str, Any]) -> str:
+    """The report for a ticket. Every value in it is escaped (``md``): a node's words cannot
+    break a table row, open an HTML tag or become a link."""
     out = [
-        f"# Burn-in {doc['run_id']}",
+        f"# Burn-in {md(doc['run_id'])}",
         "",
         f"Overall: **{_overall(doc)}** (exit {doc['exit_code']})",
         "",
@@ -84,40 +86,65 @@ def markdown(doc: dict[str, Any]) -> str:
         "|---|---|---|",
     ]
     for node in doc["nodes"]:
-        failed = "<br>".join(_where(i) + _item_md(i) for i in _failed(node)) or "nothing"
-        out.append(f"| {node['node']} | {_MARK[node['status']]}{_skipped(node)} | {failed} |")
+        failed = "<br>".join(md(_where(i) + _item_md(i)) for i in _failed(node)) or "nothing"
+        out.append(f"| {md(node['node'])} | {_MARK[node['status']]}{md(_skipped(node))} | {failed} |")
     out.append("")
     for node in doc["nodes"]:
         plan = node["plan"]
+        tool = (node["tools"].get("gpu") or {}).get("tool") or "none"
         out += [
-            f"## {node['node']}: {_MARK[node['status']]}{_skipped(node)}",
+            f"## {md(node['node'])}: {_MARK[node['status']]}{md(_skipped(node))}",
             "",
-            f"- duration {plan.get('duration_s')} s; GPU stressor: "
-            f"{(node['tools'].get('gpu') or {}).get('tool') or 'none'}; samples: {node['samples']}",
+            f"- duration {md(plan.get('duration_s'))} s; GPU stressor: {md(tool)}; "
+            f"samples: {md(node['samples'])}",
         ]
         for gpu in node["gpus_facts"]:
             out.append(
-                f"- GPU {gpu['index']}: {gpu['name'] or '?'} serial {gpu['serial'] or '?'} "
-                f"bus {gpu['bus_id'] or '?'}"
+                f"- GPU {md(gpu['index'])}: {md(gpu['name'] or '?')} serial "
+                f"{md(gpu['serial'] or '?')} bus {md(gpu['bus_id'] or '?')}"
             )
         out += ["", "| GPU | verdict | problems |", "|---|---|---|"]
         for g in node["gpus"]:
             bad = [i for i in g["items"] if i["status"] != PASS]
             out.append(
-                f"| {g['index']} | {_MARK[g['status']]} | "
-                + "<br>".join(_item_md(i) for i in bad)
+                f"| {md(g['index'])} | {_MARK[g['status']]} | "
+                + "<br>".join(md(_item_md(i)) for i in bad)
                 + " |"
             )
         node_items = [i for i in node["items"] if i["status"] != PASS]
         if node_items:
             out += ["", "Node checks:", ""] + [
-                f"- {_MARK[i['status']]} {i['check']}: {_item_md(i)}" for i in node_items
+                f"- {_MARK[i['status']]} {md(_item_md(i))}" for i in node_items
             ]
         passed = [i for i in node["items"] if i["status"] == PASS]
         if passed:
-            out += ["", "Passed: " + "; ".join(f"{i['check']} ({i['evidence']})" for i in passed)]
+            out += ["", "Passed: " + "; ".join(md(f"{i['check']} ({i['evidence']})") for i in passed)]
         out.append("")
     return "\n".join(out)
+
+
+# What changes a Markdown document's structure or makes live content (GFM): a table cell's
+# "|", a line break, HTML and entities, links and images, code spans, and the escape itself.
+# Emphasis (* and _) is left: gpu_burn stays readable in the raw file, and at worst it styles.
+_MD_SPECIAL = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def md(value: object) -> str:
+    """``value`` as text for a Markdown line or table cell, nothing in it read as Markdown."""
+    return str(value).translate(_MD_SPECIAL)
 
 
 def _failed(node: dict[str, Any]) -> list[dict[str, Any]]:

@@ -93,6 +93,7 @@ class BurnIn:
         self.runs: list[verdict.NodeRun] = []
         self.verdicts: list[verdict.NodeVerdict] = []
         self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
+        self.notices: list[str] = []  # what else the operator must be told, one line each
 
     async def start(self, plan: Plan) -> None:
         """Starts every node at once; a refusal or an unreachable node is said on that node."""
@@ -166,6 +167,30 @@ class BurnIn:
             self.iperf_peer = peer
             pending.finish("ok", "")
 
+    async def _stop_iperf_server(self) -> None:
+        """Every client is done: the peer's server goes, audited first like its start (the
+        exact shell line sent). Unaudited, nothing is sent and its timeout(1) ends it."""
+        peer, server = self.iperf_peer, self.iperf_server
+        if peer is None or server is None:
+            return
+        self.iperf_peer = self.iperf_server = None
+        line = remote.iperf_server_stop_command(server)
+        try:
+            pending = self.audit.begin(peer, "burnin-iperf-server-stop", ["sh", "-c", line], run_id=self.run_id)
+        except AuditError as exc:
+            self.notices.append(
+                f"{peer}: the iperf3 server was left to end at its time limit: {exc}; nothing was sent"
+            )
+            return
+        with pending:
+            pending.sent = True
+            try:
+                res = await self.shell.run(peer, line)
+            except Failure as exc:
+                pending.finish("failed", exc.reason)
+                return
+            pending.finish("ok" if res.exit_status == 0 else "failed", f"exit {res.exit_status}")
+
     def refused(self, action: str, reason: str) -> None:
         """A start or stop refused before anything reached a node (--read-only): audited
         where the log can be written (the refusal stands either way)."""
@@ -207,12 +232,7 @@ class BurnIn:
     async def judge(self) -> int:
         """Fetches the outputs, judges every node; returns the exit code."""
         self.runs, self.verdicts = [], []
-        if self.iperf_peer is not None and self.iperf_server is not None:
-            with contextlib.suppress(Failure):  # every client is done: the peer's server goes
-                await self.shell.run(
-                    self.iperf_peer, remote.iperf_server_stop_command(self.iperf_server)
-                )
-            self.iperf_peer = self.iperf_server = None
+        await self._stop_iperf_server()
         for host in self.hosts:
             view = self.views[host]
             if view.lost and host not in self.failed:
@@ -241,10 +261,11 @@ class BurnIn:
                 self.verdicts.append(v)
                 continue
             try:
-                files = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
+                fetched = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
             except Failure as exc:
-                files = {}
+                fetched = remote.Fetched({}, {})
                 self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
+            files = fetched.files
             result = _json(files.get("result.json"))
             view.collector.fold.close(result.get("phases"))
             run = verdict.NodeRun(
@@ -258,7 +279,9 @@ class BurnIn:
                 fold=view.collector.fold,
             )
             self.runs.append(run)
-            self.verdicts.append(verdict.judge(run, self.thresholds))
+            judged = verdict.judge(run, self.thresholds)
+            judged.items += [_cut_short(name, size) for name, size in fetched.cut.items()]
+            self.verdicts.append(judged)
         disk_speed.compare_disks(self.runs, self.verdicts, self.thresholds)
         for host, judged in zip(self.hosts, self.verdicts, strict=True):
             self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
@@ -318,6 +341,18 @@ def _finish(pending: Pending, answer: dict[str, Any]) -> None:
     lost = pending.finish("ok" if ok else "failed", "" if ok else str(answer.get("reason")))
     if lost:
         answer["audit"] = lost
+
+
+def _cut_short(name: str, size: int) -> verdict.Item:
+    """A stressor's output longer than dltui reads: judged on its tail, and said so."""
+    return verdict.Item(
+        "outputs",
+        verdict.WARN,
+        f"{name} is {size / 2**20:.0f} MiB, more than the {remote.FETCH_FILE_MAX >> 20} MiB "
+        "dltui reads: judged on its end only (a tool that wrote this much was likely "
+        "repeating an error)",
+        f"read {name} in the run's folder on the node",
+    )
 
 
 def _json(data: bytes | None) -> dict[str, Any]:

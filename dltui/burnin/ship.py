@@ -79,12 +79,14 @@ def stop_command(run_id: str, wait_s: float = 60.0, python: str = "python3") -> 
     return _in_run(run_id, "stop", ["--wait", repr(float(wait_s))], python)
 
 
-def fetch_command(run_id: str, names: list[str]) -> str:
-    """Prints each named file of the run directory as ``<name> <length>\\n<bytes>``."""
+def fetch_command(run_id: str, names: list[str], file_max: int) -> str:
+    """Prints each named file of the run directory as ``<name> <sent> <size>\\n<bytes>``: its
+    last ``sent`` bytes, at most ``file_max``, of ``size`` (``-1 -1`` for a missing file)."""
     quoted = " ".join(shlex.quote(n) for n in names)
     body = (
         f'cd "$d" && for n in {quoted}; do if [ -f "$n" ]; then '
-        'echo "$n $(wc -c <"$n")"; cat "$n"; else echo "$n -1"; fi; done'
+        f's=$(($(wc -c <"$n"))); k=$s; [ "$s" -gt {int(file_max)} ] && k={int(file_max)}; '
+        'echo "$n $k $s"; tail -c "$k" "$n"; else echo "$n -1 -1"; fi; done'
     )
     return _find(run_id) + body
 

@@ -11,7 +11,7 @@ import math
 import time
 from array import array
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -64,6 +64,21 @@ class Ring:
         self._next = 0 if at == capacity else at
         if self._size < capacity:
             self._size += 1
+
+    @staticmethod
+    def append_row(rings: Sequence[Ring], values: Iterable[float | None]) -> None:
+        """``append`` one value to each of ``rings``, in one loop instead of a call per ring: a
+        sample appends to some hundred rings, and the calls were a third of a node's cost."""
+        nan = _NAN
+        for ring, value in zip(rings, values, strict=True):
+            data, at, capacity = ring._data, ring._next, ring._capacity
+            if at == len(data) and at < capacity:  # full but not yet at capacity
+                data.extend(array(data.typecode, [nan]) * min(at, capacity - at))
+            data[at] = nan if value is None else value
+            at += 1
+            ring._next = 0 if at == capacity else at
+            if ring._size < capacity:
+                ring._size += 1
 
     def values(self, n: int | None = None) -> list[float | None]:
         """The newest ``n`` values (all when None), oldest first."""
@@ -249,10 +264,8 @@ class NodeHistory:
         if self._dedupe:  # as a dict of the pairs would: the last value of a name wins
             named = dict(zip(_keys_of(shape), values, strict=True))
             values = [named[k] for k in self._keys]
-        for ring, value in zip(self._rings, values, strict=True):
-            ring.append(value)
-        for ring in self._absent:
-            ring.append(None)
+        Ring.append_row(self._rings, values)
+        Ring.append_row(self._absent, [None] * len(self._absent))
         if self.samples % PRUNE_EVERY == 0:
             self._prune()
 

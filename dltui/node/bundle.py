@@ -31,8 +31,8 @@ NOT_SHIPPED = {"bundle.py", "probe/smi_text.py"}
 # GPU never pays for ``pynvml`` (330 KB of source). ``-I -S`` keeps the node's site-packages
 # and PYTHON* variables out of the way (an old `pynvml` shim there must not shadow ours).
 # Only cheap imports here: ``importlib.abc``/``util`` alone cost a cold probe ~20 ms of CPU.
-def loader(packages: tuple[str, ...], entry: str) -> str:
-    """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
+def importer(packages: tuple[str, ...]) -> str:
+    """Source that makes ``packages`` and their modules importable from a blob ``D``."""
     return (
         "import sys,zlib,marshal\n"
         "from importlib.machinery import ModuleSpec\n"
@@ -43,9 +43,12 @@ def loader(packages: tuple[str, ...], entry: str) -> str:
         " def create_module(s,spec):return None\n"
         " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
         "sys.meta_path.insert(0,L())\n"
-        "from %(entry)s import main\n"
-        "sys.exit(main(sys.argv[1:]))\n"
-    ) % {"pkgs": packages, "entry": entry}
+    ) % {"pkgs": packages}
+
+
+def loader(packages: tuple[str, ...], entry: str) -> str:
+    """The loader for a blob ``D`` holding ``packages`` and their modules; runs ``entry.main``."""
+    return importer(packages) + "from %s import main\nsys.exit(main(sys.argv[1:]))\n" % entry
 
 
 _STDIN_PRELUDE = "import sys\nB=sys.stdin.buffer\nD=B.read(int(B.readline()))\n"

@@ -13,9 +13,22 @@ clocks, counters at 0) does not change from second to second.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import AbstractSet, Any, Callable, Mapping, Protocol
 
 from .schema import RECORD_FIELDS
+
+
+class FieldChecks(Protocol):
+    """What a field may hold, given to the Decoder by the operator's side (which knows the
+    types: ``dltui.core.field_types``); the probe decodes nothing and needs none."""
+
+    @property
+    def fast(self) -> Mapping[str, Mapping[str, AbstractSet[type]]]:
+        """Per record kind, per wire position: the types a value passes with at once (None's too)."""
+
+    def misfit(self, kind: str, pos: str, value: Any) -> str | None:
+        """None when ``value`` fits after all (a list whose items fit), else what is wrong
+        with it in words: ``is 'hot', not a number``, ``[0].pid is '42', not an int``."""
 
 KEYFRAME_EVERY = 30
 
@@ -100,9 +113,11 @@ class Decoder:
     kind and field table are looked up once and remembered.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, checks: FieldChecks | None = None) -> None:
         self.records: dict[str, dict[str, Any]] = {}
         self._kinds: dict[str, str] = {}  # record key -> kind
+        self._checks = checks  # every field a line changes is checked against it
+        self._half_applied: set[str] = set()  # keys a refused line changed before its bad field
 
     def kind(self, key: str) -> str:
         """``gpu`` for ``gpu/3``; raises DecodeError for a kind the tables do not know."""
@@ -125,24 +140,37 @@ class Decoder:
             raise DecodeError("sample line without records")
         keyframe = bool(line.get("key"))
         records = {} if keyframe else self.records
-        changed: set[str] = set()
-        for key, delta in changes.items():
-            kind = self.kind(key)
-            if not isinstance(delta, dict):
-                raise DecodeError("record %r is not a dict" % key)
-            by_position = _FIELD_BY_POSITION[kind]
-            rec = None if keyframe else records.get(key)
-            if rec is None:  # updated in place otherwise: callers copy what they keep
-                rec = dict.fromkeys(RECORD_FIELDS[kind])
-            for pos, value in delta.items():
-                name = by_position.get(pos)
-                if name is None:
-                    raise DecodeError("field %r out of range for %s" % (pos, kind))
-                if clean is not None and type(value) in _TEXT_TYPES:
-                    value = clean(value)
-                rec[name] = value
-            records[key] = rec
-            changed.add(key)
+        changed: set[str] = self._half_applied
+        self._half_applied = set()
+        fast = None if self._checks is None else self._checks.fast
+        key = ""
+        try:
+            for key, delta in changes.items():
+                kind = self.kind(key)
+                if not isinstance(delta, dict):
+                    raise DecodeError("record %r is not a dict" % key)
+                by_position = _FIELD_BY_POSITION[kind]
+                allowed = None if fast is None else fast[kind]
+                rec = None if keyframe else records.get(key)
+                if rec is None:  # updated in place otherwise: callers copy what they keep
+                    rec = records[key] = dict.fromkeys(RECORD_FIELDS[kind])
+                for pos, value in delta.items():
+                    name = by_position.get(pos)
+                    if name is None:
+                        raise DecodeError("field %r out of range for %s" % (pos, kind))
+                    if allowed is not None and type(value) not in allowed[pos]:
+                        wrong = self._checks.misfit(kind, pos, value)  # type: ignore[union-attr]
+                        if wrong is not None:
+                            gap = "" if wrong[0] in ".[" else " "
+                            raise DecodeError("%s %s%s%s" % (key, name, gap, wrong))
+                    if clean is not None and type(value) in _TEXT_TYPES:
+                        value = clean(value)
+                    rec[name] = value
+                changed.add(key)
+        except DecodeError:
+            if not keyframe:  # records updated in place up to the bad field: said with the next line
+                self._half_applied = changed | ({key} & records.keys())
+            raise
         if keyframe:
             changed |= set(self.records) - set(records)
         for key in line.get("gone", ()):
@@ -153,6 +181,7 @@ class Decoder:
 
 
 _TEXT_TYPES = frozenset((str, list, dict))  # what ``clean`` is applied to
+
 
 # Field names by their position as the wire spells it ("0", "1", ...).
 _FIELD_BY_POSITION = {

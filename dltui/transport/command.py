@@ -146,6 +146,21 @@ async def read_tail(stream, keep: int = OUTPUT_KEPT):
     return parts[0][:0].join(parts)[-keep:] if parts else None
 
 
+async def read_at_most(stream, limit: int):
+    """Everything ``stream`` says until its end, or None as soon as it has said more than
+    ``limit`` bytes (or characters): what is read is never more than that and one chunk."""
+    parts: list = []
+    held = 0
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            return chunk[:0].join(parts) if parts else chunk
+        held += len(chunk)
+        if held > limit:
+            return None
+        parts.append(chunk)
+
+
 async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> CommandResult:
     """``argv`` as a new session on an open asyncssh connection (no new handshake)."""
     import asyncssh

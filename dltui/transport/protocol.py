@@ -2,7 +2,9 @@
 
 Rebuilds only the records that changed in a line (see ``dltui.node.wire``); unchanged disks,
 GPUs and cores are the same objects as in the previous sample. A malformed or truncated line
-is counted and reported, never raised. Every string a line carries is cleaned here
+is counted and reported, never raised; so is a line whose field holds a value of another type
+than its model's (``dltui.core.field_types``): a node's ``"temperature_c": "hot"`` must not
+reach a rule. Every string a line carries is cleaned here
 (``dltui.core.text``): in a sample as its changed fields are decoded, in the other lines whole;
 a line whose JSON text cannot hold anything to clean (almost every line) skips it.
 """
@@ -11,9 +13,10 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
+from dltui.core.field_types import RecordChecks, record_misfit
 from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
@@ -36,7 +39,7 @@ from dltui.core.models import (
     is_time,
 )
 from dltui.core.text import clean_value, json_may_need_cleaning
-from dltui.node.schema import PROTOCOL
+from dltui.node.schema import PROTOCOL, RECORD_FIELDS
 from dltui.node.wire import DecodeError, Decoder
 
 from .base import Sink
@@ -58,6 +61,41 @@ _BUILDERS = {
 }
 _LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
+# What each field may hold: a line whose value is of another type ("temperature_c": "hot") is
+# malformed here, not a TypeError in a rule later (which would cost the node its connection).
+FIELD_CHECKS = RecordChecks(RECORD_FIELDS)
+
+
+MAX_LINE_BYTES = 1 << 20  # longer than any hello or keyframe; beyond it a line is garbage
+HEAD_KEPT = 200  # of a line over that: what is quoted when it is reported as malformed
+READ_CHUNK = 64 * 1024
+
+
+async def capped_lines(stream: Any, limit: int = MAX_LINE_BYTES) -> AsyncIterator[tuple[bytes, int]]:
+    """The whole lines a byte stream says, each with its size in bytes. A line longer than
+    ``limit`` is never held whole: it comes as its first HEAD_KEPT bytes (no newline, so it
+    reads as malformed) with its full size. A last line with no newline (a connection cut
+    it) is not given."""
+    size, kept, over = 0, [], False
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            return
+        start = 0
+        while True:
+            nl = chunk.find(b"\n", start)
+            end = len(chunk) if nl < 0 else nl + 1
+            size += end - start
+            if not over:
+                kept.append(chunk[start:end])
+                if size > limit:
+                    over = True
+                    kept = [b"".join(kept)[:HEAD_KEPT]]
+            if nl < 0:
+                break
+            yield b"".join(kept), size
+            size, kept, over = 0, [], False
+            start = end
 
 
 class ProtocolError(Exception):
@@ -70,7 +108,7 @@ class ProbeReader:
     def __init__(self, name: str, sink: Sink):
         self.name = name
         self.sink = sink
-        self.decoder = Decoder()
+        self.decoder = Decoder(FIELD_CHECKS)
         self.models: dict[str, Any] = {}  # single records (memory, pressure, tasks) by key
         self.lists: dict[str, dict[str, Any]] = {kind: {} for kind in _LIST_KINDS}  # by kind, then key
         self.cpu: CpuSample | None = None
@@ -105,6 +143,9 @@ class ProbeReader:
             facts, interval_s = self._hello(msg)
             return lambda: self.sink.on_hello(self.name, facts, interval_s)
         if kind == "event":
+            wrong = record_misfit(NodeEvent, msg)
+            if wrong is not None:
+                raise DecodeError(f"event {wrong}")
             event = NodeEvent.from_dict(msg)
         elif kind == "error":
             event = NodeEvent(
@@ -122,7 +163,10 @@ class ProbeReader:
             raise ProtocolError(
                 f"probe speaks protocol {msg.get('protocol')}, this dltui speaks {PROTOCOL}"
             )
-        self.decoder = Decoder()
+        wrong = record_misfit(NodeFacts, msg["facts"])
+        if wrong is not None:
+            raise DecodeError(f"facts {wrong}")
+        self.decoder = Decoder(FIELD_CHECKS)
         self.models.clear()
         for bucket in self.lists.values():
             bucket.clear()

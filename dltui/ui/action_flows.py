@@ -60,8 +60,12 @@ class ActionFlows:
         return [u.name for u in (known_units(units) or units)]
 
     def unit_of(self, node: str) -> str | None:
-        names = self.units_of(node)
-        return names[0] if names else None
+        """The unit whose journal the node screen follows: the first one the node has. None
+        for a unit not found or a node without systemd: nothing to read, and asking would
+        start a journalctl every JOURNAL_EVERY_S for ever."""
+        state = self.app.fleet.nodes.get(node)
+        units = known_units(state.sample.units) if state is not None and state.sample is not None else []
+        return units[0].name if units else None
 
     # -- what is offered: only what can act (footer keys, palette commands) --------------------
 

@@ -1,6 +1,7 @@
 """The dashboard: transports fill the fleet state; a fixed tick redraws the screen from it.
 
-``build_app`` is the one factory for the command line, the tests and the screenshot script.
+``build_app`` is the one factory of the app for the command line, the tests and the screenshot
+script; the fleet it shows is always made by ``dltui.wiring`` (``wiring.fleet_state``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from textual import events
@@ -126,7 +127,7 @@ class DltuiApp(App[int]):
 
     def tick(self) -> None:
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.thread_time()
         self.heap.tick()
         inventory = getattr(self.fleet.engine, "inventory", None)  # real nodes only
         if inventory is not None:
@@ -138,7 +139,7 @@ class DltuiApp(App[int]):
         if self.cfg.bell:
             self._ring_for_new_critical()
         if self.frame_stats is not None:
-            self.call_after_refresh(self.frame_stats.frame_done, started)
+            self.call_after_refresh(self.frame_stats.frame_done, started, cpu_started)
 
     # -- key latency, for the benchmark (DLTUI_FRAME_STATS): a key's arrival until the screen
     # painted after its binding's action ---------------------------------------------------
@@ -330,32 +331,16 @@ class DltuiApp(App[int]):
             )
 
 
-def engine_for(cfg: Config, inventory=None):
-    from dltui.core.rules import build_engine
-
-    return build_engine(cfg, inventory=inventory)
-
-
 def build_app(
     transports: Sequence[Transport],
     cfg: Config,
     *,
-    fleet: FleetState | None = None,
+    fleet: FleetState,
     theme_dirs: list[Path] | None = None,
-    clock: Callable[[], float] | None = None,
-    inventory=None,
 ) -> DltuiApp:
-    """The app for the command line (transports), tests and screenshots (a prepared ``fleet``).
-
-    ``clock`` is the fleet's time (a replay's recorded clock); the wall clock by default.
-    ``inventory``: the GPU inventory of real nodes (``core.gpu_inventory``), None for a demo.
-    """
-    if fleet is None:
-        fleet = FleetState(
-            [name for t in transports for name in t.names],
-            engine=engine_for(cfg, inventory),
-            clock=clock or time.time,
-        )
+    """The app on ``fleet`` (built by ``dltui.wiring``, the one place a fleet is made: for the
+    command line, and for the tests and screenshots through ``wiring.fleet_state``), with the
+    ``transports`` that fill it (none for a fleet the caller fills itself)."""
     return DltuiApp(
         fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()]
     )

@@ -120,6 +120,8 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
             if not app.cfg.read_only:  # attaching read-only writes nothing on the nodes
                 await session.leave_report_on_nodes(paths)
             app.notify(f"exit {code}; report {paths['md']}", title=f"burn-in {session.run_id} done")
+            for notice in session.notices:
+                app.notify(notice, title=f"burn-in {session.run_id}", severity="warning")
         finally:
             await session.shell.close()
 

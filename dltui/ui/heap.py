@@ -16,16 +16,21 @@ samples in between: the young generation holds only what is newer than that. Obj
 are still freed by reference counting when dropped (old samples, closed alerts), and leave the
 frozen generation then; so in a steady state its size stays put. A reference cycle that was
 alive when frozen and dies later (a popped screen, a dropped connection) is reclaimed only
-after a thaw. The thaw follows CPython's own rule for full collections: when the frozen
-generation has grown by a quarter since the last one (checked every ``CHECK_EVERY_S``:
-counting it walks the list, ~13 ms a million objects), everything goes back to the collector
-for one full collection. A steady fleet thaws rarely, if ever; a growing heap, or one that
-collects dead cycles, is bounded to 1.25 times what it holds, as without the freezing.
+after a thaw. The thaw follows CPython's own rule for full collections: when the heap has
+grown by a quarter since the last one, everything goes back to the collector for one full
+collection. A steady fleet thaws rarely, if ever; a growing heap, or one that collects dead
+cycles, is bounded to 1.25 times what it holds, as without the freezing.
+
+The heap's size is the interpreter's count of allocated memory blocks, checked every
+``CHECK_EVERY_S`` (sys.getallocatedblocks: a walk over the arenas, under a millisecond). The
+frozen generation's own count walks its list of objects: 35 ms for a million allocated in a
+row, 100-500 ms for a 2048-node fleet's million scattered ones, in the middle of a frame.
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
@@ -40,7 +45,7 @@ FREEZE_EVERY_SAMPLES = 64  # some 6 000 objects: a young collection of them is u
 class HeapFreezer:
     def __init__(self) -> None:
         self._next_check = time.monotonic() + CHECK_EVERY_S
-        self._baseline: int | None = None  # frozen objects after the last thaw (or first check)
+        self._baseline: int | None = None  # allocated blocks after the last thaw (or first check)
         self._samples = 0
         self.thaws = 0
 
@@ -52,15 +57,15 @@ class HeapFreezer:
         if now < self._next_check:
             return
         self._next_check = now + CHECK_EVERY_S
-        frozen = gc.get_freeze_count()
+        blocks = sys.getallocatedblocks()
         if self._baseline is None:
-            self._baseline = frozen
-        elif frozen >= GROWTH_TO_THAW * self._baseline:
+            self._baseline = blocks
+        elif blocks >= GROWTH_TO_THAW * self._baseline:
             gc.unfreeze()
             gc.collect()
             self.thaws += 1
             gc.freeze()
-            self._baseline = gc.get_freeze_count()
+            self._baseline = sys.getallocatedblocks()
 
     def sampled(self) -> None:
         self._samples += 1

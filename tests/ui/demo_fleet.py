@@ -18,8 +18,9 @@ from dltui.actions import simulated
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
-from dltui.ui.app import DltuiApp, build_app, engine_for
+from dltui.ui.app import DltuiApp, build_app
 from dltui.ui.themes import PACKAGED_DIR
+from dltui.wiring import fleet_state
 
 STEPS = 180  # 3 simulated minutes: past the rules' warm-up, gpu04 away since step 150
 SEED = 7
@@ -33,17 +34,19 @@ _MADE: weakref.WeakKeyDictionary[DemoTransport, tuple[FleetState, tuple[int, int
 _STEPPED: dict[tuple[int, int, int], tuple[DemoTransport, FleetState]] = {}
 
 
-def new_fleet(nodes: int = 12, gpus: int = 8) -> tuple[DemoTransport, FleetState]:
-    """A fresh demo fleet and the fleet state it writes into, as ``demo_app`` makes them."""
+def new_fleet(nodes: int = 12, gpus: int = 8, cfg: Config | None = None) -> tuple[DemoTransport, FleetState]:
+    """A fresh demo fleet and the fleet state it writes into, as ``demo_app`` makes them (the
+    theme, the only setting the tests vary, is not read by the rules)."""
     demo = DemoTransport(nodes=nodes, gpus=gpus, seed=SEED, commands=simulated.answer)
-    return demo, FleetState(demo.names, engine=engine_for(Config()), clock=demo.clock)
+    return demo, fleet_state(cfg or Config(), demo.names, clock=demo.clock)
 
 
 def demo_app(nodes: int = 12, gpus: int = 8, theme: str = "dltui-dark") -> tuple[DltuiApp, DemoTransport]:
     """An app on an empty demo fleet with a frozen clock; ``feed`` fills it (in ``run_before``)."""
-    demo, fleet = new_fleet(nodes, gpus)
+    cfg = Config(theme=theme)
+    demo, fleet = new_fleet(nodes, gpus, cfg)
     _MADE[demo] = (fleet, (nodes, gpus))
-    return build_app([], Config(theme=theme), fleet=fleet, theme_dirs=[PACKAGED_DIR]), demo
+    return build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR]), demo
 
 
 def feed(app: DltuiApp, demo: DemoTransport, steps: int = STEPS) -> None:

@@ -13,6 +13,7 @@ from dltui.ui.screens import FleetScreen, HelpScreen, NodeScreen, PromptScreen
 from dltui.ui.screens.help import help_content
 from dltui.ui.themes import PACKAGED_DIR
 from dltui.ui.widgets import FleetTable, GpuPane, NodeHeader
+from dltui.wiring import fleet_state
 
 from .demo_fleet import demo_app, feed
 
@@ -226,7 +227,7 @@ async def test_a_broken_or_unknown_theme_is_reported_and_the_default_used(tmp_pa
     (tmp_path / "typo.toml").write_text('name = "typo"\nprimry = "#ffffff"\n')
     (tmp_path / "number.toml").write_text("primary = 5\n")
     demo = DemoTransport(nodes=2)
-    fleet = FleetState(demo.names, clock=demo.clock)
+    fleet = fleet_state(Config(), demo.names, clock=demo.clock)
     app = build_app([], Config(theme="solarized-ish"), fleet=fleet, theme_dirs=[PACKAGED_DIR, tmp_path])
     notices = record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
@@ -242,7 +243,7 @@ async def test_a_broken_or_unknown_theme_is_reported_and_the_default_used(tmp_pa
 
 async def test_transports_run_as_workers_and_fill_the_screen():
     demo = DemoTransport(nodes=3, interval_s=0.05)
-    app = build_app([demo], Config(), theme_dirs=[PACKAGED_DIR])
+    app = build_app([demo], Config(), fleet=fleet_state(Config(), demo.names), theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=SIZE) as pilot:
         deadline = asyncio.get_running_loop().time() + 30  # only stops a broken test hanging
         while not all(n.sample is not None for n in app.fleet):  # samples to look at
@@ -261,7 +262,7 @@ async def test_a_failing_transport_is_reported_and_the_app_keeps_running():
         async def run(self, sink):
             raise RuntimeError("bug in a transport")
 
-    app = build_app([Broken()], Config(), theme_dirs=[PACKAGED_DIR])
+    app = build_app([Broken()], Config(), fleet=fleet_state(Config(), Broken.names), theme_dirs=[PACKAGED_DIR])
     notices = record_notices(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -305,7 +306,7 @@ async def test_a_acknowledges_the_nodes_xid_alert_and_says_so_in_the_timeline():
     from dltui.core.rules import build_engine
     from dltui.node.schema import xid_event
 
-    fleet = FleetState(["gpu01"], engine=build_engine(Config()), clock=lambda: 1_700_000_100.0)
+    fleet = fleet_state(Config(), ["gpu01"], clock=lambda: 1_700_000_100.0)
     fleet.on_event("gpu01", NodeEvent.from_dict(xid_event(1_700_000_000.0, "0000:3b:00", 79, "fell off", 3, "b/1")))
     node = fleet.nodes["gpu01"]
     assert ("xid", 3) in node.alerts

@@ -11,10 +11,11 @@ from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
 from dltui.ui import charts
-from dltui.ui.app import DltuiApp, build_app, engine_for
+from dltui.ui.app import DltuiApp, build_app
 from dltui.ui.screens import ChartScreen
 from dltui.ui.themes import PACKAGED_DIR
 from dltui.ui.widgets.chart import PlotextChart
+from dltui.wiring import fleet_state
 
 FULL = (160, 48)
 STEPS = 1900  # past the 30-minute window; gpu04 has dropped out and come back
@@ -24,7 +25,7 @@ STEPS = 1900  # past the 30-minute window; gpu04 has dropped out and come back
 def _history() -> FleetState:
     """Filled once for the module: the screens only read it (the clock is frozen)."""
     demo = DemoTransport(nodes=4, gpus=8, seed=7)
-    fleet = FleetState(demo.names, engine=engine_for(Config()), clock=demo.clock)
+    fleet = fleet_state(Config(), demo.names, clock=demo.clock)
     demo.step_into(fleet, STEPS)
     return fleet
 

@@ -13,11 +13,12 @@ from dltui.node.schema import PROTOCOL
 from dltui.node.wire import Encoder
 from dltui.transport.command import CommandResult
 from dltui.transport.protocol import ProbeReader
-from dltui.ui.app import build_app, engine_for
+from dltui.ui.app import build_app
 from dltui.ui.plain import escape
 from dltui.ui.screens import NodeScreen
 from dltui.ui.themes import PACKAGED_DIR
 from dltui.ui.widgets import GpuPane, NodeHeader, ProcessesPane, UnitPane
+from dltui.wiring import fleet_state
 from tests.hostile import HOSTILE, unsafe_strings
 from tests.unit.test_wire import collected
 
@@ -42,7 +43,7 @@ class JournalNode:
 
 def hostile_fleet() -> FleetState:
     cfg = Config()
-    fleet = FleetState([NODE], engine=engine_for(cfg), clock=lambda: 3.0)
+    fleet = fleet_state(cfg, [NODE], clock=lambda: 3.0)
     reader = ProbeReader(NODE, fleet)
     reader.feed(json.dumps({"type": "hello", "protocol": PROTOCOL, "time": 1.0, "interval_s": 1.0,
                             "facts": {"hostname": HOSTILE, "kernel": HOSTILE, "gpus": [{"index": 0, "name": HOSTILE}]}}))
@@ -84,7 +85,7 @@ async def test_a_hostile_node_opens_and_shows_its_text_as_written():
 
 async def test_notices_show_brackets_as_written():
     """``[actions]`` in a config error vanished; a result quoting a node's ``[/]`` crashed."""
-    app = build_app([], Config(), fleet=FleetState(["gpu01"], clock=lambda: 0.0), theme_dirs=[PACKAGED_DIR])
+    app = build_app([], Config(), fleet=fleet_state(Config(), ["gpu01"], clock=lambda: 0.0), theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         app.notify("config.toml: [actions] privilege = 'x'", title=f"{NODE}: restart: failed")
         app.screen.notify(f"{MARKUP} quoted by a node")  # a widget's notify passes markup=True
@@ -95,7 +96,7 @@ async def test_notices_show_brackets_as_written():
 
 
 async def test_the_palette_offers_a_node_named_with_markup_as_written():
-    fleet = FleetState(["gpu01", NODE, "[B]old", "[$x]"], clock=lambda: 0.0)
+    fleet = fleet_state(Config(), ["gpu01", NODE, "[B]old", "[$x]"], clock=lambda: 0.0)
     app = build_app([], Config(), fleet=fleet, theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=(120, 40)) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen) if c.title.startswith("Open ")]

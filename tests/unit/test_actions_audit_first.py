@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,26 @@ def test_begin_raises_the_plain_reason_when_the_folder_cannot_be_made(tmp_path):
     (tmp_path / "state").write_text("a file where the state folder goes")
     with pytest.raises(AuditError, match="cannot write the audit log"):
         AuditLog(tmp_path / "state" / "dltui" / "audit.jsonl").begin("n", "restart x", ["x"])
+
+
+def test_a_new_audit_log_is_in_its_folder_for_good_the_folders_are_fsynced(tmp_path, monkeypatch):
+    """fsync of the file keeps its lines, not its name: when the log (and its folders) are
+    first made, each folder that names one is fsynced before the first line counts as written.
+    os.fsync is watched (and still called) to see which files and folders it is given."""
+    synced: list[tuple[str, bool]] = []
+    real_fsync = os.fsync
+
+    def watched(fd):
+        synced.append((os.readlink(f"/proc/self/fd/{fd}"), stat.S_ISDIR(os.fstat(fd).st_mode)))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", watched)
+    state = tmp_path / "xdg" / "dltui"  # neither folder there yet
+    log = AuditLog(state / "audit.jsonl")
+    log.begin("n", "restart x", ["systemctl", "restart", "x"])
+    folders = {path for path, is_dir in synced if is_dir}
+    assert folders == {str(state), str(state.parent), str(tmp_path)}
+    assert (str(state / "audit.jsonl"), False) in synced
+    synced.clear()
+    log.record("n", "restart x", None, REFUSED, "why", 0.0)  # the file is there: itself only
+    assert synced == [(str(state / "audit.jsonl"), False)]

@@ -279,3 +279,21 @@ def test_node_code_has_no_import_cycles():
         return False
 
     assert sorted(m for m in graph if reaches(m, m, set())) == []
+
+
+def test_a_fleet_is_built_in_one_place_the_composition_root():
+    """``dltui.wiring`` makes the fleet state and its rule engine (``wiring.fleet_state``) for
+    every command; the UI, the other packages and the screenshot script take the one it made
+    (``core`` defines them). A second place would build a fleet that misses what the root adds."""
+    makers = {"FleetState", "build_engine"}
+    where = []
+    for path in [*PACKAGE.rglob("*.py"), *(REPO / "scripts").glob("*.py")]:
+        module = module_of(path)
+        if module == "dltui.wiring" or under(module, "dltui.core"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Call):
+                name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+                if name in makers:
+                    where.append(f"{module}:{node.lineno} {name}()")
+    assert where == []

@@ -16,6 +16,9 @@ from dltui.transport.ssh.options import SshOptions
 
 
 class _Answer:
+    exit_status = 0
+    stdout = b""  # fetch: none of the run's files
+
     def __init__(self, answer: dict[str, Any]):
         self.answer = answer
 
@@ -37,7 +40,7 @@ class _Shell:
         self.sent: list[str] = []
         self.logged_before: list[dict[str, Any]] = []  # the log's last line for the node, as sent
 
-    async def run(self, node: str, command: str, data: bytes | None = None, timeout_s=None):
+    async def run(self, node: str, command: str, data: bytes | None = None, timeout_s=None, limit=None):
         self.sent.append(command)
         if self.log is not None:
             mine = [e for e in _read(self.log) if e["node"] == node]
@@ -121,3 +124,35 @@ def test_start_and_stop_send_nothing_when_the_audit_log_cannot_be_written(state)
     assert set(session.failed) == {"a", "b"}
     assert all("cannot write the audit log" in why for why in session.failed.values())
     assert all(not a["ok"] and "nothing was sent" in a["reason"] for a in answers.values())
+
+
+def _peer_server(session: BurnIn) -> str:
+    """As after a start with --net b: the peer's iperf3 server; returns its stop's shell line."""
+    from dltui.burnin import remote
+
+    session.iperf_peer = "b"
+    session.iperf_server = remote.IperfServer("/tmp/dltui-iperf3.AbC123", 5201, 700)
+    return remote.iperf_server_stop_command(session.iperf_server)
+
+
+def test_the_stop_of_the_peers_iperf3_server_is_audited_before_it_is_sent(state):
+    shell = _Shell({"a": {"ok": True}, "b": {}}, state / "dltui" / "audit.jsonl")
+    session = BurnIn(shell, ["a"], "r3")  # type: ignore[arg-type]
+    line = _peer_server(session)
+    asyncio.run(session.judge())
+    assert line in shell.sent
+    before = shell.logged_before[shell.sent.index(line)]
+    assert (before["action"], before["outcome"], before["argv"]) == ("burnin-iperf-server-stop", "intent", ["sh", "-c", line])
+    (outcome,) = [e for e in _entries(state) if e["action"] == "burnin-iperf-server-stop" and e["outcome"] != "intent"]
+    assert (outcome["node"], outcome["outcome"], outcome["id"]) == ("b", "ok", before["id"])
+    assert session.iperf_peer is None
+
+
+def test_the_peers_iperf3_server_is_left_to_its_time_limit_when_the_audit_log_cannot_be_written(state):
+    (state / "dltui" / "audit.jsonl").mkdir(parents=True)
+    shell = _Shell({"a": {"ok": True}, "b": {}})
+    session = BurnIn(shell, ["a"], "r4")  # type: ignore[arg-type]
+    line = _peer_server(session)
+    asyncio.run(session.judge())
+    assert line not in shell.sent
+    assert len(session.notices) == 1 and "nothing was sent" in session.notices[0]

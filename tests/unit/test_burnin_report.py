@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 
 from dltui.burnin import report
@@ -111,3 +112,22 @@ def test_a_spool_that_cannot_be_written_costs_the_recording_not_the_run(tmp_path
         collector.on_sample("gpu01", Sample(time=float(t), gpus=[GpuSample(index=0)]))
     assert collector.count == 3  # still folded
     assert collector.spool is not None and "state" in (collector.spool.error or "")
+
+
+def test_markdown_escapes_node_text_a_pipe_cannot_break_a_row_nor_html_or_a_link_get_in():
+    """A node's words (a stressor's error line in the evidence, the GPU's name and serial)
+    carry a table's "|", a newline, HTML and a Markdown link: each row keeps its three cells,
+    nothing of it is a tag or a link, and the words are all there, escaped."""
+    hostile = "bad | cell <script>alert(1)</script> [click](https://evil.example) `x`"
+    runs, verdicts = _judged()
+    runs[1].facts.gpus[0].name = "two\nlines " + hostile
+    verdicts[1].gpus[3].items.append(v.Item("stressor", v.FAIL, hostile, "ask " + hostile, gpu=3))
+    verdicts[1].items.append(v.Item("smoke", v.WARN, hostile))
+    md = report.markdown(report.document("r1", runs, verdicts, v.DEFAULTS))
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    assert rows and all(len(re.split(r"(?<!\\)\|", row)) == 5 for row in rows), rows  # 3 cells each
+    assert "<script" not in md and "](" not in md.replace("\\](", "")
+    escaped = r"bad \| cell &lt;script&gt;alert(1)&lt;/script&gt; \[click\](https://evil.example) \`x\`"
+    assert f"- GPU 0: two lines {escaped} serial S0" in md
+    assert f"stressor: {escaped} → ask {escaped}" in md.split("| 3 | FAIL | ")[1].splitlines()[0]
+    assert f"- WARN smoke: {escaped}\n" in md

@@ -10,6 +10,7 @@ import pytest
 
 from dltui.core.models import BlockDeviceFacts, NicFacts, NodeFacts
 from dltui.node.probe import host
+from dltui.node.probe.files import READ_CHUNK
 from dltui.node.probe.host import (
     BoundedStatvfs,
     HostCollector,
@@ -495,3 +496,25 @@ def test_network_mounts_are_asked_every_tenth_tick_and_repeated_between(tmp_path
     assert len(asked) == 2  # the first tick and the eleventh
     nas = [[fs for fs in s["filesystems"] if fs["mountpoint"] == "/mnt/nas"][0] for s in samples]
     assert all(rec == nas[0] for rec in nas[1:-1]) and nas[0]["total_bytes"] == real_statvfs("/").f_blocks * real_statvfs("/").f_frsize
+
+
+def test_the_files_kept_open_are_read_whole_and_anew_every_tick(tmp_path):
+    """The files read every tick stay open between ticks: each sample still reads what they
+    say now, all of it (a /proc/stat of thousands of CPUs takes more than one read)."""
+    proc = copy_of_proc(tmp_path)
+    collector = HostCollector(Problems(), proc=str(proc))
+    before = collector.sample()
+    lines = (proc / "stat").read_text().splitlines()
+    total = next(line for line in lines if line.startswith("cpu "))
+    cores = [f"cpu{i} {total[3:].strip()}" for i in range(3000)]
+    others = [line for line in lines if not line.startswith("cpu")]
+    (proc / "stat").write_text("\n".join([total, *cores, *others]) + "\n")
+    assert (proc / "stat").stat().st_size > READ_CHUNK
+    meminfo = (proc / "meminfo").read_text().splitlines()
+    meminfo[0] = "MemTotal:       1000000 kB"
+    (proc / "meminfo").write_text("\n".join(meminfo) + "\n")
+    after = collector.sample()
+    collector.close()
+    assert len(before["cpu"]["cores"]) == os.cpu_count()
+    assert [c["index"] for c in after["cpu"]["cores"]] == list(range(3000))
+    assert after["memory"]["total_bytes"] == 1000000 * 1024

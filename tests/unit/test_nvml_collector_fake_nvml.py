@@ -17,6 +17,7 @@ from dltui.node.probe.gpu_records import GPU_FACT_FIELDS, GPU_LOST
 from dltui.node.probe.problems import Problems
 from dltui.node.schema import GPU_FIELDS
 from tests.fakes.fake_nvml import install_fake_nvml
+from tests.unit.test_protocol import wrong_types
 
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "nvidia-smi"
 H100 = FIXTURES / "h100-80gb-hbm3_590.48.01_load_query-gpu-all.csv"
@@ -83,6 +84,7 @@ def test_sample_values_equal_the_capture_fake_nvml(fake, problems):
     assert [r["index"] for r in records] == list(range(8))
     for record in records:
         assert set(record) == set(GPU_FIELDS)
+        assert wrong_types("gpu", record) == []  # what the operator's decoder accepts
         assert record["error"] is None
         assert record["utilization_percent"] == 100
         assert record["memory_utilization_percent"] == 11

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from dltui.core.state import FleetState
-from dltui.node.schema import PROTOCOL
+from dltui.node.schema import GPU_FIELDS, PROTOCOL
 from dltui.node.wire import Encoder
 from dltui.transport.protocol import ProbeReader, ProtocolError
 from tests.unit.test_wire import collected
@@ -90,3 +90,90 @@ def test_an_error_in_the_state_or_rules_is_raised_not_counted_as_a_bad_line():
     with pytest.raises(KeyError, match="a bug in a rule"):
         reader.feed(json.dumps(Encoder().encode(collected(1.0))))
     assert reader.malformed == 0
+
+
+GPU_TEMPERATURE = str(GPU_FIELDS.index("temperature_c"))
+
+
+@pytest.mark.parametrize(
+    "field, value, said",
+    [
+        ("temperature_c", "hot", "temperature_c is 'hot', not a number"),  # a string in a number
+        ("temperature_c", True, "temperature_c is True, not a number"),  # JSON true, though Python makes it 1
+        ("clock_event_reasons_mask", 4.5, "clock_event_reasons_mask is 4.5, not an int"),  # a mask: its bits are read
+        ("utilization_samples_percent", [97, "x"], "utilization_samples_percent[1] is 'x', not a number"),
+        ("processes", [{"pid": "4242", "name": "python3"}], "processes[0].pid is '4242', not an int"),
+        ("name", {"a": 1}, "name is {'a': 1}, not a str"),  # a dict in a string
+    ],
+)
+def test_a_field_of_the_wrong_type_is_a_malformed_line_not_a_crash_in_the_rules(field, value, said):
+    """The node is hostile or broken, the rest of the line's node is not: the line is counted
+    and reported as malformed with what was wrong, the node's state keeps its last good
+    sample, and the next good line is read as usual (the rules run on it)."""
+    from dltui.core.rules import build_engine
+
+    fleet = FleetState(["n"], engine=build_engine(), clock=lambda: 3.0)
+    reader = ProbeReader("n", fleet)
+    enc = Encoder()
+    reader.feed(hello())
+    reader.feed(json.dumps(enc.encode(collected(1.0))))
+    line = enc.encode(collected(2.0, temp=62))
+    line["r"]["gpu/0"][str(GPU_FIELDS.index(field))] = value
+    reader.feed(json.dumps(line))
+    node = fleet.nodes["n"]
+    assert reader.malformed == 1 and node.malformed_lines == 1
+    assert node.sample.time == 1.0
+    assert f"(gpu/0 {said})" in node.timeline[-1].message
+    reader.feed(json.dumps(enc.encode(collected(3.0, temp=63))))
+    assert node.sample.time == 3.0 and node.sample.gpus[0].temperature_c == 63
+
+
+def test_fields_a_refused_line_changed_before_its_bad_one_reach_the_state_with_the_next_line():
+    """Records are updated in place as a line is decoded: a line refused at its GPU record has
+    already changed its disk record, which the next line (not naming the disk) must deliver."""
+    fleet = FleetState(["n"])
+    reader = ProbeReader("n", fleet)
+    enc = Encoder()
+    reader.feed(hello())
+    reader.feed(json.dumps(enc.encode(collected(1.0))))
+    bad = {"type": "sample", "time": 2.0,
+           "r": {"disk/nvme0n1": {"1": 5.0}, "gpu/0": {GPU_TEMPERATURE: "hot"}}}
+    reader.feed(json.dumps(bad))
+    assert reader.malformed == 1
+    reader.feed(json.dumps({"type": "sample", "time": 3.0, "r": {"gpu/0": {GPU_TEMPERATURE: 64}}}))
+    sample = fleet.nodes["n"].sample
+    assert sample.time == 3.0 and sample.gpus[0].temperature_c == 64
+    assert sample.disks[0].read_bytes_per_s == 5.0
+
+
+
+def wrong_types(kind: str, record: dict) -> list[tuple[str, object]]:
+    """The fields of a probe record (by name) that the decoder's type checks would refuse."""
+    from dltui.core.field_types import fits
+    from dltui.node.schema import RECORD_FIELDS
+    from dltui.transport.protocol import FIELD_CHECKS
+
+    specs = FIELD_CHECKS.specs[kind]
+    return [
+        (name, record.get(name))
+        for pos, name in enumerate(RECORD_FIELDS[kind])
+        if not fits(specs[str(pos)], record.get(name))
+    ]
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        (hello(memory_total_bytes="lots"), "facts memory_total_bytes is 'lots', not an int"),
+        (hello(gpus=[{"index": 0, "name": 5}]), "facts gpus[0].name is 5, not a str"),
+        (hello(stack={"driver_held": "yes"}), "facts stack.driver_held is 'yes', not a bool"),
+        (json.dumps({"type": "event", "time": 2.0, "kind": "xid", "message": 79}), "event message is 79, not a str"),
+    ],
+    ids=["fact", "gpu-fact", "stack-fact", "event"],
+)
+def test_a_hello_or_event_of_the_wrong_types_is_malformed_too(line, said):
+    fleet = FleetState(["n"])
+    reader = ProbeReader("n", fleet)
+    reader.feed(line)
+    assert reader.malformed == 1
+    assert fleet.nodes["n"].timeline[-1].message.endswith(f"({said})")

@@ -16,6 +16,7 @@ from dltui.transport.local import LocalTransport
 from dltui.transport.recording.replay import ReplayError, ReplayTransport
 
 NODES = ["gpu01", "gpu02"]
+T0 = 1_767_258_000.0
 
 
 class CallLog:
@@ -182,6 +183,37 @@ async def test_a_garbage_line_and_a_cut_off_last_line_are_counted_and_reported(t
     assert played.count("sample") == 2  # everything but the cut-off line still plays
     assert fleet.nodes["gpu02"].status == st.CONNECTING  # its only line was the cut-off one
     assert fleet.nodes["gpu01"].timeline[-1].message == "end of recording (6 lines, 2 unreadable)"
+
+
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ({"kind": "sample", "sample": {"time": T0 + 1, "gpus": [{"index": 0, "temperature_c": "hot"}]}},
+         "sample gpus[0].temperature_c is 'hot', not a number"),
+        ({"kind": "hello", "facts": {"hostname": "gpu01", "memory_total_bytes": "lots"}},
+         "facts memory_total_bytes is 'lots', not an int"),
+        ({"kind": "event", "event": {"time": T0 + 1, "kind": "xid", "message": ["not", "text"]}},
+         "event message is ['not', 'text'], not a str"),
+    ],
+    ids=["sample", "hello", "event"],
+)
+async def test_a_line_whose_values_are_not_of_their_types_is_unreadable_and_the_rest_plays(tmp_path, line, said):
+    """A recording from elsewhere is read as carefully as a node's lines: before, a sample's
+    "hot" temperature reached the rules, whose TypeError ended the playback there."""
+    from dltui.core.rules import build_engine
+    from dltui.transport.recording.format import header
+
+    path = tmp_path / "typed.jsonl"
+    good = {"kind": "sample", "sample": {"time": T0 + 2, "gpus": [{"index": 0, "temperature_c": 60}]}}
+    lines = [header(T0, ["gpu01"]), {"t": T0 + 1, "node": "gpu01", **line}, {"t": T0 + 2, "node": "gpu01", **good}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    replay = ReplayTransport(path, speed=0)
+    fleet = FleetState(replay.names, engine=build_engine(), clock=replay.clock)
+    await stop(await play(replay, fleet))
+    node = fleet.nodes["gpu01"]
+    assert replay.malformed == 1 and node.sample.gpus[0].temperature_c == 60
+    assert node.timeline[0].message.endswith(f"({said})")
+    assert node.timeline[-1].message == "end of recording (1 lines, 1 unreadable)"
 
 
 async def test_gzip_recordings_round_trip_and_a_cut_off_one_plays_up_to_its_last_flush(tmp_path):

@@ -15,6 +15,7 @@ from dltui.node.probe.gpu_records import GPU_LOST
 from dltui.node.probe.problems import Problems
 from dltui.node.probe import smi as smi_module
 from dltui.node.probe.smi import SmiCollector
+from tests.unit.test_protocol import wrong_types
 
 REPO = Path(__file__).resolve().parents[2]
 FAKES = REPO / "tests" / "fakes"
@@ -102,6 +103,7 @@ def test_samples_come_from_one_long_lived_loop_fake_smi(smi_log, collectors):
         time.sleep(INTERVAL_S)
     assert [r["index"] for r in records] == list(range(8))
     for record in records:
+        assert wrong_types("gpu", record) == []  # what the operator's decoder accepts
         assert record["error"] is None
         assert record["power_w"] == 632.0
         assert record["memory_used_mib"] == 19818

@@ -141,12 +141,19 @@ class Engine:
             self._advance(node, nm, rule, timing, gpu, cond, answer, now)
 
     def tick(self, fleet: FleetState, now: float) -> None:
+        # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
+        # almost always, so that case is decided here without _judge's calls (as _judge would).
+        memories, window = self.nodes, self.window_s is not None
         for node in fleet:
-            nm = self._memory(node)
+            nm = memories.get(node.name) or self._memory(node)
             if node.facts is not nm.facts:
                 self._facts_arrived(node, nm, now)
-            for check, _, p, timing, rule in nm.rules[STATUS]:
-                self._judge(node, nm, rule, timing, None, check(node, nm, now, p), now)
+            conditions = nm.conditions
+            for check, rule_id, p, timing, rule in nm.rules[STATUS]:
+                answer = check(node, nm, now, p)
+                if (answer is CLEAR or answer is None) and not window and rule_id not in conditions:
+                    continue
+                self._judge(node, nm, rule, timing, None, answer, now)
         if self._fleet_dirty:
             self._fleet_dirty = False
             self._judge_fleet(fleet, now)
@@ -265,7 +272,7 @@ class Engine:
         severity = cond.severity
         assert severity is not None  # a condition that opens or stays open has one
         since = (cond.started if cond.started is not None else now) if alert is None else alert.since
-        message = self._message(answer, cond, timing, since, now)
+        message = alert_message(answer, cond, timing, since, now, self.window_s)
         if step is OPEN:
             node.alerts[key] = Alert(
                 rule.id, severity, message, since, gpu, dict(answer.evidence), answer.on_timeline
@@ -293,25 +300,6 @@ class Engine:
         alert.message = message
         alert.evidence = dict(answer.evidence)
 
-    def _message(
-        self, f: Finding, cond: Condition, timing: Timing, since: float, now: float
-    ) -> str:
-        text = f.what
-        if f.lasting and now - since >= 1:
-            text += f" for {fmt.duration(now - since)}"
-        if f.share is not None:
-            text += f" ({f.share * 100:.0f} % of the time)"
-        if f.detail:
-            text += f"; {f.detail}"
-        if cond.provisional:
-            text += (
-                f" (seen throughout the {self.window_s:g} s snapshot; the "
-                f"rule normally needs {timing.needs(RANK[cond.severity or 'warning'])})"
-            )
-        if f.action:
-            text += f" — {f.action}"
-        return text
-
     def _close(
         self,
         node: NodeState,
@@ -336,3 +324,24 @@ class Engine:
                     rule_id,
                 )
             )
+
+
+def alert_message(
+    f: Finding, cond: Condition, timing: Timing, since: float, now: float, window_s: float | None
+) -> str:
+    """An alert's words: what the rule found, for how long, and what to do."""
+    text = f.what
+    if f.lasting and now - since >= 1:
+        text += f" for {fmt.duration(now - since)}"
+    if f.share is not None:
+        text += f" ({f.share * 100:.0f} % of the time)"
+    if f.detail:
+        text += f"; {f.detail}"
+    if cond.provisional:
+        text += (
+            f" (seen throughout the {window_s:g} s snapshot; the "
+            f"rule normally needs {timing.needs(RANK[cond.severity or 'warning'])})"
+        )
+    if f.action:
+        text += f" — {f.action}"
+    return text

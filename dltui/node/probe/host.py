@@ -8,15 +8,15 @@ so its rates are None rather than invented zeros.
 from __future__ import annotations
 
 import errno
+import operator
 import os
-import select
 import shlex
 import sys
-import threading
 import time
 from typing import Any, Dict, Sequence
 
 from ..schema import D_STATE_EVERY_TICKS, MEMORY_FIELDS, PRESSURE_FIELDS
+from .files import BoundedStatvfs, KeptOpen, MountTable, read_sys, read_text
 from .problems import Problems
 from .procfs import (
     SECTOR_BYTES,
@@ -72,6 +72,17 @@ MEMINFO_NAMES = frozenset(
     )
 )
 
+PRESSURE_RESOURCES = ("cpu", "io", "memory")
+# resource -> (line, window, record key) for every value a sample keeps (built once)
+PRESSURE_KEYS = {
+    resource: [
+        (kind, window, "%s_%s_%s_percent" % (resource, kind, window))
+        for kind in ("some", "full")
+        for window in ("avg10", "avg60")
+    ]
+    for resource in PRESSURE_RESOURCES
+}
+
 # Counting D-state processes reads /proc/<pid>/stat of every process, ~10 µs each: 0.7 ms with
 # 75 processes, 27 ms with 2000, more than the whole rest of a sample. So the scan runs every
 # D_STATE_EVERY_TICKS ticks (schema.py: the rules know it too) and the ticks between report
@@ -92,6 +103,13 @@ class HostCollector:
         self._networks: tuple[float, dict[str, NetCounters]] | None = None
         self._block_listing: list[str] | None = None
         self._watched_disks: frozenset[str] = frozenset()
+        self._diskstats_rows = -1  # rows of /proc/diskstats when /sys/block was last listed
+        # the files read every tick, kept open and read again from their start
+        self._files = {
+            name: KeptOpen(proc + "/" + name, one_record=name not in ("diskstats", "net/dev"))
+            for name in ("stat", "loadavg", "meminfo", "diskstats", "net/dev")
+            + tuple("pressure/" + r for r in PRESSURE_RESOURCES)
+        }
         self._mount_table = MountTable(proc + "/self/mounts")
         self._watched_mounts: list[tuple[Mount, bool]] = []
         self._statvfs = BoundedStatvfs(STATVFS_TIMEOUT_S)
@@ -120,13 +138,13 @@ class HostCollector:
         }
         with self.problems.guard("cpuinfo"):
             facts["cpu_model"], facts["cpu_count"] = cpu_model_and_count(
-                _read(self.proc + "/cpuinfo")
+                read_text(self.proc + "/cpuinfo")
             )
         with self.problems.guard("meminfo"):
-            meminfo = parse_meminfo(_read(self.proc + "/meminfo"), ("MemTotal",))
+            meminfo = parse_meminfo(read_text(self.proc + "/meminfo"), ("MemTotal",))
             facts["memory_total_bytes"] = meminfo["MemTotal"]
         with self.problems.guard("stat"):
-            facts["boot_time"] = parse_stat(_read(self.proc + "/stat"))["btime"]
+            facts["boot_time"] = parse_stat(read_text(self.proc + "/stat"))["btime"]
         with self.problems.guard("block devices"):
             facts["block_devices"] = [self._block_device(n) for n in sorted(self._disk_names())]
         with self.problems.guard("network interfaces"):
@@ -136,32 +154,34 @@ class HostCollector:
 
     def _block_device(self, name: str) -> Record:
         base = "%s/block/%s" % (self.sys, name)
-        size = _read_sys(base + "/size")
-        rotational = _read_sys(base + "/queue/rotational")
+        size = read_sys(base + "/size")
+        rotational = read_sys(base + "/queue/rotational")
         return {
             "name": name,
             "size_bytes": int(size) * SECTOR_BYTES if size is not None else None,
-            "model": _read_sys(base + "/device/model") or None,
+            "model": read_sys(base + "/device/model") or None,
             "rotational": rotational == "1" if rotational is not None else None,
         }
 
     def _nic(self, name: str) -> Record:
         base = "%s/class/net/%s" % (self.sys, name)
         # speed reads -1, or fails with EINVAL, when the link is down or the driver has no idea
-        speed_text = _read_sys(base + "/speed")
+        speed_text = read_sys(base + "/speed")
         speed = int(speed_text) if speed_text is not None else -1
-        mtu = _read_sys(base + "/mtu")
+        mtu = read_sys(base + "/mtu")
         return {
             "name": name,
             "speed_mbps": speed if speed >= 0 else None,
-            "mac": _read_sys(base + "/address") or None,
+            "mac": read_sys(base + "/address") or None,
             "mtu": int(mtu) if mtu is not None else None,
-            "operstate": _read_sys(base + "/operstate"),
+            "operstate": read_sys(base + "/operstate"),
         }
 
     def close(self) -> None:
-        """Release the descriptor kept open on the mount table."""
+        """Release the descriptors kept open (the mount table, the files read every tick)."""
         self._mount_table.close()
+        for kept in self._files.values():
+            kept.close()
 
     # ---- sample --------------------------------------------------------------------------
 
@@ -176,9 +196,10 @@ class HostCollector:
             "networks": [],
         }
         stat: dict[str, Any] = {}
+        files = self._files
         with self.problems.guard("cpu"):
-            stat = parse_stat(_read(self.proc + "/stat"))
-            sample["cpu"] = self._cpu(stat, parse_loadavg(_read(self.proc + "/loadavg")))
+            stat = parse_stat(files["stat"].read())
+            sample["cpu"] = self._cpu(stat, parse_loadavg(files["loadavg"].read()))
         with self.problems.guard("tasks"):
             sample["tasks"] = {
                 "running": stat.get("procs_running"),
@@ -186,7 +207,7 @@ class HostCollector:
                 "d_state_processes": self._d_state_processes(),
             }
         with self.problems.guard("memory"):
-            meminfo = parse_meminfo(_read(self.proc + "/meminfo"), MEMINFO_NAMES)
+            meminfo = parse_meminfo(files["meminfo"].read(), MEMINFO_NAMES)
             sample["memory"] = memory_record(meminfo)
         with self.problems.guard("pressure"):
             sample["pressure"] = self._pressure()
@@ -206,11 +227,10 @@ class HostCollector:
             prev_total, prev_cores = previous
         record = cpu_percents(prev_total, stat["cpu"])
         record["load_1"], record["load_5"], record["load_15"] = loads
-        record["cores"] = []
-        for index, times in sorted(stat["cores"].items()):
-            core: Record = {"index": index}
-            core.update(cpu_percents(prev_cores.get(index), times))
-            record["cores"].append(core)
+        record["cores"] = [
+            cpu_percents(prev_cores.get(index), times, index)
+            for index, times in sorted(stat["cores"].items())
+        ]
         return record
 
     def _d_state_processes(self) -> int | None:
@@ -222,27 +242,29 @@ class HostCollector:
 
     def _pressure(self) -> Record | None:
         record: dict[str, float | None] = {}
-        for resource in ("cpu", "io", "memory"):
+        for resource in PRESSURE_RESOURCES:
             try:
-                text = _read("%s/pressure/%s" % (self.proc, resource))
+                text = self._files["pressure/" + resource].read()
             except OSError as exc:
                 # No PSI on this kernel (< 4.20, or booted with psi=0): unknown, not zero.
                 if exc.errno in (errno.ENOENT, errno.EOPNOTSUPP):
                     return None
                 raise
             psi = parse_pressure(text)
-            for kind in ("some", "full"):
-                values = psi.get(kind, {})
-                for window in ("avg10", "avg60"):
-                    value = values.get(window)
-                    key = "%s_%s_%s_percent" % (resource, kind, window)
-                    record[key] = round(value, 1) if value is not None else None
+            for kind, window, key in PRESSURE_KEYS[resource]:
+                value = psi.get(kind, {}).get(window)
+                record[key] = round(value, 1) if value is not None else None
         return {name: record[name] for name in PRESSURE_FIELDS}
 
     def _disk_records(self) -> list[Record]:
+        text = self._files["diskstats"].read()
+        rows = text.count("\n")
+        if rows != self._diskstats_rows:  # a device came or went: /sys/block is listed again
+            self._diskstats_rows = rows
+            self._block_listing = None
         watched = self._disk_names()
         now = time.monotonic()
-        current = parse_diskstats(_read(self.proc + "/diskstats"), watched)
+        current = parse_diskstats(text, watched)
         previous, self._disks = self._disks, (now, current)
         prev_time, prev = previous if previous is not None else (now, {})
         return [
@@ -256,19 +278,21 @@ class HostCollector:
         md*) are kept only at the top of their stack, i.e. with no holders: that is the
         device a file system sits on, and the layers under it would count the same I/O again.
         Empty devices (size 0: card readers, unassembled arrays) are skipped. The decision is
-        cached until the listing of /sys/block changes.
+        cached until /proc/diskstats, read every tick anyway, gains or loses rows (a device
+        came or went): listing /sys/block every second cost as much as parsing diskstats.
         """
+        if self._block_listing is not None:  # listed again when /proc/diskstats changes rows
+            return self._watched_disks
         listing = os.listdir(self.sys + "/block")
-        if listing != self._block_listing:
-            self._block_listing = listing
-            self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
+        self._block_listing = listing
+        self._watched_disks = frozenset(n for n in listing if self._is_watched_disk(n))
         return self._watched_disks
 
     def _is_watched_disk(self, name: str) -> bool:
         if name.startswith(SKIPPED_DISK_PREFIXES):
             return False
         base = "%s/block/%s" % (self.sys, name)
-        if _read_sys(base + "/size") in (None, "0"):
+        if read_sys(base + "/size") in (None, "0"):
             return False
         if os.path.exists(base + "/device"):
             return True
@@ -302,9 +326,7 @@ class HostCollector:
 
     def _network_records(self) -> list[Record]:
         now = time.monotonic()
-        current = parse_net_dev(_read(self.proc + "/net/dev"))
-        for name in [n for n in current if not shown_nic(n)]:
-            del current[name]
+        current = parse_net_dev(self._files["net/dev"].read(), shown_nic)
         previous, self._networks = self._networks, (now, current)
         prev_time, prev = previous if previous is not None else (now, {})
         return [
@@ -325,30 +347,36 @@ def shown_nic(name: str) -> bool:
 # ---- records from counters (pure) ---------------------------------------------------------
 
 
-def cpu_percents(previous: CpuTimes | None, current: CpuTimes) -> Record:
-    """Shares of the CPU time between two /proc/stat readings, in percent.
+def cpu_percents(
+    previous: CpuTimes | None, current: CpuTimes, index: int | None = None
+) -> Record:
+    """Shares of the CPU time between two /proc/stat readings, in percent (with ``index``
+    first when given: a core's record).
 
     ``system`` includes irq and softirq time, so user + system + steal = total. A counter that
     went backwards (iowait may, per proc(5)) counts as 0.
     """
-    record: Record = dict.fromkeys(
-        ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
-    )
-    if previous is None:
-        return record
-    user, nice, system, idle, iowait, irq, softirq, steal = [
-        c - p if c > p else 0 for c, p in zip(current, previous)
-    ]
-    elapsed = user + nice + system + idle + iowait + irq + softirq + steal
-    if elapsed == 0:
-        return record
-    scale = 100.0 / elapsed
-    record["total_percent"] = round((elapsed - idle - iowait) * scale, 1)
-    record["user_percent"] = round((user + nice) * scale, 1)
-    record["system_percent"] = round((system + irq + softirq) * scale, 1)
-    record["iowait_percent"] = round(iowait * scale, 1)
-    record["steal_percent"] = round(steal * scale, 1)
+    record: Record = {} if index is None else {"index": index}
+    if previous is not None:
+        user, nice, system, idle, iowait, irq, softirq, steal = [
+            c - p if c > p else 0 for c, p in zip(current, previous)
+        ]
+        elapsed = user + nice + system + idle + iowait + irq + softirq + steal
+        if elapsed:
+            scale = 100.0 / elapsed
+            record["total_percent"] = round((elapsed - idle - iowait) * scale, 1)
+            record["user_percent"] = round((user + nice) * scale, 1)
+            record["system_percent"] = round((system + irq + softirq) * scale, 1)
+            record["iowait_percent"] = round(iowait * scale, 1)
+            record["steal_percent"] = round(steal * scale, 1)
+            return record
+    record.update(_NO_CPU_PERCENTS)
     return record
+
+
+_NO_CPU_PERCENTS: Record = dict.fromkeys(
+    ("total_percent", "user_percent", "system_percent", "iowait_percent", "steal_percent")
+)
 
 
 def memory_record(info: dict[str, int]) -> Record:
@@ -397,7 +425,7 @@ def disk_record(
         "await_ms": None,
     }
     # No previous reading, or a counter went backwards (device replaced, 32-bit wrap).
-    if previous is None or elapsed_s <= 0 or any(c < p for c, p in zip(current, previous)):
+    if previous is None or elapsed_s <= 0 or any(map(operator.lt, current, previous)):
         return record
     d = DiskCounters._make(c - p for c, p in zip(current, previous))
     elapsed_ms = elapsed_s * 1000.0
@@ -427,7 +455,7 @@ def network_record(
         "rx_drops_total": current.rx_drops,
         "tx_drops_total": current.tx_drops,
     }
-    if previous is None or elapsed_s <= 0 or any(c < p for c, p in zip(current, previous)):
+    if previous is None or elapsed_s <= 0 or any(map(operator.lt, current, previous)):
         return record
     record["rx_bytes_per_s"] = round((current.rx_bytes - previous.rx_bytes) / elapsed_s)
     record["tx_bytes_per_s"] = round((current.tx_bytes - previous.tx_bytes) / elapsed_s)
@@ -514,77 +542,6 @@ def _names_its_storage(device: str) -> bool:
     return device.startswith("/") or ":" in device
 
 
-class MountTable:
-    """The mount table, read again only when the kernel says it changed.
-
-    proc(5): an open /proc/<pid>/mounts signals a mount or unmount as POLLPRI. Polling it
-    costs one syscall; reading and parsing the table every tick would cost ~30 µs here and
-    milliseconds on a Kubernetes node with hundreds of mounts.
-    """
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._fd: int | None = None
-        self._poll = select.poll()
-
-    def read_if_changed(self) -> str | None:
-        """The table's text on the first call and after a change, else None."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY)
-            self._poll.register(self._fd, select.POLLPRI)
-        elif not self._poll.poll(0):
-            return None
-        try:
-            os.lseek(self._fd, 0, os.SEEK_SET)
-            return _read_fd(self._fd)
-        except OSError:
-            self.close()
-            raise
-
-    def close(self) -> None:
-        if self._fd is not None:
-            self._poll.unregister(self._fd)
-            os.close(self._fd)
-            self._fd = None
-
-
-class BoundedStatvfs:
-    """``os.statvfs`` that gives up after a timeout, for file systems served by someone else.
-
-    A hung NFS server or FUSE daemon blocks statvfs in the kernel, possibly for ever. The call
-    runs in a daemon thread; past the timeout it raises TimeoutError, and while that thread is
-    still stuck later calls for the same path raise at once instead of piling up threads.
-    """
-
-    def __init__(self, timeout_s: float) -> None:
-        self.timeout_s = timeout_s
-        self._stuck: dict[str, threading.Thread] = {}  # path -> thread still inside statvfs
-
-    def __call__(self, path: str) -> os.statvfs_result:
-        thread = self._stuck.get(path)
-        if thread is not None:
-            if thread.is_alive():
-                raise TimeoutError("statvfs %s timed out" % path)
-            del self._stuck[path]
-        box: dict[str, Any] = {}
-
-        def run() -> None:
-            try:
-                box["result"] = os.statvfs(path)
-            except OSError as exc:
-                box["error"] = exc
-
-        thread = threading.Thread(target=run, name="statvfs " + path, daemon=True)
-        thread.start()
-        thread.join(self.timeout_s)
-        if thread.is_alive():
-            self._stuck[path] = thread
-            raise TimeoutError("statvfs %s timed out" % path)
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
-
-
 # ---- small readers -----------------------------------------------------------------------
 
 
@@ -629,7 +586,7 @@ def os_pretty_name() -> str | None:
     """PRETTY_NAME from os-release(5), or None where the file is absent."""
     for path in ("/etc/os-release", "/usr/lib/os-release"):
         try:
-            text = _read(path)
+            text = read_text(path)
         except OSError:
             continue
         for line in text.splitlines():
@@ -638,35 +595,3 @@ def os_pretty_name() -> str | None:
                 return values[0] if values else None
         return None
     return None
-
-
-def _read(path: str) -> str:
-    # os.open/os.read skip the buffered and text layers of open(): ~8 µs less per file, and
-    # a sample reads a dozen files.
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        return _read_fd(fd)
-    finally:
-        os.close(fd)
-
-
-def _read_fd(fd: int) -> str:
-    chunks = []
-    while True:
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    # surrogateescape: mount points and interface names are bytes, not always UTF-8; this
-    # keeps them usable as paths again (os.statvfs) instead of failing to decode.
-    return b"".join(chunks).decode("utf-8", "surrogateescape")
-
-
-def _read_sys(path: str) -> str | None:
-    """A one-value sysfs attribute, stripped; None where absent or unreadable."""
-    try:
-        with open(path) as f:
-            return f.read().strip()
-    except OSError:
-        return None
-

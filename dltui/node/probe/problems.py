@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
-from typing import Any, Iterator
+from types import TracebackType
+from typing import Any
 
 
 class Problems:
@@ -40,15 +40,38 @@ class Problems:
         notes, self.notes = self.notes, []
         return [note_event(source, message) for source, message in notes]
 
-    @contextlib.contextmanager
-    def guard(self, source: str) -> Iterator[None]:
+    def guard(self, source: str) -> _Guard:
         """Run a block for ``source``; an exception becomes a report instead of a crash."""
-        try:
-            yield
-        except Exception as exc:  # noqa: BLE001 - one broken source must not stop the probe
-            self.report(source, describe(exc))
-        else:
-            self.clear(source)
+        return _Guard(self, source)
+
+
+class _Guard:
+    """``with problems.guard(source):`` -- a plain object, not a generator context manager:
+    a host sample enters seven of these every second, and a generator's setup was most of it."""
+
+    __slots__ = ("problems", "source")
+
+    def __init__(self, problems: Problems, source: str) -> None:
+        self.problems = problems
+        self.source = source
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool:
+        if kind is None:
+            if self.source in self.problems.active:
+                self.problems.clear(self.source)
+            return False
+        if exc is None or not isinstance(exc, Exception):  # KeyboardInterrupt, SystemExit:
+            return False  # not a source's fault
+        self.problems.report(self.source, describe(exc))  # one broken source must not stop the probe
+        return True
 
 
 def note_event(source: str, message: str) -> dict[str, Any]:

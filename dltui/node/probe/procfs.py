@@ -6,7 +6,8 @@ collector's job (``host.py``). Formats follow proc(5) and Documentation/ABI of t
 
 from __future__ import annotations
 
-from typing import Any, Container, NamedTuple, TypeVar
+import operator
+from typing import Any, Callable, Collection, Container, NamedTuple, TypeVar
 
 
 # /proc/stat columns we use, in kernel order. guest and guest_nice are left out on purpose:
@@ -55,6 +56,14 @@ Text = TypeVar("Text", str, bytes)
 
 SECTOR_BYTES = 512  # diskstats counts 512-byte sectors whatever the device's block size
 
+# The columns each record takes, in its fields' order: net/dev after the name (rx bytes,
+# packets, errs, drop, then tx from the ninth), diskstats from the line's start.
+_NET_COLUMNS = operator.itemgetter(0, 1, 2, 3, 8, 9, 10, 11)
+_DISK_COLUMNS = operator.itemgetter(3, 5, 6, 7, 9, 10, 12, 13)
+# A record from an iterable of its fields without the namedtuple's Python-level __new__:
+# a sample builds some twenty of them.
+_new = tuple.__new__
+
 
 def parse_stat(text: str) -> dict[str, Any]:
     """/proc/stat -> {"cpu": CpuTimes, "cores": {index: CpuTimes}, "procs_running",
@@ -64,7 +73,7 @@ def parse_stat(text: str) -> dict[str, Any]:
         # Test the prefix before splitting: the intr line alone can hold thousands of numbers.
         if line.startswith("cpu"):
             parts = line.split()
-            times = CpuTimes(*[int(v) for v in parts[1:9]])
+            times = _new(CpuTimes, map(int, parts[1:9]))
             if parts[0] == "cpu":
                 result["cpu"] = times
             else:
@@ -81,14 +90,23 @@ def parse_loadavg(text: str) -> tuple[float, float, float]:
     return float(parts[0]), float(parts[1]), float(parts[2])
 
 
-def parse_meminfo(text: str, names: Container[str] | None = None) -> dict[str, int]:
+def parse_meminfo(text: str, names: Collection[str] | None = None) -> dict[str, int]:
     """/proc/meminfo -> {name: value}; ``kB`` values in bytes, unitless counts (HugePages_*)
-    as they are. With ``names``, only those lines are converted (half the cost per tick)."""
+    as they are. With ``names``, only those lines are found and converted (a tenth of the
+    file's lines, looked up by name rather than by walking all of them)."""
+    if names is None:
+        lines = text.splitlines()
+    else:
+        text = "\n" + text
+        lines = []
+        for name in names:
+            start = text.find("\n" + name + ":")
+            if start >= 0:
+                end = text.find("\n", start + 1)
+                lines.append(text[start + 1 : end if end >= 0 else len(text)])
     result = {}
-    for line in text.splitlines():
+    for line in lines:
         name, _, rest = line.partition(":")
-        if names is not None and name not in names:
-            continue
         parts = rest.split()
         if not parts:
             continue
@@ -108,24 +126,22 @@ def parse_diskstats(text: str, names: Container[str] | None = None) -> dict[str,
     """
     result = {}
     for line in text.splitlines():
+        if names is not None:  # the name first: most rows are partitions and loop devices
+            head = line.split(None, 3)
+            if len(head) < 3 or head[2] not in names:
+                continue
         parts = line.split()
-        if len(parts) < 14 or (names is not None and parts[2] not in names):
+        if len(parts) < 14:
             continue
-        result[parts[2]] = DiskCounters(
-            reads=int(parts[3]),
-            read_sectors=int(parts[5]),
-            read_ms=int(parts[6]),
-            writes=int(parts[7]),
-            write_sectors=int(parts[9]),
-            write_ms=int(parts[10]),
-            io_ticks_ms=int(parts[12]),
-            time_in_queue_ms=int(parts[13]),
-        )
+        result[parts[2]] = _new(DiskCounters, map(int, _DISK_COLUMNS(parts)))
     return result
 
 
-def parse_net_dev(text: str) -> dict[str, NetCounters]:
-    """/proc/net/dev -> {interface: NetCounters}.
+def parse_net_dev(
+    text: str, keep: Callable[[str], bool] | None = None
+) -> dict[str, NetCounters]:
+    """/proc/net/dev -> {interface: NetCounters}, for the interfaces ``keep(name)`` accepts
+    when given (a container host lists hundreds it would parse for nothing).
 
     Two header lines, then ``name: 16 counters``. The kernel pads names to 6 characters, so a
     longer name touches its first counter (``podman0:7170041319``); interface names cannot
@@ -136,17 +152,10 @@ def parse_net_dev(text: str) -> dict[str, NetCounters]:
         name, sep, rest = line.partition(":")
         if not sep:
             continue
-        v = rest.split()
-        result[name.strip()] = NetCounters(
-            rx_bytes=int(v[0]),
-            rx_packets=int(v[1]),
-            rx_errors=int(v[2]),
-            rx_drops=int(v[3]),
-            tx_bytes=int(v[8]),
-            tx_packets=int(v[9]),
-            tx_errors=int(v[10]),
-            tx_drops=int(v[11]),
-        )
+        name = name.strip()
+        if keep is not None and not keep(name):
+            continue
+        result[name] = _new(NetCounters, map(int, _NET_COLUMNS(rest.split())))
     return result
 
 

@@ -25,7 +25,7 @@ from .scenarios import CRASH_EVERY, DOWN, EPOCH, GIB, OOM, OOM_KILL_STEP, RETRYI
 PREFILL_STEPS = 170
 PREFILL_NODE_SAMPLES = 20_000  # a large fleet gets fewer steps: start-up stays a few seconds
 PREFILL_CHUNK = 16  # node-samples between yields to the event loop: the screen stays live
-NODES_PER_SLOT = 8  # live: at most this many nodes' samples at once
+NODES_PER_SLOT = 2  # live: at most this many nodes' samples at once (a frame waits behind a slot)
 
 # A simulated node's answer to a command: (node, argv without timeout/sudo, now) -> (output,
 # exit status).

@@ -106,7 +106,10 @@ class Client:
             raise PrometheusError(
                 f"Prometheus at {self.url} refused a query: {body.get('error', body)}"
             )
-        return body["data"]
+        answer = body.get("data")
+        if not isinstance(answer, dict):
+            raise PrometheusError(f"Prometheus at {self.url} answered a query without its data")
+        return answer
 
 
 # One answer decoded at a time: the queries' threads all decoding at once left the event
@@ -116,11 +119,19 @@ _decode_lock = threading.Lock()
 
 
 def _decode(raw: bytes, encoding: str | None) -> dict[str, Any]:
+    """The answer as JSON; ValueError (said as the server's fault) for anything that is not
+    one: nested thousands deep, cut short, or shaped otherwise. Whoever answers at the URL may
+    be hostile, and a RecursionError or an IndexError here must not reach the caller."""
     with _decode_lock, gc_paused():
         if encoding == "gzip":
             raw = gzip.decompress(raw)
         text = raw.decode()
-        body = loads_in_pieces(text)
+        try:
+            body = loads_in_pieces(text)
+        except RecursionError:
+            raise ValueError("the answer is nested too deep to be Prometheus's") from None
+        except (IndexError, KeyError, TypeError, AttributeError):
+            raise ValueError("the answer is not a Prometheus API answer (cut short?)") from None
     if not isinstance(body, dict):
         raise ValueError("not a Prometheus API answer")
     if json_may_need_cleaning(text):

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from dltui import __version__
+from dltui.core.field_types import record_misfit
 from dltui.core.models import NodeEvent, NodeFacts, Sample, is_time
 from dltui.core.status import status_of
 from dltui.core.text import clean_value, json_may_need_cleaning
@@ -51,6 +52,9 @@ def parse_line(line: bytes) -> tuple[float, str, tuple]:
     t, name, kind = float(record["t"]), record["node"], record["kind"]
     if not math.isfinite(t) or not isinstance(name, str):
         raise ValueError("no time or node")
+    wrong = _misfit(kind, record)
+    if wrong is not None:
+        raise ValueError(wrong)
     if kind == "sample":
         sample = Sample.from_dict(record["sample"])
         if not is_time(sample.time):
@@ -66,6 +70,24 @@ def parse_line(line: bytes) -> tuple[float, str, tuple]:
     if kind == "event":
         return t, "on_event", (name, NodeEvent.from_dict(record["event"]))
     raise ValueError(f"unknown kind {kind!r}")
+
+
+# Each kind of line, the part of it that holds a model's fields, and that model.
+_PARTS: dict[str, tuple[str, type]] = {
+    "sample": ("sample", Sample),
+    "hello": ("facts", NodeFacts),
+    "event": ("event", NodeEvent),
+}
+
+
+def _misfit(kind: str, record: dict[str, Any]) -> str | None:
+    """What in a sample, hello or event line is not of its model's type (``core.field_types``):
+    a recording from elsewhere is read as carefully as a node's lines."""
+    if kind not in _PARTS:
+        return None
+    part, cls = _PARTS[kind]
+    wrong = record_misfit(cls, record[part])
+    return None if wrong is None else f"{part} {wrong}"
 
 
 def open_file(path: Path) -> BinaryIO:

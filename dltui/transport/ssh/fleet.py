@@ -20,7 +20,7 @@ from dltui.node import bundle
 
 from ..base import Sink
 from ..command import CommandResult, run_on_connection, unreachable
-from ..protocol import ProbeReader, ProtocolError
+from ..protocol import MAX_LINE_BYTES, ProbeReader, ProtocolError
 from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Hop, backoff_s
 from .errors import Failure, describe, probe_exit_reason
 from .options import SshOptions
@@ -30,7 +30,6 @@ ProbeExtras = tuple[tuple[str, ...], "str | None"]  # units to report, checkpoin
 
 PINGS_PER_SILENCE = 3  # stdin pings per watchdog period: one lost or late ping is harmless
 STDERR_KEPT_BYTES = 4096
-MAX_LINE_BYTES = 1 << 20  # longer than any hello or keyframe; beyond it a line is garbage
 
 
 class _NodeLink:

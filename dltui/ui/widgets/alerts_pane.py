@@ -24,7 +24,7 @@ class AlertsPane(Pane):
 
     def draw(self, node: NodeState, now: float) -> Content:
         alerts = sorted(node.alerts.values(), key=alert_order)
-        self.border_title = f"Alerts · {len(alerts)} open" if alerts else "Alerts"
+        self.set_border_text(title=f"Alerts · {len(alerts)} open" if alerts else "Alerts")
         na = not_applicable(node)
         if not alerts:
             lines = [Content.styled("no open alerts", "$foreground-muted")]

@@ -19,12 +19,12 @@ class CpuPane(Pane):
     def draw(self, node: NodeState, now: float) -> Content:
         facts = node.facts
         if facts is not None and facts.cpu_count:
-            self.border_title = f"CPU · {facts.cpu_count} cores"
+            self.set_border_text(title=f"CPU · {facts.cpu_count} cores")
         c = node.sample.cpu if node.sample else None
         if c is None:
             return waiting(node)
         width = self.inner_width - 14
-        self.border_subtitle = self.span_label(node, width)
+        self.set_border_text(subtitle=self.span_label(node, width))
         lines = [
             metric_line(
                 "total", fmt.pct(c.total_percent), levels.OK, self.spark(node, "cpu.total_percent", width, 0, 100)

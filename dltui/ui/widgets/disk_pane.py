@@ -25,7 +25,7 @@ class DiskPane(Pane):
             return waiting(node)
         name_w = max((len(d.name) for d in s.disks), default=6)
         width = max(4, self.inner_width - name_w - 34)
-        self.border_subtitle = f"busy: {self.span_label(node, width)}"
+        self.set_border_text(subtitle=f"busy: {self.span_label(node, width)}")
         lines = [
             Content.styled(
                 f"{'device':<{name_w}} {'read/s':>7} {'write/s':>7} {'busy':>5} {'':<{width}} {'await':>7}",

@@ -9,6 +9,7 @@ from dltui.core import status as st
 from dltui.core.state import NodeState
 
 from .. import levels
+from .pane import same
 
 
 class FleetSummary(Static):
@@ -85,28 +86,27 @@ class FleetSummary(Static):
             every = f"{low:g} s" if low == high else f"{low:g}–{high:g} s"
             parts += [("  · every ", "$foreground-muted"), (every, "bold")]
         content = Content.assemble(*parts)
-        if content != self._drawn:
+        if self._drawn is None or not same(content, self._drawn):
             self._drawn = content
             self.update(content, layout=False)  # always one line
 
 
 def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, int, int, int, int]:
     """What one node adds to the summary: status level, critical and warning alerts, GPUs, hot
-    GPUs, idle GPUs."""
-    severities = [levels.severity(a.severity) for a in n.alerts.values()]
-    gpus = n.sample.gpus if n.sample is not None else []
+    GPUs, idle GPUs. Every node of the fleet once a second: plain loops and counters, no lists."""
+    critical = warning = 0
+    for a in n.alerts.values():
+        if a.severity == "critical":
+            critical += 1
+        elif a.severity == "warning":
+            warning += 1
+    gpus = n.sample.gpus if n.sample is not None else ()
     th = thresholds.of(n.name)
+    temperature, utilization, HOT, IDLE = levels.temperature, levels.utilization, levels.HOT, levels.IDLE
     hot = idle = 0
-    for g in gpus:  # one loop, not two generators: every node of the fleet, every second
-        if levels.temperature(g.temperature_c, g.temperature_margin_c, th) == levels.HOT:
+    for g in gpus:
+        if temperature(g.temperature_c, g.temperature_margin_c, th) == HOT:
             hot += 1
-        if levels.utilization(g.utilization_percent, th) == levels.IDLE:
+        if utilization(g.utilization_percent, th) == IDLE:
             idle += 1
-    return (
-        levels.status(n.status),
-        severities.count(levels.HOT),
-        severities.count(levels.WARM),
-        len(gpus),
-        hot,
-        idle,
-    )
+    return (levels.status(n.status), critical, warning, len(gpus), hot, idle)

@@ -3,6 +3,7 @@
 A Line-API widget: only the lines on screen are drawn, each from a cache keyed by the node's
 ``version`` and shown age, so a tick with nothing new repaints nothing. Line 0 is the column
 header and stays put while the rows scroll under it.
+A line of tiles is joined from strips of the tiles' parts (``fleet_cells.TileStrips``).
 """
 
 from __future__ import annotations
@@ -78,11 +79,12 @@ class FleetTable(ScrollView, can_focus=True):
         self._units = False  # some node reports a training unit: the UNIT column is shown
         self._fabric = False  # some node reports an HCA port or NVLink: the FABRIC column
         self._layout: fleet_row.Layout | None = None
+        self._per_line = 1  # nodes a line shows: set with the layout
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
         self._strips: dict[tuple, Strip] = {}
         self._node_cells = fleet_cells.NodeCells(thresholds)
         self.marked: set[str] = set()  # nodes picked (space) for an action on several at once
-        self._tile_strips: dict[tuple, Strip] = {}  # (what a tile draws, cursor on it) -> its Strip
+        self._tiles = fleet_cells.TileStrips(self._to_strip, self._highlight)
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._redraw_all())
@@ -115,10 +117,11 @@ class FleetTable(ScrollView, can_focus=True):
             self._relayout()
             return
         self.nodes = nodes
-        height = self.scrollable_content_region.height
-        for y in range(1, height):
-            if self._keys.get(y) != self._line_key(y):
-                self.refresh(Region(0, y, self.scrollable_content_region.width, 1))
+        region = self.scrollable_content_region
+        cursor, focus = self.selected, 1 if self.has_focus else 2
+        for y in range(1, region.height):
+            if self._keys.get(y) != self._line_key(y, cursor, focus):
+                self.refresh(Region(0, y, region.width, 1))
 
     @property
     def selected(self) -> NodeState | None:
@@ -126,10 +129,7 @@ class FleetTable(ScrollView, can_focus=True):
 
     @property
     def per_line(self) -> int:
-        if not self.compact:
-            return 1
-        tile = fleet_row.tile_width(self._name_w, self._gpus) + 2
-        return max(1, self.scrollable_content_region.width // tile)
+        return self._per_line
 
     def watch_compact(self) -> None:
         self._relayout()
@@ -140,6 +140,8 @@ class FleetTable(ScrollView, can_focus=True):
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width
         self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units, self._fabric)
+        tile = fleet_row.tile_width(self._name_w, self._gpus) + 2
+        self._per_line = max(1, width // tile) if self.compact else 1
         lines = -(-len(self.nodes) // self.per_line)
         self.virtual_size = Size(width, lines + 1)
         self._redraw_all()
@@ -148,7 +150,7 @@ class FleetTable(ScrollView, can_focus=True):
     def _redraw_all(self) -> None:
         self._strips.clear()
         self._node_cells.clear()
-        self._tile_strips.clear()
+        self._tiles.clear()
         self._keys.clear()
         self.refresh()
 
@@ -158,12 +160,11 @@ class FleetTable(ScrollView, can_focus=True):
         first = (int(self.scroll_y) + y - 1) * self.per_line
         return self.nodes[first : first + self.per_line] if first >= 0 else []
 
-    def _line_key(self, y: int) -> tuple:
+    def _line_key(self, y: int, cursor: NodeState | None, focus: int) -> tuple:
         """Everything line ``y`` shows, exactly (``Content`` compares its text only, so a colour
-        change or the cursor moving along a line of tiles is not in a Content comparison)."""
+        change or the cursor moving along a line of tiles is not in a Content comparison);
+        ``focus`` marks the cursor's node: 1 with the table focused, 2 without."""
         nodes = self._line_nodes(y)
-        cursor = self.selected
-        focus = 1 if self.has_focus else 2
         if self.compact:  # a tile shows no age: it is repainted only when its picture changed
             return tuple((self._cell(n)[0], focus if n is cursor else 0) for n in nodes)
         return tuple(
@@ -182,7 +183,7 @@ class FleetTable(ScrollView, can_focus=True):
         if y == 0:
             key: tuple = ("header", self.compact, width)
         else:
-            key = self._line_key(y)
+            key = self._line_key(y, self.selected, 1 if self.has_focus else 2)
         self._keys[y] = key
         strip = self._strips.get((key, width))
         if strip is None:
@@ -206,49 +207,33 @@ class FleetTable(ScrollView, can_focus=True):
         return Visual.to_strips(self, content, width, 1, self.visual_style, pad=True)[0]
 
     def _tile_line(self, y: int, width: int) -> Strip:
-        """A line of tiles, joined from each tile's own strip: a tile is rendered once per
-        picture, not once per line it appears in (a new sample changes a few of a line's tiles)."""
-        cursor = self.selected
-        strips = []
-        used = 0
-        for n in self._line_nodes(y):
-            picture, cell = self._cell(n)
-            state = (1 if self.has_focus else 2) if n is cursor else 0
-            strip = self._tile_strips.get((picture, state))
-            if strip is None:
-                if state:
-                    cell = cell.stylize_before(self._highlight())
-                strip = self._to_strip(cell, cell.cell_length)
-                if len(self._tile_strips) > 8192:  # bounded: pictures no node shows any more
-                    self._tile_strips.clear()
-                self._tile_strips[(picture, state)] = strip
-            strips.append(strip)
-            used += strip.cell_length
-        if used < width:
-            strips.append(self._to_strip(Content(), width - used))
-        return Strip.join(strips).crop(0, width)
+        cursor, focus = self.selected, 1 if self.has_focus else 2
+        pictures = [(self._cell(n)[0], focus if n is cursor else 0) for n in self._line_nodes(y)]
+        return self._tiles.line(pictures, width)
 
     def _highlight(self) -> Style | str:
         return self.get_visual_style("fleet-table--cursor") if self.has_focus else "on $boost"
 
     def _content(self, y: int) -> Content:
-        nodes = self._line_nodes(y)
+        """A line of rows (one node a line); tiles are drawn by ``_tile_line``."""
         cursor = self.selected
         parts = []
-        for n in nodes:
+        for n in self._line_nodes(y):
             _, cell = self._cell(n)
+            assert cell is not None
             if n is cursor:
-                if not self.compact:
-                    cell = cell.pad_right(max(0, self.scrollable_content_region.width - cell.cell_length))
+                cell = cell.pad_right(max(0, self.scrollable_content_region.width - cell.cell_length))
                 cell = cell.stylize_before(self._highlight())
             parts.append(cell)
         return Content.assemble(*parts).simplify()
 
-    def _cell(self, node: NodeState) -> tuple[tuple, Content]:
-        """A node's row or tile (cached in ``NodeCells``) and what it shows, as an exact key."""
+    def _cell(self, node: NodeState) -> tuple[tuple, Content | None]:
+        """A node's row or tile (cached in ``NodeCells``) and what it shows, as an exact key: a
+        tile's (text, style) parts (drawn from them by ``_tile_line``, no Content), a row's node
+        version and age with its Content."""
         marked = node.name in self.marked
         if self.compact:
-            return self._node_cells.tile(node, self._name_w, self._gpus, marked)
+            return self._node_cells.tile(node, self._name_w, self._gpus, marked), None
         layout = self._current_layout()
         return self._node_cells.row(node, self.now, layout, self._name_w, self._gpus, marked)
 

@@ -11,7 +11,6 @@ from dltui.core.rules import RULES
 from dltui.core.state import NodeState
 
 from .. import levels
-from ..plain import plain
 from .fabric_lines import nvlink_line
 from .pane import Pane, labelled, metric_line, waiting
 
@@ -47,13 +46,14 @@ class GpuPane(Pane):
         g = next((g for g in node.sample.gpus if g.index == self.index), None) if node.sample else None
         facts = next((f for f in node.facts.gpus if f.index == self.index), None) if node.facts else None
         name = (g.name if g else None) or (facts.name if facts else None) or ""
-        self.border_title = plain(f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}")
+        title = f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}"
+        self.set_border_text(title=title)  # plain text, never markup (Pane.set_border_text)
         if g is None:
             return waiting(node)
         if g.error:
             return Content.styled(g.error, "bold $text-error")
         width = self.inner_width - 14
-        self.border_subtitle = self.span_label(node, width)
+        self.set_border_text(subtitle=self.span_label(node, width))
         return Content("\n").join([*self._metrics(node, g, facts, width), *self._details(node, g, facts)])
 
     def _metrics(self, node: NodeState, g: GpuSample, facts: GpuFacts | None, width: int) -> list[Content]:

@@ -21,7 +21,7 @@ class MemoryPane(Pane):
         if m is None:
             return waiting(node)
         width = self.inner_width - 14
-        self.border_subtitle = self.span_label(node, width)
+        self.set_border_text(subtitle=self.span_label(node, width))
         used = 100.0 * m.used_bytes / m.total_bytes if m.used_bytes is not None and m.total_bytes else None
         if not m.swap_total_bytes:
             swap = Content.styled("no swap" if m.swap_total_bytes == 0 else "swap n/a", "$foreground-muted")

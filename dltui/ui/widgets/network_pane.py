@@ -23,7 +23,7 @@ class NetworkPane(Pane):
         speeds = {n.name: n.speed_mbps for n in node.facts.nics} if node.facts else {}
         name_w = max((len(n.name) for n in s.networks), default=3)
         width = max(4, self.inner_width - name_w - 24)
-        self.border_subtitle = f"rx: {self.span_label(node, width)}"
+        self.set_border_text(subtitle=f"rx: {self.span_label(node, width)}")
         lines = [
             Content.styled(f"{'nic':<{name_w}} {'rx/s':>7} {'tx/s':>7}  {'rx':<{width}}  link", "$foreground-muted")
         ]

@@ -9,6 +9,7 @@ from dltui.core import format as fmt
 from dltui.core.state import NodeState
 
 from .. import levels
+from .pane import lines_on, same
 
 
 class NodeHeader(Static):
@@ -39,9 +40,12 @@ class NodeHeader(Static):
             fmt.duration(node.interval_s),
         )
         content = Content("\n").join([line1, _facts(node)])
-        if content != self._drawn:  # called on every tick; the age changes once a second
-            self._drawn = content
-            self.update(content)
+        old = self._drawn
+        if old is not None and same(content, old):  # called on every tick; the age changes once a second
+            return
+        self._drawn = content
+        # a layout pass only when the header may change height (a long reason wraps)
+        self.update(content, layout=old is None or lines_on(self, content) != lines_on(self, old))
 
 
 def _facts(node: NodeState) -> Content:

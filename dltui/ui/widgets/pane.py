@@ -1,4 +1,8 @@
-"""A bordered, focusable box on the node screen that draws one aspect of a node."""
+"""A bordered, focusable box on the node screen that draws one aspect of a node.
+
+A pane repaints only the lines whose text or colours changed: a new sample every second moves
+a sparkline or a figure on a few lines, while borders, headings and most values stay put (a
+whole-pane repaint was three times the lines, composited and written to the terminal)."""
 
 from __future__ import annotations
 
@@ -6,7 +10,10 @@ import math
 
 from textual import events
 from textual.content import Content
-from textual.widgets import Static
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.visual import Visual
+from textual.widget import Widget
 
 from dltui.core import format as fmt
 from dltui.core.state import NodeState
@@ -18,7 +25,7 @@ from ..spark import downsample, sparkline
 HISTORY_SPAN_S = 60  # a sparkline covers at least this; a wider pane shows more, never less
 
 
-class Pane(Static, can_focus=True):
+class Pane(Widget, can_focus=True, inherit_bindings=False):
     """Subclasses implement ``draw``; the screen calls ``show`` when the node changed."""
 
     DEFAULT_CSS = """
@@ -41,22 +48,53 @@ class Pane(Static, can_focus=True):
     def __init__(self, title: str = "", *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.border_title = plain(title)
+        self._border_text: tuple[str | None, str | None] = (title, None)
         self._shown: tuple[NodeState, float] | None = None
         self._drawn: Content | None = None
+        self._lines: list[Content] = []  # the drawing's lines
+
+    def render(self) -> Content:
+        return self._drawn if self._drawn is not None else Content()
+
+    def render_line(self, y: int) -> Strip:
+        """Line ``y`` of the drawing, rendered alone (Textual would render the whole drawing
+        for any line of it); a wrapping pane's lines are the whole drawing's."""
+        if self.styles.text_wrap == "wrap":
+            return super().render_line(y)
+        width = self.size.width
+        strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
+        # where each character is in the pane, for mouse selection (as Textual's Log does)
+        return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, self.visual_style.rich_style)
 
     def show(self, node: NodeState, now: float) -> None:
         self._shown = (node, now)
         content = self.draw(node, now)
-        if content == self._drawn:  # the same picture: no repaint
+        old = self._drawn
+        if old is not None and same(content, old):  # the same picture: no repaint
             return
-        # A layout pass only when the pane may change height: its line count changed, or it wraps.
-        relayout = (
-            self._drawn is None
-            or content.plain.count("\n") != self._drawn.plain.count("\n")
-            or self.styles.text_wrap == "wrap"
-        )
+        old_lines, self._lines = self._lines, content.split("\n", allow_blank=True)
         self._drawn = content
-        self.update(content, layout=relayout)
+        wraps = self.styles.text_wrap == "wrap"  # a text line may then take several on screen
+        if old is None or _height(content, self, wraps) != _height(old, self, wraps):
+            self.refresh(layout=True)  # a layout pass only when the pane may change height
+        elif wraps:
+            self.refresh()
+        else:
+            width = self.size.width
+            pairs = enumerate(zip(self._lines, old_lines, strict=True))
+            changed = [Region(0, y, width, 1) for y, (new, was) in pairs if not same(new, was)]
+            if changed:  # (no region at all would repaint the whole pane)
+                self.refresh(*changed)
+
+    def set_border_text(self, title: str | None = None, subtitle: str | None = None) -> None:
+        """The border's title and subtitle, assigned only when they change (``None``: keep it):
+        Textual repaints the whole pane on every assignment, even of the same text."""
+        old_title, old_subtitle = self._border_text
+        if title is not None and title != old_title:
+            self.border_title = plain(title)  # a GPU's model comes from the node: never markup
+        if subtitle is not None and subtitle != old_subtitle:
+            self.border_subtitle = plain(subtitle)
+        self._border_text = (old_title if title is None else title, old_subtitle if subtitle is None else subtitle)
 
     def draw(self, node: NodeState, now: float) -> Content:
         raise NotImplementedError
@@ -88,6 +126,21 @@ def span_s(node: NodeState, width: int) -> float:
     """Seconds of history a sparkline of ``width`` shows: its room, or what there is."""
     samples = min(_samples_per_char(node, width) * width, len(node.history.time))
     return samples * node.interval_s
+
+
+def same(a: Content, b: Content) -> bool:
+    """The same text in the same styles (``Content`` equality compares the text only)."""
+    return a.plain == b.plain and a.spans == b.spans
+
+
+def lines_on(widget: Widget, content: Content) -> int:
+    """How many lines ``content`` takes in ``widget`` as it wraps there."""
+    # Textual passes a widget's styles as the rules itself (Widget.get_content_height)
+    return content.get_height(widget.styles, widget.size.width)  # type: ignore[arg-type]
+
+
+def _height(content: Content, pane: Pane, wraps: bool) -> int:
+    return lines_on(pane, content) if wraps else content.plain.count("\n") + 1
 
 
 def _samples_per_char(node: NodeState, width: int) -> int:

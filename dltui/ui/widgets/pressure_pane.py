@@ -21,7 +21,7 @@ class PressurePane(Pane):
         if s is None:
             return waiting(node)
         width = self.inner_width - 26
-        self.border_subtitle = self.span_label(node, width)
+        self.set_border_text(subtitle=self.span_label(node, width))
         lines = []
         p = s.pressure
         if p is None:

@@ -22,7 +22,7 @@ class TimelinePane(Pane):
     def draw(self, node: NodeState, now: float) -> Content:
         if not node.timeline:
             return Content.styled("nothing has happened yet", "$foreground-muted")
-        self.border_subtitle = f"{len(node.timeline)} entries" if len(node.timeline) > SHOWN else ""
+        self.set_border_text(subtitle=f"{len(node.timeline)} entries" if len(node.timeline) > SHOWN else "")
         lines = []
         for e in islice(reversed(node.timeline), SHOWN):
             level = levels.severity(e.severity)
