@@ -74,6 +74,7 @@ def test_the_dashboard_has_a_datasource_and_a_node_variable_and_every_panel_uses
             assert '$node"' in target["expr"], (p["title"], target["expr"])
 
 
+@pytest.mark.oldest_python_only  # Prometheus runs the queries
 @pytest.mark.sshd
 def test_every_panel_query_runs_against_prometheus_scraping_dltui_export_fake_smi(shared_lab, tmp_path):
     env = client_env(shared_lab.make_home(tmp_path / "home"))
