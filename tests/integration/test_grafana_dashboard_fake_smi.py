@@ -148,6 +148,7 @@ def exporter(node: str, env: dict, log: Path, *args: str) -> tuple[Daemon, str]:
     return d, f"127.0.0.1:{port}"
 
 
+@pytest.mark.oldest_python_only  # Prometheus runs the queries
 @pytest.mark.sshd
 def test_every_panel_query_runs_against_prometheus_scraping_dltui_export_fake_smi_fake_smartctl(fleet_lab, tmp_path):
     env = client_env(fleet_lab.make_home(tmp_path / "home"))

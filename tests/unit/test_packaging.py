@@ -12,9 +12,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.oldest_python_only  # an isolated build
 def test_the_release_build_is_warning_free_passes_twine_check_and_carries_what_dltui_reads(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     built = subprocess.run(
