@@ -156,12 +156,118 @@ ROWS: list[tuple[str, list[tuple]]] = [
         "Training unit",
         [
             (
+                "stat",
+                "Units not active",
+                "none",
+                4,
+                [(f"count(dltui_unit_active{{{N}}} == 0) or vector(0)", "not active")],
+                {"red_from": 1},
+            ),
+            (
+                "table",
+                "Unit state",
+                "none",
+                8,
+                [(f"dltui_unit_state{{{N}}} == 1", "")],
+                {"instant": True, "columns": ["node", "unit", "state"]},
+            ),
+            (
+                "timeseries",
+                "Unit restarts in the last hour",
+                "none",
+                6,
+                [(f"sum by (node, unit) (increase(dltui_unit_restarts_total{{{N}}}[1h]))", "{{node}} {{unit}}")],
+                {"red_from": 1},
+            ),
+            (
+                "timeseries",
+                "Age of the newest checkpoint",
+                "s",
+                6,
+                [(f"max by (node) (dltui_checkpoint_age_seconds{{{N}}})", "{{node}}")],
+                {},
+            ),
+            (
                 "table",
                 "Unit and checkpoint alerts (failed, flapping, stale checkpoint)",
                 "none",
                 24,
                 [(f'dltui_alert{{{N},rule=~"unit_.*|checkpoint_stale"}}', "")],
                 {"instant": True, "columns": ["node", "rule", "severity"]},
+            ),
+        ],
+    ),
+    (
+        "Fabric: InfiniBand and NVLink",
+        [
+            (
+                "stat",
+                "InfiniBand ports down",
+                "none",
+                4,
+                [(f"count(dltui_infiniband_port_up{{{N}}} == 0) or vector(0)", "down")],
+                {"red_from": 1},
+            ),
+            (
+                "table",
+                "InfiniBand ports not up",
+                "none",
+                8,
+                [(f"dltui_infiniband_port_up{{{N}}} == 0", "")],
+                {"instant": True, "columns": ["node", "device", "port"]},
+            ),
+            (
+                "timeseries",
+                "InfiniBand link rate (slowest port per node)",
+                "Bps",
+                6,
+                [(f"min by (node) (dltui_infiniband_port_rate_bytes_per_second{{{N}}})", "{{node}}")],
+                {},
+            ),
+            (
+                "timeseries",
+                "InfiniBand receive / transmit",
+                "Bps",
+                6,
+                [
+                    (f"sum by (node) (dltui_infiniband_port_receive_bytes_per_second{{{N}}})", "{{node}} rx"),
+                    (f"sum by (node) (dltui_infiniband_port_transmit_bytes_per_second{{{N}}})", "{{node}} tx"),
+                ],
+                {},
+            ),
+            (
+                "table",
+                "InfiniBand port error counters that rose in the last hour",
+                "none",
+                12,
+                [(f"sum by (node, device, port, counter) (increase(dltui_infiniband_port_errors_total{{{N}}}[1h])) > 0", "")],
+                {"instant": True, "columns": ["node", "device", "port", "counter", "Value"]},
+            ),
+            (
+                "timeseries",
+                "NVLinks up (lowest GPU per node)",
+                "percentunit",
+                6,
+                [
+                    (
+                        f"min by (node) (dltui_gpu_nvlink_links_active{{{N}}} / dltui_gpu_nvlink_links{{{N}}})",
+                        "{{node}}",
+                    )
+                ],
+                {"max": 1, "red_below": 1},
+            ),
+            (
+                "timeseries",
+                "NVLink errors per second, by type",
+                "none",
+                6,
+                [
+                    (
+                        f"sum by (node, type) (rate(dltui_gpu_nvlink_errors_total{{{N}}}[$__rate_interval]))",
+                        "{{node}} {{type}}",
+                    )
+                ],
+                {},
             ),
         ],
     ),
@@ -221,7 +327,115 @@ ROWS: list[tuple[str, list[tuple]]] = [
             ),
         ],
     ),
+    (
+        "Drives",
+        [
+            (
+                "stat",
+                "Drives failing SMART",
+                "none",
+                4,
+                [(f"count(dltui_drive_smart_passed{{{N}}} == 0) or vector(0)", "failing")],
+                {"red_from": 1},
+            ),
+            (
+                "table",
+                "Drive health (SMART passed 1 / failed 0, NVMe critical warning bits, spare left, wear, errors)",
+                "none",
+                20,
+                [
+                    (f"min by (node, device) (dltui_drive_smart_passed{{{N}}})", "passed"),
+                    (f"max by (node, device) (dltui_drive_critical_warning{{{N}}})", "critical warning"),
+                    (f"min by (node, device) (dltui_drive_available_spare_ratio{{{N}}})", "spare"),
+                    (f"max by (node, device) (dltui_drive_endurance_used_ratio{{{N}}})", "wear"),
+                    (f"max by (node, device) (dltui_drive_media_errors_total{{{N}}})", "media errors"),
+                    (f"max by (node, device) (dltui_drive_reallocated_sectors_total{{{N}}})", "reallocated"),
+                    (f"max by (node, device) (dltui_drive_pending_sectors{{{N}}})", "pending"),
+                ],
+                {"instant": True},
+            ),
+            (
+                "timeseries",
+                "Drive spare left (lowest per node; the drive warns under its threshold)",
+                "percentunit",
+                8,
+                [(f"min by (node) (dltui_drive_available_spare_ratio{{{N}}})", "{{node}}")],
+                {"max": 1, "red_below": 0.1},
+            ),
+            (
+                "timeseries",
+                "Drive wear: rated endurance used (most worn per node)",
+                "percentunit",
+                8,
+                [(f"max by (node) (dltui_drive_endurance_used_ratio{{{N}}})", "{{node}}")],
+                {"red_from": 0.9},
+            ),
+            (
+                "timeseries",
+                "Drive temperature (hottest per node)",
+                "celsius",
+                8,
+                [(f"max by (node) (dltui_drive_temperature_celsius{{{N}}})", "{{node}}")],
+                {"red_from": 70},
+            ),
+        ],
+    ),
+    (
+        "Software stack",
+        [
+            (
+                "stat",
+                "Nodes whose driver is not held",
+                "none",
+                4,
+                [(f"count(dltui_stack_driver_held{{{N}}} == 0) or vector(0)", "not held")],
+                {"red_from": 1},
+            ),
+            (
+                "stat",
+                "Nodes waiting for a reboot",
+                "none",
+                4,
+                [(f"count(dltui_stack_reboot_pending{{{N}}} == 1) or vector(0)", "reboot pending")],
+                {"red_from": 1},
+            ),
+            (
+                "table",
+                "Driver held, automatic upgrades on, upgrades skip the driver, reboot pending (1 = yes)",
+                "none",
+                16,
+                [
+                    (f"max by (node) (dltui_stack_driver_held{{{N}}})", "driver held"),
+                    (f"max by (node) (dltui_stack_auto_upgrades{{{N}}})", "auto upgrades"),
+                    (f"max by (node) (dltui_stack_auto_upgrades_skip_driver{{{N}}})", "skip driver"),
+                    (f"max by (node) (dltui_stack_reboot_pending{{{N}}})", "reboot pending"),
+                ],
+                {"instant": True},
+            ),
+            (
+                "table",
+                "Driver packages, loaded module and newest kernel installed",
+                "none",
+                24,
+                [(f"dltui_stack_info{{{N}}}", "")],
+                {
+                    "instant": True,
+                    "columns": [
+                        "node",
+                        "package_manager",
+                        "driver_package_version",
+                        "driver_module_version",
+                        "kernel_newest_installed",
+                    ],
+                },
+            ),
+        ],
+    ),
 ]
+
+
+def ref(i: int) -> str:
+    return chr(ord("A") + i)
 
 
 def panel(pid: int, x: int, y: int, kind: str, title: str, unit: str, width: int, targets, opts) -> dict:
@@ -243,7 +457,7 @@ def panel(pid: int, x: int, y: int, kind: str, title: str, unit: str, width: int
         "fieldConfig": {"defaults": defaults, "overrides": []},
         "targets": [
             {
-                "refId": chr(ord("A") + i),
+                "refId": ref(i),
                 "datasource": DS,
                 "expr": expr,
                 "legendFormat": legend or "__auto",
@@ -262,6 +476,12 @@ def panel(pid: int, x: int, y: int, kind: str, title: str, unit: str, width: int
         out["transformations"] = [
             {"id": "organize", "options": {"excludeByName": {"Time": True, "__name__": True, "job": True, "instance": True}}},
             {"id": "filterFieldsByName", "options": {"include": {"names": sorted(keep)}}},
+        ]
+    if kind == "table" and len(targets) > 1:  # one row per node (GPU, drive), a column per query
+        names = {f"Value #{ref(i)}": legend for i, (_, legend) in enumerate(targets)}
+        out["transformations"] = [
+            {"id": "merge", "options": {}},
+            {"id": "organize", "options": {"excludeByName": {"Time": True}, "renameByName": names}},
         ]
     return out
 
@@ -282,7 +502,8 @@ def dashboard() -> dict:
         "title": "dltui fleet",
         "uid": "dltui-fleet",
         "description": "GPU nodes as `dltui export` serves them: status, alerts, temperatures, "
-        "utilisation, power, clocks, unit state and the host.",
+        "utilisation, power, clocks, unit state, InfiniBand and NVLink, the host, drives and the "
+        "driver stack.",
         "tags": ["dltui", "gpu"],
         "schemaVersion": 39,
         "version": 1,

@@ -177,6 +177,7 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         await shell.close()
 
 
+@pytest.mark.oldest_python_only  # node side; the dropped connection is the smoke
 async def test_three_nodes_on_one_scratch_file_system_measure_the_storage_not_the_nodes(tmp_path, use_home):
     """Three lab nodes (real sshd, the real driver, real fio) whose --disk folders are on one
     file system, as a shared scratch is: enough peers for a median, yet no node is compared
@@ -225,6 +226,7 @@ def _cli(home: Path, *args: str, timeout: float = 120) -> subprocess.CompletedPr
     )
 
 
+@pytest.mark.oldest_python_only  # node side; the dropped connection is the smoke
 def test_burnin_cli_refuses_device_second_start_and_stops_with_cleanup_fake_gpu_burn(
     burnin_lab, tmp_path
 ):
@@ -303,6 +305,7 @@ def _wait_for(cond, limit_s: float = 60.0) -> None:
         time.sleep(0.1)
 
 
+@pytest.mark.oldest_python_only  # node side; the dropped connection is the smoke
 def test_burnin_node_runs_without_dltui_setsid_not_a_child_of_sshd_fake_gpu_burn(
     burnin_lab, tmp_path
 ):

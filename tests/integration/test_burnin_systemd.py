@@ -19,7 +19,7 @@ from dltui.burnin import ship
 from .conftest import require
 from .systemd_node import SystemdNode, missing
 
-pytestmark = pytest.mark.systemd
+pytestmark = [pytest.mark.systemd, pytest.mark.oldest_python_only]  # the unit runs under the node's systemd and python3
 
 NODE = "sdnode7-root"
 REPO = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from .conftest import require
 from .sshd import REPO
 from .systemd_node import OPERATOR, SystemdNode, missing
 
-pytestmark = pytest.mark.systemd
+pytestmark = [pytest.mark.systemd, pytest.mark.oldest_python_only]  # sudo and smartctl on the node: no operator Python in it
 
 FAKE = REPO / "tests" / "fakes" / "smartctl"
 CAPTURES = REPO / "tests" / "fixtures" / "smartctl"

@@ -21,6 +21,8 @@ from tests import sysfs_tree
 from .promtext import capture
 from .tools import gpu_node_lab, wait_query
 
+pytestmark = pytest.mark.oldest_python_only  # a real Prometheus: test_prometheus_e2e is the newest Python's smoke
+
 REPO = Path(__file__).resolve().parents[2]
 UUID = "GPU-34319582-d595-d1c7-d1d2-179bcfa61660"
 NVLINK_SERIES = "".join(

@@ -20,6 +20,8 @@ from tests.hostile import HOSTILE_PRINTED
 from .promtext import capture
 from .tools import gpu_node_lab
 
+pytestmark = pytest.mark.oldest_python_only  # a real Prometheus: test_prometheus_e2e is the newest Python's smoke
+
 REPO = Path(__file__).resolve().parents[2]
 TERMINAL_BYTES = (b"\x1b", b"\x07", "\x9b".encode(), "\u202e".encode(), "\u202c".encode())
 

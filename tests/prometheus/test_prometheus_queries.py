@@ -23,6 +23,8 @@ from dltui.transport.prometheus.queries import FACTS_EVERY_S
 from .promtext import capture
 from .tools import Endpoint, start_prometheus, wait_query
 
+pytestmark = pytest.mark.oldest_python_only  # a real Prometheus: test_prometheus_e2e is the newest Python's smoke
+
 A100 = capture("a100-mig_ub20-a100-k8s.prom")
 UUID0 = "GPU-34319582-d595-d1c7-d1d2-179bcfa61660"
 UUID1 = "GPU-00000000-1111-2222-3333-444444444444"

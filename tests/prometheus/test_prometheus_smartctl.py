@@ -82,6 +82,7 @@ def smart_lab(tmp_path_factory):
         smart.close()
 
 
+@pytest.mark.oldest_python_only  # a real Prometheus: test_prometheus_e2e is the smoke
 def test_snapshot_from_prometheus_shows_the_drive_and_its_critical_alert(smart_lab):
     done = subprocess.run(
         [sys.executable, "-m", "dltui", "snapshot", "--json", "--seconds", "1.5", "--prometheus", smart_lab,

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import pytest
+
 from dltui.config import Config
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
@@ -37,6 +39,7 @@ def chart_app() -> DltuiApp:
 HOT_GPU = ["j", "enter", "v", "n", "n", "n"]  # gpu02, the chart view, GPU0 -> GPU3
 
 
+@pytest.mark.oldest_python_only  # a picture
 def test_chart_of_the_hot_gpu_over_5_min(snap_compare):
     """gpu02 GPU3 over the last 5 min: temperature and HBM near 90 °C, margin near 0 °C, power
     under its 700 W limit line, SM clock down at 990 MHz against the 1980 MHz line, utilisation
@@ -44,24 +47,28 @@ def test_chart_of_the_hot_gpu_over_5_min(snap_compare):
     assert snap_compare(chart_app(), press=HOT_GPU, terminal_size=FULL)
 
 
+@pytest.mark.oldest_python_only  # a picture
 def test_chart_of_the_hot_gpu_over_30_min(snap_compare):
     """The same GPU over 30 min (09:01:40…09:31:40): hot and throttled the whole time, the red
     band across the whole window, ticks every 5 min."""
     assert snap_compare(chart_app(), press=[*HOT_GPU, "2"], terminal_size=FULL)
 
 
+@pytest.mark.oldest_python_only  # a picture
 def test_chart_of_the_hot_gpu_over_2_h(snap_compare):
     """The 2 h window: the 32 minutes of history on its right quarter, the climb from 45 °C to
     90 °C at 09:00 and the red band from when the alerts opened; ticks every 10 min."""
     assert snap_compare(chart_app(), press=[*HOT_GPU, "3"], terminal_size=FULL)
 
 
+@pytest.mark.oldest_python_only  # a picture
 def test_every_gpu_temperature_on_one_chart(snap_compare):
     """gpu02's eight GPUs overlaid over 5 min: GPU3 on top near 90 °C, the others 66–76 °C,
     rear slots (GPU3, GPU7) warmer than front ones; the alert band on top."""
     assert snap_compare(chart_app(), press=["j", "enter", "v", "o"], terminal_size=FULL)
 
 
+@pytest.mark.oldest_python_only  # a picture
 def test_fleet_chart_of_the_hottest_gpu_per_node(snap_compare):
     """From the fleet: each node's hottest GPU over 5 min, one line a node, gpu02 near 90 °C
     above the others (74–77 °C)."""

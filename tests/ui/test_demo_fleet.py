@@ -138,3 +138,40 @@ def test_a_demo_of_no_nodes_waits_instead_of_spinning(tmp_path):
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "handed back", done.stderr
+
+
+def _everything(demo, fleet) -> dict:
+    """What a screen or a further step can read of a fleet: the snapshot report (samples,
+    alerts, timeline), every history series, each node's version, the demo's clock and step."""
+    from dltui import snapshot
+
+    return {
+        "report": snapshot.report(fleet),
+        "timelines": {n.name: [e.to_dict() for e in n.timeline] for n in fleet},
+        "history": {n.name: {k: r.values() for k, r in n.history.series.items()} for n in fleet},
+        "versions": {n.name: n.version for n in fleet},
+        "clock": (demo.step_count, demo.now, fleet.clock()),
+    }
+
+
+def test_a_fed_copy_is_what_stepping_makes_and_steps_on_alike():
+    """The UI tests' ``feed`` copies one stepped fleet into each test's own objects: the nodes
+    a screen holds stay the ones it holds; the copy equals a fleet stepped for real, stays equal
+    when both step on (the simulators' random state and the rules' timers came along), and
+    stepping it leaves the next copy untouched."""
+    from .demo_fleet import demo_app, feed, new_fleet
+
+    app, demo = demo_app(nodes=4)
+    held = [(n, n.history, n.history.time) for n in app.fleet]
+    feed(app, demo, 60)
+    assert all(a is b for was, now in zip(held, app.fleet) for a, b in zip(was, (now, now.history, now.history.time)))
+    real_demo, real = new_fleet(nodes=4)
+    real_demo.step_into(real, 60)
+    assert app.fleet.clock() == real.clock()  # the copy's clock is the test's own demo
+    assert _everything(demo, app.fleet) == _everything(real_demo, real)
+    demo.step_into(app.fleet, 30)
+    real_demo.step_into(real, 30)
+    assert _everything(demo, app.fleet) == _everything(real_demo, real)
+    again_app, again = demo_app(nodes=4)
+    feed(again_app, again, 60)
+    assert again.step_count == 60 and again_app.fleet.nodes["gpu01"].history.samples == 60

@@ -3,9 +3,12 @@
 Each docstring says what the picture must show. Regenerate with ``--snapshot-update`` and look.
 """
 
+import pytest
 from textual.widgets import Input
 
 from .demo_fleet import charts_drawn, demo_app, feed
+
+pytestmark = pytest.mark.oldest_python_only  # pictures: Textual draws the same SVG on every Python
 
 FULL = (160, 48)
 SMALL = (80, 24)

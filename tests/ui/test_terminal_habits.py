@@ -4,15 +4,21 @@ Help stay in the footer at 80x24, cut text ends in "…", the help keeps hanging
 
 from __future__ import annotations
 
+import ast
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
 from textual import events
-from textual.widgets import Static
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Static
 from textual.widgets._footer import FooterKey
 
 from dltui.core.state import FleetState
 from dltui.ui import levels
 from dltui.ui.screens import ConfirmScreen, FleetScreen, HelpScreen
 from dltui.ui.widgets import FleetSummary, ProcessesPane, fleet_row
-from dltui.ui.widgets.footer import DltuiFooter
 
 from .demo_fleet import demo_app, feed
 from .test_unit_actions import _until, _with_actions
@@ -98,17 +104,85 @@ async def test_k_signals_the_process_picked_in_the_processes_pane():
         assert "PID" in app.screen.prefix
 
 
-async def test_at_80x24_the_footer_starts_with_quit_and_help():
+async def test_at_80x24_every_screens_footer_starts_with_quit_and_help():
+    """Every screen with a footer (the fleet, a node, the charts of both, the stack, the
+    burn-in): q and ? first, on screen (the stack's plain Footer once led with "esc Fleet")."""
+    from dltui.burnin.remote import NodeRunView, RunCollector
+    from dltui.ui.screens import ChartScreen, NodeScreen, StackScreen
+    from dltui.ui.screens.burnin import BurnInScreen
+
+    app, demo = demo_app()
+    seen = []
+    async with app.run_test(size=(80, 24)) as pilot:
+        feed(app, demo)
+
+        async def footer_leads_with_quit_and_help() -> None:
+            await pilot.pause()
+            footer = app.screen.query_one(Footer)
+            keys = [k for k in footer.query(FooterKey) if k.key != "ctrl+p"]
+            assert [k.action for k in keys[:2]] == ["quit", "help"], type(app.screen).__name__
+            assert all(k.region.right <= 80 for k in keys[:2])
+            seen.append(type(app.screen))
+
+        await footer_leads_with_quit_and_help()  # the fleet
+        await pilot.press("v")  # the fleet's chart
+        await footer_leads_with_quit_and_help()
+        await pilot.press("escape", "V")  # the stack
+        await footer_leads_with_quit_and_help()
+        await pilot.press("escape")
+        app.open_node("gpu01")
+        await footer_leads_with_quit_and_help()
+        await pilot.press("v")  # the node's chart
+        await footer_leads_with_quit_and_help()
+        view = NodeRunView("gpu01", "r1", RunCollector())
+        app.push_screen(BurnInScreen("r1", {"gpu01": view}, live_refresh=False))
+        await footer_leads_with_quit_and_help()
+    assert seen == [FleetScreen, ChartScreen, StackScreen, NodeScreen, ChartScreen, BurnInScreen]
+    assert set(seen) == _full_screens()  # a new screen joins this walk
+
+
+async def test_at_80x24_the_stack_view_scrolls_sideways_to_its_last_column():
+    """Its columns are wider than 80: → brings UPGRADES and REBOOT on screen (they were cut)."""
     app, demo = demo_app()
     async with app.run_test(size=(80, 24)) as pilot:
         feed(app, demo)
-        for opened in (False, True):
-            if opened:
-                app.open_node("gpu01")
-            await pilot.pause()
-            keys = [k for k in app.screen.query_one(DltuiFooter).query(FooterKey) if k.key != "ctrl+p"]
-            assert [k.action for k in keys[:2]] == ["quit", "help"], type(app.screen).__name__
-            assert all(k.region.right <= 80 for k in keys[:2])
+        await pilot.press("V")
+        await pilot.pause()
+        assert "REBOOT" not in app.export_screenshot()  # the last column starts past column 80
+        await pilot.press(*["right"] * 40)
+        await pilot.pause()
+        assert "REBOOT" in app.export_screenshot() and "UPGRADES" in app.export_screenshot()
+
+
+def _full_screens() -> set[type]:
+    """Every full (not modal) screen the dashboard defines."""
+    import dltui.ui.screens as package
+
+    found = set()
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        found |= {
+            cls
+            for _, cls in inspect.getmembers(module, inspect.isclass)
+            if issubclass(cls, Screen) and not issubclass(cls, ModalScreen) and cls.__module__ == module.__name__
+        }
+    return found
+
+
+def test_only_the_dltui_footer_is_composed():
+    """The order lives in one place, DltuiFooter: no screen composes Textual's plain Footer,
+    whose order (the focused widget's keys, then the screen's, then q and ?) cut q and ? at 80
+    columns."""
+    import dltui.ui as ui
+
+    root = Path(ui.__file__).parent
+    named_footer = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "textual.widgets":
+                if any(alias.name == "Footer" for alias in node.names):
+                    named_footer.append(path.relative_to(root).as_posix())
+    assert named_footer == ["widgets/footer.py"]
 
 
 async def test_the_help_uses_the_width_it_has_and_keeps_hanging_indents():

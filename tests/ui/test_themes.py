@@ -49,6 +49,7 @@ def test_a_broken_theme_file_is_explained(tmp_path, text, message):
         load_theme(path)
 
 
+@pytest.mark.oldest_python_only  # what the wheel carries
 def test_an_installed_dltui_finds_its_themes(tmp_path):
     source, target = tmp_path / "src", tmp_path / "site"
     shutil.copytree(REPO / "dltui", source / "dltui", ignore=shutil.ignore_patterns("__pycache__"))

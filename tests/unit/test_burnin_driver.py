@@ -86,6 +86,7 @@ def _judge(run_dir: Path) -> v.NodeVerdict:
     return v.judge(v.NodeRun("n", plan, result, [], [], facts, outputs))
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 @pytest.mark.parametrize(
     "case,expected", [("diag_pass_output", v.PASS), ("diag_fail_output", v.FAIL)]
 )
@@ -105,6 +106,7 @@ def test_dcgm_path_judged_from_json_fake_dcgmi_gcm_strings(tmp_path, case, expec
         assert "Persistence Mode fail" in items[0].evidence
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_matmul_path_one_process_per_gpu_fake_torch(tmp_path):
     env = _node(tmp_path, 2, PYTHONPATH=str(FAKES), FAKE_TORCH_FAULTY="1")
     answer, run_dir = _run(env, "mm1", "--gpu", "torch")
@@ -165,6 +167,7 @@ def _oldest_python() -> tuple[str, dict[str, str]]:
     return sys.executable, env
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_driver_runs_on_the_oldest_python_and_judges_died_derived_died(tmp_path):
     python, penv = _oldest_python()
     env = _node(tmp_path, 8)
@@ -196,6 +199,7 @@ def _with(bin_dir: Path, fake: str, files: dict[str, str]) -> None:
         (bin_dir / name).write_text(text)
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_nccl_judged_and_bmc_power_events_fail_fake_nccl_fake_ipmitool(tmp_path):
     env = _node(tmp_path, 2)
     bin_dir = Path(env["PATH"].split(":")[0])
@@ -231,6 +235,7 @@ def _node_run(run_dir: Path) -> v.NodeRun:
                      facts, outputs)
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_nccl_out_of_bounds_fails_fake_nccl_derived(tmp_path):
     env = _node(tmp_path, 2)
     bin_dir = Path(env["PATH"].split(":")[0])
@@ -242,6 +247,7 @@ def test_nccl_out_of_bounds_fails_fake_nccl_derived(tmp_path):
     assert nccl.status == v.FAIL and "3 out-of-bounds values" in nccl.evidence
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_missing_nccl_and_unreadable_bmc_are_not_run_with_reasons_fake_ipmitool_denied(tmp_path):
     env = _node(tmp_path, 2)
     bin_dir = Path(env["PATH"].split(":")[0])
@@ -254,6 +260,7 @@ def test_missing_nccl_and_unreadable_bmc_are_not_run_with_reasons_fake_ipmitool_
     assert not (run_dir / "bmc_sel.log").exists()
 
 
+@pytest.mark.oldest_python_only  # one driver run (gpu none) is the smoke
 def test_smoke_command_runs_after_the_load_and_is_judged_fake_smi(tmp_path):
     env = _node(tmp_path, 2)
     answer, run_dir = _run(env, "smoke1", "--gpu", "none", "--smoke", "sleep 4; echo trained",

@@ -4,27 +4,12 @@ import dataclasses
 import json
 
 from dltui.core import models
+from dltui.core.field_types import RECORD_MODELS
 from dltui.node import schema
-
-RECORD_MODELS = {
-    "cpu": models.CpuSample,
-    "core": models.CoreSample,
-    "memory": models.MemorySample,
-    "pressure": models.PressureSample,
-    "tasks": models.TaskSample,
-    "disk": models.DiskSample,
-    "filesystem": models.FilesystemSample,
-    "network": models.NetworkSample,
-    "ib_port": models.IbPortSample,
-    "gpu": models.GpuSample,
-    "nvlink": models.NvlinkSample,
-    "unit": models.UnitSample,
-    "checkpoint": models.CheckpointSample,
-    "drive": models.DriveSample,
-}
 
 
 def test_every_schema_table_matches_its_dataclass_field_for_field():
+    assert set(RECORD_MODELS) == set(schema.RECORD_FIELDS)  # the decoder's type checks cover every kind
     for kind, cls in RECORD_MODELS.items():
         names = tuple(f.name for f in dataclasses.fields(cls) if f.name != "cores")
         assert names == schema.RECORD_FIELDS[kind], kind

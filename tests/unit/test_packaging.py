@@ -12,9 +12,12 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.oldest_python_only  # an isolated build
 def test_the_release_build_is_warning_free_passes_twine_check_and_carries_what_dltui_reads(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     built = subprocess.run(
@@ -38,6 +41,7 @@ def test_the_release_build_is_warning_free_passes_twine_check_and_carries_what_d
     with zipfile.ZipFile(dists[1]) as zf:
         names = set(zf.namelist())
         metadata = zf.read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
+        dashboard = zf.read(next(n for n in names if n.endswith("share/dltui/grafana/dltui-fleet.json")))
     assert "Requires-Python: >=3.10" in metadata
     assert "License-Expression: MIT" in metadata
     assert re.search(r"Requires-Dist: tomli.*python_version < \"3.11\"", metadata)
@@ -49,7 +53,8 @@ def test_the_release_build_is_warning_free_passes_twine_check_and_carries_what_d
     data = "dltui-" + metadata.split("\nVersion: ")[1].split("\n")[0] + ".data/data/"
     assert {"dltui/man/dltui.1", data + "share/man/man1/dltui.1"} <= names
     grafana = {data + f"share/dltui/grafana/{p.name}" for p in (REPO / "grafana").glob("*.json")}
-    assert grafana <= names  # every dashboard of grafana/ (none yet in this tree: see the README)
+    assert {data + "share/dltui/grafana/dltui-fleet.json"} <= grafana <= names  # every dashboard of grafana/
+    assert dashboard == (REPO / "grafana" / "dltui-fleet.json").read_bytes()  # this tree's panels
 
 
 def test_the_man_page_is_the_parsers_own():

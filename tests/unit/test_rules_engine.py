@@ -1,13 +1,16 @@
 """The engine's shared mechanics: minimum duration, hysteresis, severity changes, N/A, the
 snapshot window, and thresholds from the config (globally and per node group)."""
 
+import copy
+import pickle
+
 import pytest
 
 from dltui import snapshot
 from dltui.config import Config, ConfigError, parse
 from dltui.core.models import NodeFacts
 from dltui.core.rules import RULES, build_engine
-from dltui.core.rules.base import CLEAR, HOLD, Finding
+from dltui.core.rules.base import CLEAR, HOLD, NOT_REPORTED, Finding
 from dltui.core.rules.condition import CHANGE, CLOSE, DROP, OPEN, UPDATE, Condition, Timing, advance
 from tests.unit.rules_support import H100_THROTTLED, Rig, busy_gpu, capture
 
@@ -226,3 +229,11 @@ def test_rules_whose_signals_the_gpu_does_not_report_are_marked_na_not_fine():
         now[0] += 1.0
         fleet.on_sample("ws01", Sample(time=now[0], gpus=[GpuSample(**dict(gpu, temperature_margin_c=30.0))]))
     assert "thermal_margin_low" not in fleet.nodes["ws01"].rules_na[0]
+
+
+def test_a_verdict_is_itself_after_a_copy_or_a_pickle():
+    # the engine compares answers with `is`; a rule memory holding its last answer may be copied
+    for verdict in (CLEAR, HOLD, NOT_REPORTED):
+        assert copy.copy(verdict) is verdict
+        assert copy.deepcopy({"last": [verdict]})["last"][0] is verdict
+        assert pickle.loads(pickle.dumps(verdict)) is verdict

@@ -46,6 +46,17 @@ class Verdict:
     def __repr__(self) -> str:
         return self.name
 
+    # Compared with ``is``: a copy (a deep-copied rule memory holding its last answer) or an
+    # unpickled one must be the same object.
+    def __copy__(self) -> Verdict:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Verdict:
+        return self
+
+    def __reduce__(self) -> str:
+        return self.name  # a module global of this name
+
 
 CLEAR = Verdict("CLEAR")
 HOLD = Verdict("HOLD")

@@ -15,13 +15,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from dltui.core.models import NodeFacts, StackFacts
 from dltui.core.rules import RULES
 from dltui.core.state import FleetState, NodeState
 
 from .. import levels
+from ..widgets.footer import DltuiFooter
 
 MUTED = "$foreground-muted"
 # column title, width, the reading a rule concerns when it marks this column
@@ -116,7 +117,7 @@ class StackTable(Static):
 class StackScreen(Screen):
     BINDINGS = [Binding("escape", "back", "Fleet")]
     DEFAULT_CSS = """
-    StackScreen #stack-body { padding: 0 1; }
+    StackScreen #stack-body { padding: 0 1; overflow-x: auto; }  /* at 80 columns: ← → reach REBOOT */
     StackScreen StackTable { width: auto; text-wrap: nowrap; }
     StackScreen #stack-title { color: $text-muted; padding: 0 1; }
     """
@@ -135,7 +136,7 @@ class StackScreen(Screen):
         )
         with VerticalScroll(id="stack-body"):
             yield StackTable()
-        yield Footer()
+        yield DltuiFooter()
 
     def on_mount(self) -> None:
         self._ready = True
