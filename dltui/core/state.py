@@ -7,7 +7,6 @@ nodes that changed since its last frame.
 
 from __future__ import annotations
 
-import math
 import time
 from array import array
 from collections import deque
@@ -29,99 +28,140 @@ PRUNE_EVERY = 600  # samples between looks for series whose device is gone
 TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
+_GAP = -32768  # an int16 ring's gap: the one int16 its scaled readings never take
+_INT16_MAX = 32767
 HOTTEST_GPU_C = "gpu.hottest_temperature_c"
+
+# Series kept as int16 (2 bytes a point instead of float32's 4), by the unit their name ends
+# with, and the scale that sets the resolution they keep. Other units (bytes, counts) stay float32.
+STORAGE_SCALES = (
+    ("_percent", 100),  # 0.01 %, up to 327.67 %
+    ("_c", 100),  # 0.01 °C, -327.67 to 327.67 °C
+    ("_mhz", 1),  # 1 MHz, up to 32,767 MHz
+    ("_w", 10),  # 0.1 W, up to 3,276.7 W
+)
+
+
+def storage_scale(key: str) -> int:
+    """The int16 scale of the series named ``key`` (see ``STORAGE_SCALES``), or 0 for float32."""
+    for suffix, scale in STORAGE_SCALES:
+        if key.endswith(suffix):
+            return scale
+    return 0
 
 
 class Ring:
     """Fixed-capacity history of floats, oldest first; ``None`` in, ``None`` out for gaps.
 
-    Stored in an ``array`` (4 bytes a point for ``"f"``) because 64 nodes x 8 GPUs x several
-    metrics x 7200 points as Python floats would take gigabytes. The array grows by doubling
-    up to the capacity: a fleet's first sample creates thousands of series at once, and a
-    short session never holds two hours of empty slots.
+    Stored in an ``array`` because 64 nodes x 8 GPUs x several metrics x 7200 points as Python
+    floats would take gigabytes: float32 (NaN the gap), or, given a ``scale``, int16 holding
+    ``round(value * scale)`` (``_GAP`` the gap) in half the bytes, read back as ``stored / scale``.
+    A value an int16 ring cannot hold (out of range once scaled, an infinity) turns that ring
+    into float32 for good, so nothing is lost. The array grows by doubling up to the capacity:
+    a fleet's first sample creates thousands of series at once, and a short session never holds
+    two hours of empty slots.
     """
 
-    __slots__ = ("_data", "_capacity", "_next", "_size")
+    __slots__ = ("_data", "_capacity", "_next", "_size", "_scale", "_gap")
 
     FIRST_ALLOCATION = 64
 
-    def __init__(self, capacity: int, typecode: str = "f", size: int = 0):
+    def __init__(self, capacity: int, typecode: str = "f", size: int = 0, scale: int = 0):
         self._capacity = capacity
         self._size = min(size, capacity)  # a series born late starts with gaps, aligned in time
-        self._data = array(typecode, [_NAN]) * min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
+        self._scale = scale
+        self._gap: float = _GAP if scale else _NAN
+        allocated = min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
+        self._data = array("h" if scale else typecode, [self._gap]) * allocated
         self._next = self._size % capacity
 
     def __len__(self) -> int:
         return self._size
 
     def append(self, value: float | None) -> None:
-        # The hot path of every sample (some hundred series a node): attribute reads kept few.
-        data, at, capacity = self._data, self._next, self._capacity
-        if at == len(data) and at < capacity:  # full but not yet at capacity
-            data.extend(array(data.typecode, [_NAN]) * min(at, capacity - at))
-        data[at] = _NAN if value is None else value
-        at += 1
-        self._next = 0 if at == capacity else at
-        if self._size < capacity:
-            self._size += 1
+        Ring.append_row((self,), (value,))
 
     @staticmethod
     def append_row(rings: Sequence[Ring], values: Iterable[float | None]) -> None:
         """``append`` one value to each of ``rings``, in one loop instead of a call per ring: a
         sample appends to some hundred rings, and the calls were a third of a node's cost."""
-        nan = _NAN
+        gap16, max16 = _GAP, _INT16_MAX
         for ring, value in zip(rings, values, strict=True):
-            data, at, capacity = ring._data, ring._next, ring._capacity
+            data, at, capacity, scale = ring._data, ring._next, ring._capacity, ring._scale
             if at == len(data) and at < capacity:  # full but not yet at capacity
-                data.extend(array(data.typecode, [nan]) * min(at, capacity - at))
-            data[at] = nan if value is None else value
+                data.extend(array(data.typecode, [ring._gap]) * min(at, capacity - at))
+            if value is None or value != value:  # None or NaN: a gap
+                data[at] = ring._gap
+            elif scale:
+                try:
+                    stored = round(value * scale)
+                except OverflowError:  # an infinity
+                    stored = gap16
+                if gap16 < stored <= max16:
+                    data[at] = stored
+                else:
+                    ring._to_float32()
+                    ring._data[at] = value
+            else:
+                data[at] = value
             at += 1
             ring._next = 0 if at == capacity else at
             if ring._size < capacity:
                 ring._size += 1
 
-    def values(self, n: int | None = None) -> list[float | None]:
-        """The newest ``n`` values (all when None), oldest first."""
-        n = self._size if n is None else min(n, self._size)
+    def _to_float32(self) -> None:
+        """An int16 ring given a value it cannot hold: float32 from now on, same values."""
+        scale, gap, nan = self._scale, self._gap, _NAN
+        self._data = array("f", [nan if v == gap else v / scale for v in self._data])
+        self._scale, self._gap = 0, nan
+
+    def _raw(self, n: int) -> array:
+        """The newest ``n`` stored points (``n`` at most the size), oldest first."""
         start = (self._next - n) % self._capacity
         if start + n <= self._capacity:
-            raw = self._data[start : start + n]
-        else:
-            raw = self._data[start:] + self._data[: (start + n) % self._capacity]
+            return self._data[start : start + n]
+        return self._data[start:] + self._data[: (start + n) % self._capacity]
+
+    def _floats(self, raw: Iterable[float]) -> list[float | None]:
+        if self._scale:
+            scale, gap = self._scale, self._gap
+            return [None if v == gap else v / scale for v in raw]
         return [None if v != v else v for v in raw]  # NaN is the gap; v != v is its cheapest test
 
+    def values(self, n: int | None = None) -> list[float | None]:
+        """The newest ``n`` values (all when None), oldest first."""
+        return self._floats(self._raw(self._size if n is None else min(n, self._size)))
+
     def squeezed(self, n: int, per: int, pick: Callable[[Sequence[float]], float]) -> list[float | None]:
-        """``spark.downsample(self.values(n), per, pick)`` from the stored floats in one pass:
+        """``spark.downsample(self.values(n), per, pick)`` from the stored points in one pass:
         groups of ``per`` values, newest group last, each reduced by ``pick`` over its values
         (a group of gaps only is a gap). A 2-hour chart reads 7200 points a series this way."""
-        n = min(n, self._size)
-        start = (self._next - n) % self._capacity
-        if start + n <= self._capacity:
-            raw = self._data[start : start + n]
-        else:
-            raw = self._data[start:] + self._data[: (start + n) % self._capacity]
+        raw = self._raw(min(n, self._size))
         if per <= 1:
-            return [None if v != v else v for v in raw]
-        out: list[float | None] = []
-        end = len(raw)
-        total = sum(raw)
-        if total == total:  # no gap (NaN) anywhere: each group reduced straight from the array
-            while end > 0:
-                out.append(pick(raw[max(0, end - per) : end]))
-                end -= per
+            return self._floats(raw)
+        scale, ends = self._scale, range(len(raw), 0, -per)
+        if scale and pick in _MONOTONIC:  # max and min commute with scaling: reduce the ints
+            groups: list[Sequence[float]] = [raw[max(0, end - per) : end] for end in ends]
+            if _GAP in raw:
+                groups = [[v for v in group if v != _GAP] for group in groups]
+            out = [pick(group) / scale if group else None for group in groups]
         else:
-            while end > 0:
-                group = [v for v in raw[max(0, end - per) : end] if v == v]  # NaN is the gap
-                out.append(pick(group) if group else None)
-                end -= per
+            points = array("d", [_NAN if v == _GAP else v / scale for v in raw]) if scale else raw
+            groups = [points[max(0, end - per) : end] for end in ends]
+            total = sum(points)
+            if total != total:  # a gap (NaN) somewhere: groups of the values alone
+                groups = [[v for v in group if v == v] for group in groups]
+            out = [pick(group) if group else None for group in groups]
         out.reverse()
         return out
 
     def last(self) -> float | None:
         if not self._size:
             return None
-        v = self._data[(self._next - 1) % self._capacity]
-        return None if math.isnan(v) else v
+        return self._floats((self._data[(self._next - 1) % self._capacity],))[0]
+
+
+_MONOTONIC = (max, min)  # reducers that commute with scaling: pick(stored) / scale exactly
 
 
 def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
@@ -281,7 +321,7 @@ class NodeHistory:
         for key in keys:
             last_seen[key] = self.samples
             if key not in self.series:  # new in this sample: gaps before it, aligned in time
-                self.series[key] = Ring(self.capacity, size=len(self.time) - 1)
+                self.series[key] = Ring(self.capacity, size=len(self.time) - 1, scale=storage_scale(key))
         wanted = set(keys)
         self._shape, self._keys = shape, keys
         self._rings = [self.series[k] for k in keys]

@@ -1,8 +1,14 @@
 """Fleet state keeps bounded, time-aligned history and a timeline of what happened."""
 
+import math
+import statistics
+
+import pytest
+
 from dltui.core import status as st
 from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample
-from dltui.core.state import FleetState, NodeHistory, Ring
+from dltui.core.state import FleetState, NodeHistory, Ring, storage_scale
+from dltui.ui.spark import downsample
 
 
 def test_ring_keeps_the_newest_values_in_order_and_gaps_as_none():
@@ -33,6 +39,82 @@ def test_a_ring_born_late_keeps_its_leading_gaps():
     ring = Ring(200, size=150)
     ring.append(1.0)
     assert len(ring) == 151 and ring.values()[:2] == [None, None] and ring.values()[-1] == 1.0
+
+
+def test_series_units_choose_their_storage_and_resolution():
+    assert [storage_scale(k) for k in ("gpu.0.utilization_percent", "gpu.0.temperature_c")] == [100, 100]
+    assert [storage_scale(k) for k in ("gpu.0.sm_clock_mhz", "gpu.0.power_w")] == [1, 10]
+    assert storage_scale("disk.sda.read_bytes_per_s") == 0 and storage_scale("tasks.d_state_processes") == 0
+    ring = Ring(8, scale=100)
+    assert ring._data.typecode == "h" and ring._data.itemsize == 2
+    for v in (41.237, -3.004, 0.005, 327.67):
+        ring.append(v)
+    assert ring.values() == [41.24, -3.0, 0.0, 327.67]  # 0.01 a step (0.005 rounds half to even)
+    watts, mhz = Ring(4, scale=10), Ring(4, scale=1)
+    watts.append(312.47)
+    mhz.append(1410.6)
+    assert watts.last() == 312.5 and mhz.last() == 1411.0 and isinstance(mhz.last(), float)
+
+
+def test_an_int16_ring_keeps_gaps_wraps_and_grows_like_a_float_one():
+    ints, floats, history = Ring(300, scale=1), Ring(300), []
+    for i in range(1000):
+        value = None if i % 7 == 0 else float(i % 500 - 250)
+        ints.append(value)
+        floats.append(value)
+        history.append(value)
+        if i in (0, 63, 64, 127, 128, 299, 300, 301, 999):
+            assert ints.values() == floats.values() == history[-300:]
+            assert ints.values(5) == history[-5:][-len(ints) :]
+            assert ints.last() == history[-1]
+    assert len(ints._data) == 300 and ints._data.typecode == "h"  # doubled to its capacity, never promoted
+    born_late = Ring(200, size=150, scale=100)
+    born_late.append(float("nan"))  # NaN is a gap in either storage, not a reason to promote
+    born_late.append(1.5)
+    assert born_late.values()[:2] == [None, None] and born_late.values()[-2:] == [None, 1.5]
+    assert born_late._data.typecode == "h"
+
+
+@pytest.mark.parametrize("misfit", [327.68, -327.68, 1e9, math.inf, -math.inf])
+def test_a_value_int16_cannot_hold_turns_its_ring_float32_once_and_loses_nothing(misfit):
+    ring = Ring(100, scale=100)
+    for v in (12.5, None, 99.99):
+        ring.append(v)
+    ring.append(misfit)  # -327.68 would be the gap's own int16: it promotes too
+    assert ring._data.typecode == "f"
+    ring.append(7.25)
+    values = ring.values()
+    assert values[:3] == [12.5, None, pytest.approx(99.99, abs=1e-5)]
+    assert values[3] == pytest.approx(misfit, rel=1e-6) and values[4] == 7.25 and len(ring) == 5
+    assert ring.last() == 7.25 and ring._data.typecode == "f"
+
+
+def test_append_row_mixes_int16_float32_and_double_rings():
+    rings = [Ring(4, scale=100), Ring(4), Ring(4, "d"), Ring(4, scale=10)]
+    Ring.append_row(rings, [55.5, 2.0**40, 1_700_000_000.25, None])
+    Ring.append_row(rings, [None, None, None, 5000.0])  # 5000 W is past int16 at 0.1 W: promoted
+    assert [r._data.typecode for r in rings] == ["h", "f", "d", "f"]
+    assert [r.values() for r in rings] == [[55.5, None], [2.0**40, None], [1_700_000_000.25, None], [None, 5000.0]]
+    with pytest.raises(ValueError):
+        Ring.append_row(rings, [1.0])  # one value a ring, as before
+
+
+@pytest.mark.parametrize("pick", [max, min, statistics.fmean])
+@pytest.mark.parametrize("gaps", [False, True])
+def test_squeezed_int16_is_downsample_of_its_values(pick, gaps):
+    ring = Ring(500, scale=100)
+    for i in range(730):
+        ring.append(None if gaps and i % 11 in (0, 1, 2) else 40.0 + (i * 37 % 1000) / 100)
+    for n, per in ((500, 7), (100, 1), (23, 30), (0, 4)):
+        assert ring.squeezed(n, per, pick) == downsample(ring.values(n), per, pick)
+
+
+def test_history_keeps_unit_series_as_int16_and_the_rest_as_float32():
+    h = NodeHistory(capacity=10)
+    h.record(Sample(time=1.0, gpus=[GpuSample(0, temperature_c=61.0, power_w=412.34, sm_clock_mhz=1980)]))
+    assert h.series["gpu.0.temperature_c"]._data.typecode == "h" and h.get("gpu.0.power_w") == [412.3]
+    assert h.get("gpu.0.sm_clock_mhz") == [1980.0] and h.get("gpu.hottest_temperature_c") == [61.0]
+    assert h.time._data.typecode == "d"
 
 
 def test_history_series_stay_aligned_when_a_gpu_appears_late_or_vanishes():
