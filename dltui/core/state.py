@@ -29,7 +29,6 @@ TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
 _GAP = -32768  # an int16 ring's gap: the one int16 its scaled readings never take
-_INT16_MAX = 32767
 HOTTEST_GPU_C = "gpu.hottest_temperature_c"
 
 # Series kept as int16 (2 bytes a point instead of float32's 4), by the unit their name ends
@@ -69,7 +68,7 @@ class Ring:
     def __init__(self, capacity: int, typecode: str = "f", size: int = 0, scale: int = 0):
         self._capacity = capacity
         self._size = min(size, capacity)  # a series born late starts with gaps, aligned in time
-        self._scale = scale
+        self._scale = float(scale)
         self._gap: float = _GAP if scale else _NAN
         allocated = min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
         self._data = array("h" if scale else typecode, [self._gap]) * allocated
@@ -85,25 +84,26 @@ class Ring:
     def append_row(rings: Sequence[Ring], values: Iterable[float | None]) -> None:
         """``append`` one value to each of ``rings``, in one loop instead of a call per ring: a
         sample appends to some hundred rings, and the calls were a third of a node's cost."""
-        gap16, max16 = _GAP, _INT16_MAX
+        gap16, round_float = _GAP, float.__round__  # called unbound: half round()'s cost
         for ring, value in zip(rings, values, strict=True):
             data, at, capacity, scale = ring._data, ring._next, ring._capacity, ring._scale
             if at == len(data) and at < capacity:  # full but not yet at capacity
                 data.extend(array(data.typecode, [ring._gap]) * min(at, capacity - at))
-            if value is None or value != value:  # None or NaN: a gap
+            if value is None:
                 data[at] = ring._gap
-            elif scale:
+            elif scale:  # a float scale: the product is a float even for an int value
                 try:
-                    stored = round(value * scale)
-                except OverflowError:  # an infinity
-                    stored = gap16
-                if gap16 < stored <= max16:
-                    data[at] = stored
-                else:
+                    stored = round_float(value * scale)  # ValueError: NaN; OverflowError: infinity
+                    if stored == gap16:
+                        raise OverflowError("the gap's own int16")
+                    data[at] = stored  # OverflowError past int16
+                except ValueError:  # NaN: a gap, as in float32
+                    data[at] = gap16
+                except OverflowError:
                     ring._to_float32()
                     ring._data[at] = value
             else:
-                data[at] = value
+                data[at] = value  # NaN stays NaN: the float32 gap
             at += 1
             ring._next = 0 if at == capacity else at
             if ring._size < capacity:
@@ -113,7 +113,7 @@ class Ring:
         """An int16 ring given a value it cannot hold: float32 from now on, same values."""
         scale, gap, nan = self._scale, self._gap, _NAN
         self._data = array("f", [nan if v == gap else v / scale for v in self._data])
-        self._scale, self._gap = 0, nan
+        self._scale, self._gap = 0.0, nan
 
     def _raw(self, n: int) -> array:
         """The newest ``n`` stored points (``n`` at most the size), oldest first."""
