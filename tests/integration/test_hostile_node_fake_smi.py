@@ -164,10 +164,6 @@ def test_the_dashboard_keeps_the_terminal_title_and_its_screen_fake_smi(hostile_
         assert "gpu01  ● ok" in screen
         assert tmux("display", "-p", "-t", "dash", "#{pane_title}").strip() == "operator-title"
         assert "q Quit" in screen.splitlines()[-1]  # the footer: nothing cleared the screen
-        tmux("send-keys", "-t", "dash", "q")
-        deadline = time.monotonic() + 30
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert done.read_text().strip() == "0"
+        assert tmux.quit(done) == "0"
     finally:
         subprocess.run([*tmux.base, "kill-server"], capture_output=True)

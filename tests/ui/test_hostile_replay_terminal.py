@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 from tests.hostile import HOSTILE_PRINTED
 
@@ -69,10 +68,6 @@ def test_a_hostile_recording_keeps_the_terminal_title_and_its_screen(tmp_path):
         assert f"active/{SHOWN}" in screen and f"kernel {SHOWN}" in screen
         assert "64°C" in screen  # the last sample played, past the unreadable one
         assert tmux("display", "-p", "-t", "dash", "#{pane_title}").strip() == "operator-title"
-        tmux("send-keys", "-t", "dash", "q")
-        deadline = time.monotonic() + 30
-        while not done.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert done.read_text().strip() == "0"
+        assert tmux.quit(done) == "0"
     finally:
         subprocess.run([*tmux.base, "kill-server"], capture_output=True)

@@ -36,6 +36,15 @@ class Tmux:
                 pytest.fail(f"{text!r} never appeared; the screen:\n{screen}")
             time.sleep(0.05)
 
+    def quit(self, exit_code_file: Path, limit_s: float = 30.0) -> str:
+        """Press ``q``; the exit status the pane's shell wrote to ``exit_code_file`` (the command
+        ends ``; echo $? > FILE``), once it is there."""
+        self("send-keys", "-t", "dash", "q")
+        deadline = time.monotonic() + limit_s
+        while not exit_code_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return exit_code_file.read_text().strip()
+
 
 @pytest.fixture
 def tmux(tmp_path):
@@ -58,8 +67,4 @@ def test_dltui_demo_draws_the_fleet_opens_a_node_and_quits(tmux, tmp_path):
     assert "gpu02" in screen and "driver 550.90.07" in screen
     tmux("send-keys", "-t", "dash", "Escape")
     tmux.wait_for("NET rx/tx")
-    tmux("send-keys", "-t", "dash", "q")
-    deadline = time.monotonic() + 30
-    while not done.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert done.read_text().strip() == "0"
+    assert tmux.quit(done) == "0"
