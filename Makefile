@@ -9,14 +9,15 @@ ARGS   ?=
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
 # network namespaces and tc; Prometheus, promtool and node_exporter for the exporter and the
 # Prometheus source; systemd, sudo and util-linux for the real systemd test nodes; stress-ng,
-# fio and iperf3 for the burn-in; Chromium for `dltui serve` in a real browser (Playwright drives
-# it; it never downloads a browser of its own).
+# fio and iperf3 for the burn-in; smartmontools for the drive-health reader's real smartctl;
+# Chromium for `dltui serve` in a real browser (Playwright drives it; it never downloads a
+# browser of its own).
 SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
 	/usr/bin/prometheus /usr/bin/promtool /usr/bin/prometheus-node-exporter \
 	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv \
-	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium
+	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium /usr/sbin/smartctl
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
-	systemd sudo util-linux stress-ng fio iperf3 chromium
+	systemd sudo util-linux stress-ng fio iperf3 chromium smartmontools
 # The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it;
 # btop: bench/outside.py, with a config directory of its own).
 BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux /usr/bin/btop

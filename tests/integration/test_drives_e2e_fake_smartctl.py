@@ -13,6 +13,8 @@ import sys
 
 import pytest
 
+from tests.needs import require
+
 from .conftest import build_lab
 from .sshd import REPO, client_env
 
@@ -75,8 +77,7 @@ def test_a_node_with_the_real_smartctl_and_no_readable_drive_reports_none_and_no
     """gpu01 runs this machine's own smartctl (found in /usr/sbin although that is not on its
     PATH): a virtual machine's disk gives it nothing to read, which is no problem to report."""
     real = shutil.which("smartctl", path="/usr/sbin:/sbin:/usr/local/sbin")
-    if real is None:
-        pytest.skip("no smartctl installed on this machine (apt-get install smartmontools)")
+    require(real is not None, "no smartctl installed on this machine (apt-get install smartmontools)")
     done = subprocess.run(
         [sys.executable, "-m", "dltui", "snapshot", "gpu01", "--json", "--seconds", "5", "--interval", "0.5"],
         cwd=REPO,

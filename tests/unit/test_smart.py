@@ -15,6 +15,7 @@ import pytest
 
 from dltui.node import schema
 from dltui.node.probe import smart
+from tests.needs import require
 
 REPO = Path(__file__).resolve().parents[2]
 CAPTURES = REPO / "tests" / "fixtures" / "smartctl"
@@ -181,8 +182,7 @@ def test_no_smartctl_is_said_once_and_never_asked_again():
 def test_this_machines_real_smartctl_scan_reads_without_error():
     """Once against the real binary where there is one: its scan parses, whatever it finds."""
     real = smart.find_tool("smartctl")
-    if real is None or os.geteuid() != 0:
-        pytest.skip("no smartctl here, or not root")
+    require(real is not None and os.geteuid() == 0, "no smartctl here, or not root")
     r = smart.SmartReader(root=True)
     records = r.read()
     assert r.note is None
@@ -192,8 +192,8 @@ def test_this_machines_real_smartctl_scan_reads_without_error():
 def test_sudo_refusal_names_the_exact_sudoers_line_for_the_scan_and_each_drive_fake_smartctl(fake_smartctl):
     """As an account with no sudo rights (nobody), the real sudo refuses; the note carries one
     sudoers line naming the scan and each drive's read exactly as the reader runs them."""
-    if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("sudo"):
-        pytest.skip("needs root, setpriv and sudo")
+    require(os.geteuid() == 0 and bool(shutil.which("setpriv")) and bool(shutil.which("sudo")),
+            "needs root, setpriv and sudo")
     bin_dir, drives = fake_smartctl
     drives({"/dev/nvme0": ["nvme_samsung-mzql23t8hcls_healthy.json"]})
     script = (
