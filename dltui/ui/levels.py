@@ -10,11 +10,12 @@ here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from dltui.core import status as st
+from dltui.core.models import GpuSample
 from dltui.core.rules.capacity import CapacityLimits, capacity_limits
 from dltui.core.rules.pipeline import PressureLimits, idle, pressure_limits
 from dltui.core.rules.settings import RuleSettings
@@ -80,6 +81,27 @@ def temperature(core_c: float | None, margin_c: float | None, t: Thresholds = DE
         if margin_c <= t.margin_warning_c:
             level = WARM
     return level
+
+
+def hot_and_idle(gpus: Iterable[GpuSample], t: Thresholds) -> tuple[int, int]:
+    """How many of ``gpus`` ``temperature`` calls hot and ``utilization`` calls idle. The fleet
+    summary counts every GPU of the fleet each second, so the two tests are written out here
+    without their calls (``tests/unit/test_levels.py`` holds them to the two functions)."""
+    margin_critical, core_critical = t.margin_critical_c, t.temp_critical_c
+    hot = idle_gpus = 0
+    for g in gpus:
+        margin = g.temperature_margin_c
+        if margin is not None:
+            if margin <= margin_critical:
+                hot += 1
+        else:
+            core = g.temperature_c
+            if core is not None and core >= core_critical and core >= t.temp_warning_c:
+                hot += 1
+        util = g.utilization_percent
+        if util is not None and idle(util):
+            idle_gpus += 1
+    return hot, idle_gpus
 
 
 def utilization(percent: float | None, t: Thresholds = DEFAULT) -> str:

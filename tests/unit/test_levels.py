@@ -54,3 +54,21 @@ def test_each_node_gets_its_groups_thresholds(tmp_path):
     nodes = levels.NodeThresholds(engine.settings)
     assert levels.filesystem(65.0, nodes.of("air01")) == levels.WARM
     assert levels.filesystem(65.0, nodes.of("gpu01")) == levels.OK
+
+
+def test_the_summary_counts_hot_and_idle_gpus_as_the_cells_colour_them():
+    """levels.hot_and_idle writes temperature's HOT and utilization's IDLE out for speed: over
+    every combination that matters, under default and lowered limits, it counts the same."""
+    from itertools import product
+
+    from dltui.core.models import GpuSample
+
+    lowered = levels.Thresholds.from_rules({"gpu_temp_high": {"warning": 70, "critical": 75}})
+    for t in (levels.DEFAULT, lowered):
+        limits = (t.temp_warning_c, t.temp_critical_c, t.margin_warning_c, t.margin_critical_c)
+        values = (None, -1.0, *(v + d for v in limits for d in (-0.5, 0.0, 0.5)))  # each side of each
+        for core, margin, util in product(values, values, (None, 0.0, 1.0, 100.0)):
+            g = GpuSample(0, temperature_c=core, temperature_margin_c=margin, utilization_percent=util)
+            hot = levels.temperature(core, margin, t) == levels.HOT
+            idle = levels.utilization(util, t) == levels.IDLE
+            assert levels.hot_and_idle([g, g], t) == (2 * hot, 2 * idle), (core, margin, util)

@@ -2,6 +2,8 @@
 
 from dltui import report_text, snapshot
 from dltui.core import status as st
+from dltui.core.models import NodeEvent
+from dltui.node.schema import interval_event
 from tests.unit.rules_support import Rig, busy_gpu
 
 
@@ -20,6 +22,19 @@ def test_data_older_than_three_intervals_is_stale_until_a_fresh_sample():
     )
     rig.run(1, [busy_gpu(0)])
     assert rig.alert("node_stale", None) is None
+
+
+def test_a_node_judged_quiet_is_judged_again_when_its_interval_shortens():
+    """The engine skips a quiet node on redraws until its rules' limits pass; a new interval
+    moves node_stale's limit, so the node is judged again at once."""
+    rig = Rig()
+    rig.run(5, [busy_gpu(0)])
+    rig.clock.t += 0.5
+    rig.fleet.tick()  # quiet for 3 intervals of 1 s
+    rig.fleet.on_event("gpu01", NodeEvent.from_dict(interval_event(rig.clock.t, 0.1)))
+    rig.clock.t += 0.5  # 1 s without a sample: stale at 0.1 s a sample
+    rig.fleet.tick()
+    assert rig.alert("node_stale", None).message.startswith("no sample for 2 s (expected every 0.1 s)")
 
 
 def test_connected_but_silent_for_15_s_is_unreachable():

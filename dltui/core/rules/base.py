@@ -127,6 +127,11 @@ class Rule:
     # event), or None to judge it later with the samples.
     consumes: tuple[str, ...] = ()
     on_event: Callable[..., Any] | None = None
+    # STATUS rules: clear_for(node, params) -> seconds after the node's newest sample during
+    # which the check can only answer CLEAR or None while the node's status stays the same
+    # (inf: until it changes). The engine skips judging a quiet node until then: a fleet of
+    # thousands is judged on every redraw, and almost every node is quiet.
+    clear_for: Callable[..., float] | None = None
     # on_facts(node_memory, now): the node's facts arrived or changed.
     on_facts: Callable[..., None] | None = None
     # on_acknowledge(node_memory, gpu): the operator retired this rule's alert on ``gpu``.

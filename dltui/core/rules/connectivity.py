@@ -4,6 +4,7 @@ a silent hang; the age notices it in seconds."""
 
 from __future__ import annotations
 
+import math
 from typing import TypedDict
 
 from .. import status as st
@@ -58,6 +59,19 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreac
     return CLEAR
 
 
+def node_stale_clear_for(node: NodeState, p: NodeStaleParams) -> float:
+    """node_stale answers CLEAR (or None, not connected) until its limit has passed."""
+    return p["intervals"] * node.interval_s if node.status == st.OK else math.inf
+
+
+def node_unreachable_clear_for(node: NodeState, p: NodeUnreachableParams) -> float:
+    """Connected: CLEAR until stale_s has passed; connecting or closed: None until the status
+    changes; a transport error is never quiet (it raises)."""
+    if node.status in st.DOWN:
+        return 0.0
+    return p["stale_s"] if node.status == st.OK else math.inf
+
+
 def _retrying(advice: str) -> str:
     return f"{advice}; dltui keeps retrying" if advice else "dltui keeps retrying"
 
@@ -84,6 +98,7 @@ RULES = (
         node_stale,
         {"intervals": 3},
         "newest sample older than intervals × the sampling interval",
+        clear_for=node_stale_clear_for,
     ),
     Rule(
         "node_unreachable",
@@ -91,5 +106,6 @@ RULES = (
         node_unreachable,
         {"stale_s": 15},
         "a transport error, or no sample for stale_s while connected",
+        clear_for=node_unreachable_clear_for,
     ),
 )

@@ -142,18 +142,27 @@ class Engine:
 
     def tick(self, fleet: FleetState, now: float) -> None:
         # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
-        # almost always, so that case is decided here without _judge's calls (as _judge would).
+        # almost always, so that case is decided here without _judge's calls (as _judge would),
+        # and a node judged quiet is not judged again until its rules' clear_for has passed or
+        # its status, newest sample or interval changed.
         memories, window = self.nodes, self.window_s is not None
         for node in fleet:
             nm = memories.get(node.name) or self._memory(node)
             if node.facts is not nm.facts:
                 self._facts_arrived(node, nm, now)
+            seen = (node.status, node.received_at, node.interval_s)
+            if now < nm.quiet_until and nm.status_seen == seen:
+                continue
             conditions = nm.conditions
+            quiet = not window
             for check, rule_id, p, timing, rule in nm.rules[STATUS]:
                 answer = check(node, nm, now, p)
                 if (answer is CLEAR or answer is None) and not window and rule_id not in conditions:
                     continue
+                quiet = False
                 self._judge(node, nm, rule, timing, None, answer, now)
+            if quiet:
+                nm.status_seen, nm.quiet_until = seen, _quiet_until(node, nm)
         if self._fleet_dirty:
             self._fleet_dirty = False
             self._judge_fleet(fleet, now)
@@ -345,3 +354,16 @@ def alert_message(
     if f.action:
         text += f" — {f.action}"
     return text
+
+
+def _quiet_until(node: NodeState, nm: NodeMemory) -> float:
+    """Until when every STATUS rule of a node just judged quiet answers CLEAR or None as long
+    as the node's status, newest sample and interval stay as they are (0: judge it again next
+    tick, a rule without ``clear_for``)."""
+    received = node.received_at if node.received_at is not None else 0.0
+    until = float("inf")
+    for _, _, p, _, rule in nm.rules[STATUS]:
+        if rule.clear_for is None:
+            return 0.0
+        until = min(until, received + rule.clear_for(node, p))
+    return until

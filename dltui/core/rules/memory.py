@@ -73,6 +73,8 @@ class NodeMemory:
         "consumers",
         "events_seen",
         "inventory",
+        "status_seen",
+        "quiet_until",
     )
 
     def __init__(
@@ -104,6 +106,10 @@ class NodeMemory:
         self.consumers: dict[str, list[Bound]] = {}  # event kind -> enabled rules consuming it
         self.events_seen: dict[tuple, None] = {}  # id-less kernel events, insertion-ordered
         self.inventory: GpuInventory | None = None  # GPUs listed in earlier sessions
+        # the engine's redraw-tick shortcut: the node as last judged quiet (status, newest
+        # sample's arrival, interval) and until when its STATUS rules can only answer CLEAR
+        self.status_seen: tuple[object, ...] | None = None
+        self.quiet_until = 0.0
 
     def gpu(self, index: int) -> GpuMemory:
         mem = self.gpus.get(index)

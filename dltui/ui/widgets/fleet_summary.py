@@ -101,12 +101,5 @@ def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, i
         elif a.severity == "warning":
             warning += 1
     gpus = n.sample.gpus if n.sample is not None else ()
-    th = thresholds.of(n.name)
-    temperature, utilization, HOT, IDLE = levels.temperature, levels.utilization, levels.HOT, levels.IDLE
-    hot = idle = 0
-    for g in gpus:
-        if temperature(g.temperature_c, g.temperature_margin_c, th) == HOT:
-            hot += 1
-        if utilization(g.utilization_percent, th) == IDLE:
-            idle += 1
+    hot, idle = levels.hot_and_idle(gpus, thresholds.of(n.name))
     return (levels.status(n.status), critical, warning, len(gpus), hot, idle)
