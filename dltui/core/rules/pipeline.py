@@ -89,6 +89,8 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: LoaderStarvationParams) -
         values = outside_checkpoint_writes(
             values, win.period_s, node.sample.time, writes, p["checkpoint_before_s"], p["checkpoint_after_s"]
         )
+    elif win.values.count(0.0) < p["clear_below"] * len(win.values):
+        return CLEAR  # detect's answer for a GPU that is not starving, without copying its window
     found = detect(values, win.period_s)
     if found.zero_fraction < p["clear_below"]:
         return CLEAR
