@@ -31,6 +31,24 @@ def test_one_node_on_another_driver_is_told_so_and_the_rest_are_not():
     assert all(rig.alerts(name) == {} for name in NODES)
 
 
+def test_a_reconnect_that_repeats_its_facts_leaves_the_fleet_unjudged(monkeypatch):
+    """The fleet rules compare every node's facts: a fleet of thousands is judged again when a
+    node's facts changed, not on every reconnect's hello that repeats them."""
+    rig = Rig(names=NODES, facts=facts())
+    rig.fleet.tick()
+    engine = rig.fleet.engine
+    judged = []
+    real = engine._judge_fleet
+    monkeypatch.setattr(engine, "_judge_fleet", lambda *a: judged.append(a) or real(*a))
+    rig.hello("gpu04", facts())  # reconnected, same node
+    rig.fleet.tick()
+    assert judged == []
+    rig.hello("gpu04", facts(driver="550.90.07"))  # rebooted into an upgrade
+    rig.fleet.tick()
+    assert len(judged) == 1
+    assert rig.alert("driver_version_drift", None, name="gpu04") is not None
+
+
 def test_groups_are_compared_within_themselves():
     cfg = parse({"groups": {"train": {"hosts": ["gpu0[1-3]"]}, "infer": {"hosts": ["gpu0[4-6]"]}}})
     rig = Rig(names=NODES, cfg=cfg, facts=facts())

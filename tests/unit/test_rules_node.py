@@ -3,8 +3,11 @@
 from dltui import report_text, snapshot
 from dltui.core import status as st
 from dltui.core.models import NodeEvent
+from dltui.core.rules import engine as engine_module
 from dltui.node.schema import interval_event
 from tests.unit.rules_support import Rig, busy_gpu
+
+real_quiet_until = engine_module._quiet_until
 
 
 def test_data_older_than_three_intervals_is_stale_until_a_fresh_sample():
@@ -35,6 +38,23 @@ def test_a_node_judged_quiet_is_judged_again_when_its_interval_shortens():
     rig.clock.t += 0.5  # 1 s without a sample: stale at 0.1 s a sample
     rig.fleet.tick()
     assert rig.alert("node_stale", None).message.startswith("no sample for 2 s (expected every 0.1 s)")
+
+
+def test_a_streaming_node_is_judged_once_per_limit_and_still_goes_stale_on_time(monkeypatch):
+    """A newer sample only puts node_stale's limit (3 intervals) further off, so a quiet node
+    streaming at 1 Hz is judged about once per 3 s, not on each sample; once the samples stop
+    it is stale at the same tick as a node judged every time."""
+    rig = Rig()
+    judged = []
+    monkeypatch.setattr(engine_module, "_quiet_until", lambda *a: judged.append(a) or real_quiet_until(*a))
+    rig.run(12, [busy_gpu(0)])  # a sample and a redraw every second
+    assert 3 <= len(judged) <= 5
+    rig.clock.t += 2.0  # the last sample 3 s old: fresh
+    rig.fleet.tick()
+    assert rig.alert("node_stale", None) is None
+    rig.clock.t += 0.5
+    rig.fleet.tick()
+    assert rig.alert("node_stale", None).message.startswith("no sample for 4 s (expected every 1 s)")
 
 
 def test_connected_but_silent_for_15_s_is_unreachable():

@@ -130,7 +130,9 @@ class Rule:
     # STATUS rules: clear_for(node, params) -> seconds after the node's newest sample during
     # which the check can only answer CLEAR or None while the node's status stays the same
     # (inf: until it changes). The engine skips judging a quiet node until then: a fleet of
-    # thousands is judged on every redraw, and almost every node is quiet.
+    # thousands is judged on every redraw, and almost every node is quiet. A newer sample
+    # must never shorten that time (the checks read the age of the newest sample), so the
+    # engine keeps skipping while the samples stream in.
     clear_for: Callable[..., float] | None = None
     # on_facts(node_memory, now): the node's facts arrived or changed.
     on_facts: Callable[..., None] | None = None

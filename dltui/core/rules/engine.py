@@ -144,14 +144,16 @@ class Engine:
         # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
         # almost always, so that case is decided here without _judge's calls (as _judge would),
         # and a node judged quiet is not judged again until its rules' clear_for has passed or
-        # its status, newest sample or interval changed.
+        # its status or interval changed. A newer sample only puts the rules' limits further
+        # off: a streaming node is judged once per clear_for, not on each sample's arrival.
         memories, window = self.nodes, self.window_s is not None
         for node in fleet:
             nm = memories.get(node.name) or self._memory(node)
             if node.facts is not nm.facts:
                 self._facts_arrived(node, nm, now)
-            seen = (node.status, node.received_at, node.interval_s)
-            if now < nm.quiet_until and nm.status_seen == seen:
+            seen = (node.status, node.interval_s)
+            received = node.received_at if node.received_at is not None else 0.0
+            if now < nm.quiet_until and nm.status_seen == seen and received >= nm.received_seen:
                 continue
             conditions = nm.conditions
             quiet = not window
@@ -162,7 +164,8 @@ class Engine:
                 quiet = False
                 self._judge(node, nm, rule, timing, None, answer, now)
             if quiet:
-                nm.status_seen, nm.quiet_until = seen, _quiet_until(node, nm)
+                nm.status_seen, nm.received_seen = seen, received
+                nm.quiet_until = _quiet_until(node, received, nm)
         if self._fleet_dirty:
             self._fleet_dirty = False
             self._judge_fleet(fleet, now)
@@ -207,7 +210,8 @@ class Engine:
         for check, _, p, timing, rule in nm.rules[FACTS]:
             for f in nm.gpu_facts.values():
                 self._judge(node, nm, rule, timing, f.index, check(f, p), now)
-        self._fleet_dirty = True
+        if new != old:  # a reconnect's hello repeats its facts: the fleet's answer stands
+            self._fleet_dirty = True
 
     def _new_boot(self, node: NodeState, nm: NodeMemory, now: float) -> None:
         for rule in self.settings.rules.values():
@@ -356,11 +360,10 @@ def alert_message(
     return text
 
 
-def _quiet_until(node: NodeState, nm: NodeMemory) -> float:
-    """Until when every STATUS rule of a node just judged quiet answers CLEAR or None as long
-    as the node's status, newest sample and interval stay as they are (0: judge it again next
-    tick, a rule without ``clear_for``)."""
-    received = node.received_at if node.received_at is not None else 0.0
+def _quiet_until(node: NodeState, received: float, nm: NodeMemory) -> float:
+    """Until when every STATUS rule of a node just judged quiet (its newest sample arrived at
+    ``received``) answers CLEAR or None as long as the node's status and interval stay as they
+    are (0: judge it again next tick, a rule without ``clear_for``)."""
     until = float("inf")
     for _, _, p, _, rule in nm.rules[STATUS]:
         if rule.clear_for is None:

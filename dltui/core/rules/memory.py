@@ -74,6 +74,7 @@ class NodeMemory:
         "events_seen",
         "inventory",
         "status_seen",
+        "received_seen",
         "quiet_until",
     )
 
@@ -106,9 +107,11 @@ class NodeMemory:
         self.consumers: dict[str, list[Bound]] = {}  # event kind -> enabled rules consuming it
         self.events_seen: dict[tuple, None] = {}  # id-less kernel events, insertion-ordered
         self.inventory: GpuInventory | None = None  # GPUs listed in earlier sessions
-        # the engine's redraw-tick shortcut: the node as last judged quiet (status, newest
-        # sample's arrival, interval) and until when its STATUS rules can only answer CLEAR
+        # the engine's redraw-tick shortcut: the node as last judged quiet (status and
+        # interval; its newest sample's arrival) and until when its STATUS rules can only
+        # answer CLEAR
         self.status_seen: tuple[object, ...] | None = None
+        self.received_seen = 0.0
         self.quiet_until = 0.0
 
     def gpu(self, index: int) -> GpuMemory:
