@@ -1,5 +1,6 @@
 """The UI's garbage-collector policy: freeze the heap on every tick and every few samples,
-pass every sink call on unchanged and in order, thaw and collect once the frozen heap grew by a quarter."""
+pass every sink call on unchanged and in order, free the dead cycles before freezing, thaw and
+collect once the frozen heap doubled."""
 
 import gc
 import weakref
@@ -68,7 +69,7 @@ def _checked(freezer):
     freezer.tick()
 
 
-def test_a_frozen_cycle_is_freed_once_the_frozen_heap_grew_by_a_quarter():
+def test_a_cycle_that_dies_after_it_was_frozen_is_freed_once_the_frozen_heap_doubled():
     gc.unfreeze()
     freezer = HeapFreezer()
     try:
@@ -77,19 +78,43 @@ def test_a_frozen_cycle_is_freed_once_the_frozen_heap_grew_by_a_quarter():
         base = freezer._baseline
         knot = Knot()
         alive = weakref.ref(knot)
-        freezer.tick()
+        freezer.tick()  # alive: frozen
         del knot
         gc.collect()
         assert alive() is not None  # frozen: the collector does not look at it
         _checked(freezer)
         assert alive() is not None and freezer.thaws == 0  # the heap has not grown: no thaw
-        knots = [Knot() for _ in range(base // 3)]  # a third more frozen objects...
+        knots = [Knot() for _ in range(base // 8)]  # a quarter or so more (two or three blocks
+        freezer.tick()  # a knot), as a fleet's rule windows filling: no thaw
+        _checked(freezer)
+        assert alive() is not None and freezer.thaws == 0
+        knots += [Knot() for _ in range(base)]  # the frozen heap more than doubled...
         last = weakref.ref(knots[-1])
         freezer.tick()
         del knots  # ...that die as cycles: only a thaw can free them
         _checked(freezer)
         assert alive() is None and last() is None and freezer.thaws == 1
         assert kept
+    finally:
+        gc.unfreeze()
+
+
+def test_a_cycle_already_dead_is_freed_before_the_freeze():
+    """A frame's garbage (cycles no one holds) is freed by the next freeze, not frozen."""
+    gc.unfreeze()
+    try:
+        knot = Knot()
+        dead = weakref.ref(knot)
+        del knot
+        HeapFreezer().tick()
+        assert dead() is None
+        sink = HeapFreezer().watching(Calls())
+        knot = Knot()
+        dead = weakref.ref(knot)
+        del knot
+        for t in range(FREEZE_EVERY_SAMPLES):
+            sink.on_sample("n", Sample(time=float(t)))
+        assert dead() is None
     finally:
         gc.unfreeze()
 

@@ -56,7 +56,7 @@ def freeze_long_lived() -> None:
     left to the collector, the first 2,000-node fleet cost a 0.45 s collection just before the
     first full screen, and every later refresh one of 0.1-0.3 s. The dashboard freezes the
     heap for the same reason on every redraw (dltui/ui/heap.py) and thaws it for one full
-    collection once the frozen heap has grown by a quarter, which reclaims any reference
+    collection once the frozen heap has doubled, which reclaims any reference
     cycle frozen here that died since; a frozen object is otherwise freed as usual when its
     last reference goes."""
     with _gc_lock:
