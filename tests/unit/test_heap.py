@@ -6,6 +6,7 @@ import gc
 import weakref
 
 from dltui.core.models import Sample
+from dltui.transport.prometheus.client import gc_paused
 from dltui.ui.heap import FREEZE_EVERY_SAMPLES, HeapFreezer
 
 
@@ -116,6 +117,40 @@ def test_a_cycle_already_dead_is_freed_before_the_freeze():
             sink.on_sample("n", Sample(time=float(t)))
         assert dead() is None
     finally:
+        gc.unfreeze()
+
+
+def test_a_collector_paused_by_a_source_is_not_overridden_the_tick_only_freezes():
+    """The Prometheus source pauses the collector while it delivers a refresh: a tick or a
+    sample count then freezes (O(1)) and runs no collection over the refresh's transient
+    mapping; nor does a due check thaw the heap then."""
+    gc.unfreeze()
+    collections = []
+
+    def count(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+
+    freezer = HeapFreezer()
+    sink = freezer.watching(Calls())
+    try:
+        _checked(freezer)  # the baseline
+        gc.callbacks.append(count)
+        with gc_paused():
+            knot = Knot()
+            dead = weakref.ref(knot)
+            del knot
+            freezer._baseline = 1  # a check due now would thaw and collect everything
+            _checked(freezer)
+            for t in range(FREEZE_EVERY_SAMPLES):
+                sink.on_sample("n", Sample(time=float(t)))
+            assert collections == [] and freezer.thaws == 0
+            assert dead() is not None and gc.get_freeze_count() > 0  # frozen, not walked
+        freezer.tick()  # the pause is over: the check that was due runs now
+        assert freezer.thaws == 1 and dead() is None
+    finally:
+        if count in gc.callbacks:
+            gc.callbacks.remove(count)
         gc.unfreeze()
 
 
