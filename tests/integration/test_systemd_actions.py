@@ -453,8 +453,12 @@ def test_the_journal_is_followed_after_its_cursor(client):
     async def go():
         commands = SshCommands(options)
         try:
-            follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
-            first = await follower.poll()
+            for _ in range(40):  # a unit started a moment ago has fewer than 5 lines yet
+                follower = JournalFollower(commands, "sdnode0", "dl_train.service", first_lines=5)
+                first = await follower.poll()
+                if len(first) >= 5:
+                    break
+                await asyncio.sleep(0.5)
             assert len(first) == 5 and follower.cursor and follower.problem is None
             later: list[str] = []
             for _ in range(60):  # the unit prints a line a second: until one is new
