@@ -47,7 +47,7 @@ def _memory_used_percent(sample) -> float | None:
 
 KEYS: dict[str, tuple[str, Getter]] = {
     "name": ("node name", lambda n, now: [n.name]),
-    "status": ("status word: ok, stale, unreachable, …", lambda n, now: [n.status]),
+    "status": ("status word: ok, stale, unreachable, …", lambda n, now: [levels.node_status(n, now)[1]]),
     "temp": ("GPU core temperature °C", _gpus("temperature_c")),
     "hbm": ("GPU memory (HBM) temperature °C", _gpus("memory_temperature_c")),
     "margin": ("GPU T.Limit margin °C", _gpus("temperature_margin_c")),

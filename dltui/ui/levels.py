@@ -17,9 +17,11 @@ from typing import Any
 from dltui.core import status as st
 from dltui.core.models import GpuSample
 from dltui.core.rules.capacity import CapacityLimits, capacity_limits
+from dltui.core.rules.connectivity import stale_intervals
 from dltui.core.rules.pipeline import PressureLimits, idle, pressure_limits
 from dltui.core.rules.settings import RuleSettings
 from dltui.core.rules.thermal import temperature_limits
+from dltui.core.state import NodeState
 
 NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
 # No rule judges a disk's busy time alone (the starvation cause reads its await against its
@@ -35,12 +37,18 @@ class Thresholds:
     margin_critical_c: float
     capacity: CapacityLimits
     pressure: PressureLimits
+    stale_intervals: float  # a connected node without a sample for this many intervals is stale
 
     @classmethod
     def from_rules(cls, rules: Mapping[str, Mapping[str, Any]]) -> Thresholds:
         """From rule id -> parameter overrides (a config's ``[rules]``, or the engine's
         parameters for a node): each rule module says what its rules judge with."""
-        return cls(*temperature_limits(rules), capacity_limits(rules), pressure_limits(rules))
+        return cls(
+            *temperature_limits(rules),
+            capacity_limits(rules),
+            pressure_limits(rules),
+            stale_intervals(rules),
+        )
 
 
 DEFAULT = Thresholds.from_rules({})
@@ -153,6 +161,27 @@ def status(word: str) -> str:
     if word in st.DOWN:
         return HOT
     return WARM
+
+
+STALE_WORD = "stale"
+
+
+def is_stale(node: NodeState, now: float, t: Thresholds = DEFAULT) -> bool:
+    """Connected, but its newest sample older than node_stale's limit: the link is up, the
+    values on screen are not live."""
+    if node.status != st.OK:
+        return False
+    age = node.age(now)
+    return age is not None and age > t.stale_intervals * node.interval_s
+
+
+def node_status(node: NodeState, now: float, t: Thresholds = DEFAULT) -> tuple[str, str]:
+    """The level and word a node's status shows: its connection's word, or ``stale`` (◐)
+    while connected but silent — a hung probe or node keeps its SSH connection up for a
+    minute of keepalives, and a green ``ok`` beside a critical alert reads as healthy."""
+    if is_stale(node, now, t):
+        return WARM, STALE_WORD
+    return status(node.status), node.status
 
 
 def severity(word: str | None) -> str:

@@ -5,7 +5,8 @@ a silent hang; the age notices it in seconds."""
 from __future__ import annotations
 
 import math
-from typing import TypedDict
+from collections.abc import Mapping
+from typing import Any, TypedDict
 
 from .. import status as st
 from ..state import NodeState
@@ -70,6 +71,14 @@ def node_unreachable_clear_for(node: NodeState, p: NodeUnreachableParams) -> flo
     if node.status in st.DOWN:
         return 0.0
     return p["stale_s"] if node.status == st.OK else math.inf
+
+
+def stale_intervals(params: Mapping[str, Mapping[str, Any]]) -> float:
+    """How many sampling intervals a connected node may go without a sample before its values
+    are stale (node_stale's limit, from rule id -> parameter overrides; infinite where the rule
+    is off): the status glyph says ``stale`` from the same moment as the rule."""
+    p = {**RULES[0].defaults, **params.get("node_stale", {})}
+    return float(p["intervals"]) if p.get("enabled", True) else math.inf
 
 
 def _retrying(advice: str) -> str:

@@ -86,7 +86,7 @@ class FleetScreen(Screen):
         table = self.query_one(FleetTable)
         table.show(self._sorted(shown), now)
         self.query_one(FleetSummary).show(
-            nodes, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
+            nodes, now, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
         self._show_chart(shown, table)
         offered = self._offers_unit()

@@ -165,7 +165,7 @@ class NodeScreen(Screen):
         if not self._ready or not self.display:
             return
         node = self.node
-        self.query_one(NodeHeader).show(node, now)
+        self.query_one(NodeHeader).show(node, now, self.thresholds)
         if node.version == self._version:
             return
         self._version = node.version

@@ -31,16 +31,17 @@ class NodeCells:
     def clear(self) -> None:
         self._cells.clear()
 
-    def tile(self, node: NodeState, name_w: int, gpus: int, marked: bool) -> tuple:
+    def tile(self, node: NodeState, now: float, name_w: int, gpus: int, marked: bool) -> tuple:
         """What the tile shows, exactly: its (text, style) parts and whether it is marked. The
         table draws it from cached strips of those parts (``FleetTable._tile_line``): a new
         sample gives a tile a new picture almost every second, and building it as Content cost
         half a millisecond."""
-        key = (node.version, True, name_w, gpus, marked)
+        th = self.thresholds.of(node.name)
+        key = (node.version, levels.is_stale(node, now, th), name_w, gpus, marked)
         cached = self._cells.get(node.name)
         if cached is not None and cached[0] == key:
             return cached[1]
-        picture = (fleet_row.tile_parts(node, name_w, gpus, self.thresholds.of(node.name)), marked)
+        picture = (fleet_row.tile_parts(node, now, name_w, gpus, th), marked)
         self._cells[node.name] = (key, picture, None)
         return picture
 

@@ -126,8 +126,8 @@ def header(layout: Layout) -> Content:
 def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> Content:
     s = node.sample
     live = node.status == st.OK
-    status_level = levels.status(node.status)
-    status = fmt.clip(f"{levels.STATUS_GLYPH[status_level]} {node.status}", STATUS_W)
+    status_level, word = levels.node_status(node, now, th)
+    status = fmt.clip(f"{levels.STATUS_GLYPH[status_level]} {word}", STATUS_W)
     parts: list = [
         " ",
         (node.name.ljust(layout.name_w + 1), "bold"),
@@ -154,16 +154,16 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     return Content.assemble(*parts)
 
 
-def tile(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
+def tile(node: NodeState, now: float, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
     """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``: a node in one short cell, one character per GPU."""
-    return Content.assemble(*tile_parts(node, name_w, gpus, th))
+    return Content.assemble(*tile_parts(node, now, name_w, gpus, th))
 
 
-def tile_parts(node: NodeState, name_w: int, gpus: int, th: levels.Thresholds) -> tuple:
+def tile_parts(node: NodeState, now: float, name_w: int, gpus: int, th: levels.Thresholds) -> tuple:
     """What a tile draws, as (text, style) pairs: equal parts, equal picture, so a caller can
     skip building and painting a tile whose new sample changed no character."""
     live = node.status == st.OK
-    level = levels.status(node.status)
+    level = levels.node_status(node, now, th)[0]
     parts: list = [
         (node.name.ljust(name_w + 1), "bold"),
         (levels.STATUS_GLYPH[level] + " ", levels.STYLE[level]),

@@ -29,6 +29,7 @@ class FleetSummary(Static):
     def show(
         self,
         nodes: list[NodeState],
+        now: float,
         shown: int,
         sort: str,
         filter_text: str,
@@ -41,11 +42,13 @@ class FleetSummary(Static):
         counted = self._counted if self._counted is not None else {}
         for n in nodes:
             # A node is counted again only when it changed: the fleet's cost is a dict look-up.
+            # Going stale changes it too: node_stale's alert opens on the same tick, at the
+            # same limit (levels.is_stale), and moves the node's version.
             if n.status == st.OK:  # a node without a probe samples at nothing
                 intervals.add(n.interval_s)
             cached = counted.get(n.name)
             if cached is None or cached[0] != n.version:
-                cached = counted[n.name] = (n.version, _count(n, thresholds))
+                cached = counted[n.name] = (n.version, _count(n, now, thresholds))
             level, critical, warning, n_gpus, n_hot, n_idle = cached[1]
             by_level[level] += 1
             alerts[levels.HOT] += critical
@@ -91,7 +94,7 @@ class FleetSummary(Static):
             self.update(content, layout=False)  # always one line
 
 
-def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, int, int, int, int]:
+def _count(n: NodeState, now: float, thresholds: levels.NodeThresholds) -> tuple[str, int, int, int, int, int]:
     """What one node adds to the summary: status level, critical and warning alerts, GPUs, hot
     GPUs, idle GPUs. Every node of the fleet once a second: plain loops and counters, no lists."""
     critical = warning = 0
@@ -101,5 +104,6 @@ def _count(n: NodeState, thresholds: levels.NodeThresholds) -> tuple[str, int, i
         elif a.severity == "warning":
             warning += 1
     gpus = n.sample.gpus if n.sample is not None else ()
-    hot, idle = levels.hot_and_idle(gpus, thresholds.of(n.name))
-    return (levels.status(n.status), critical, warning, len(gpus), hot, idle)
+    th = thresholds.of(n.name)
+    hot, idle = levels.hot_and_idle(gpus, th)
+    return (levels.node_status(n, now, th)[0], critical, warning, len(gpus), hot, idle)

@@ -233,7 +233,7 @@ class FleetTable(ScrollView, can_focus=True):
         version and age with its Content."""
         marked = node.name in self.marked
         if self.compact:
-            return self._node_cells.tile(node, self._name_w, self._gpus, marked), None
+            return self._node_cells.tile(node, self.now, self._name_w, self._gpus, marked), None
         layout = self._current_layout()
         return self._node_cells.row(node, self.now, layout, self._name_w, self._gpus, marked)
 

@@ -24,9 +24,9 @@ class NodeHeader(Static):
 
     _drawn: Content | None = None
 
-    def show(self, node: NodeState, now: float) -> None:
-        level = levels.status(node.status)
-        status: list = [(f"{levels.STATUS_GLYPH[level]} {node.status}", levels.STYLE[level])]
+    def show(self, node: NodeState, now: float, thresholds: levels.Thresholds) -> None:
+        level, word = levels.node_status(node, now, thresholds)
+        status: list = [(f"{levels.STATUS_GLYPH[level]} {word}", levels.STYLE[level])]
         if node.reason:
             status.append((f": {node.reason}", levels.STYLE[level]))
         line1 = Content.assemble(
