@@ -57,8 +57,8 @@ async def test_a_silent_connected_node_reads_stale_in_rows_summary_filter_and_he
 
 
 async def test_a_silent_node_s_tile_turns_stale():
-    """The compact view's tiles too (a tile is rebuilt only when its key changed: the stale
-    state is in it, beside the node's version, which node_stale's alert also moves)."""
+    """The compact view's tiles too (a tile is rebuilt only when its node's version moved:
+    node_stale's alert moves it on the tick the node goes stale)."""
     app, demo = demo_app(nodes=12)
     async with app.run_test(size=(160, 8)) as pilot:  # 12 nodes on 5 lines: tiles
         feed(app, demo, steps=20)

@@ -35,13 +35,13 @@ class NodeCells:
         """What the tile shows, exactly: its (text, style) parts and whether it is marked. The
         table draws it from cached strips of those parts (``FleetTable._tile_line``): a new
         sample gives a tile a new picture almost every second, and building it as Content cost
-        half a millisecond."""
-        th = self.thresholds.of(node.name)
-        key = (node.version, levels.is_stale(node, now, th), name_w, gpus, marked)
+        half a millisecond. Going stale moves the node's version too (node_stale's alert opens
+        on the tick its limit passes, the limit ``levels.is_stale`` reads), as the summary counts."""
+        key = (node.version, True, name_w, gpus, marked)
         cached = self._cells.get(node.name)
         if cached is not None and cached[0] == key:
             return cached[1]
-        picture = (fleet_row.tile_parts(node, now, name_w, gpus, th), marked)
+        picture = (fleet_row.tile_parts(node, now, name_w, gpus, self.thresholds.of(node.name)), marked)
         self._cells[node.name] = (key, picture, None)
         return picture
 

@@ -154,14 +154,10 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
     return Content.assemble(*parts)
 
 
-def tile(node: NodeState, now: float, name_w: int, gpus: int, th: levels.Thresholds) -> Content:
-    """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``: a node in one short cell, one character per GPU."""
-    return Content.assemble(*tile_parts(node, now, name_w, gpus, th))
-
-
 def tile_parts(node: NodeState, now: float, name_w: int, gpus: int, th: levels.Thresholds) -> tuple:
-    """What a tile draws, as (text, style) pairs: equal parts, equal picture, so a caller can
-    skip building and painting a tile whose new sample changed no character."""
+    """``gpu017 ● ▇▇▇▇▇▇▇▇ ▲2``, a node in one short cell, one character per GPU, as (text,
+    style) pairs: equal parts, equal picture, so a caller can skip building and painting a
+    tile whose new sample changed no character."""
     live = node.status == st.OK
     level = levels.node_status(node, now, th)[0]
     parts: list = [
