@@ -6,6 +6,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 ARGS   ?=
+# The tested set is the installed set: every venv here installs through this lock (pip, the
+# build backend and every dependency, one pinned version per Python where they differ), made
+# by `make lock` and committed, so a fresh clone next month resolves what passed today.
+# pyproject.toml keeps open ranges for `pip install .` and pipx users. PIP_CONSTRAINT, not -c:
+# it also reaches the isolated environment pip builds dltui's wheel in (setuptools).
+LOCK   := constraints.txt
+LOCKED := PIP_CONSTRAINT=$(CURDIR)/$(LOCK)
 # Tools the tests drive for real: sshd servers, tmux for the terminal tests, iproute2 for
 # network namespaces and tc; Prometheus, promtool and node_exporter for the exporter and the
 # Prometheus source; systemd, sudo and util-linux for the real systemd test nodes; stress-ng,
@@ -38,29 +45,56 @@ TEST_PYTHONS ?= 3.10 3.13
 PYTEST_ARGS ?= -q -n 4
 NEWEST_ONLY_ARGS := -m "not oldest_python_only"
 
-.PHONY: run test lint system-deps bench-deps screenshots bench clean $(TEST_PYTHONS:%=test-%)
+.PHONY: run test lint system-deps bench-deps screenshots bench clean lock test-latest $(TEST_PYTHONS:%=test-%)
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(LOCKED) $(PY) -m pip install --quiet --upgrade pip
+	$(LOCKED) $(PY) -m pip install --quiet -e .
 	@touch $@
 
 $(VENV)/.test-installed: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(LOCKED) $(PY) -m pip install --quiet -e '.[test]'
 	@touch $@
 
 $(VENV)/.lint-installed: $(VENV)/.installed
-	$(PY) -m pip install --quiet -e '.[lint]'
+	$(LOCKED) $(PY) -m pip install --quiet -e '.[lint]'
 	@touch $@
 
 # One venv per tested Python: .venv-3.10, .venv-3.13 (make .venv-3.10/.test-installed).
-.venv-%/.test-installed: pyproject.toml
+.venv-%/.test-installed: pyproject.toml $(LOCK)
 	@py=$$(scripts/find-python $*) || { echo "Python $* not found: pyenv install $*" >&2; exit 1; }; \
 	rm -rf .venv-$* && $$py -m venv .venv-$* && \
-	.venv-$*/bin/python -m pip install --quiet --upgrade pip && \
-	.venv-$*/bin/python -m pip install --quiet -e '.[test]'
+	$(LOCKED) .venv-$*/bin/python -m pip install --quiet --upgrade pip && \
+	$(LOCKED) .venv-$*/bin/python -m pip install --quiet -e '.[test]'
 	@touch $@
+
+# Refresh the lock: the newest versions pyproject.toml allows, resolved once for every Python
+# from the oldest supported up (uv's universal resolution writes a marker where two Pythons
+# need different versions), plus pip and the build backend. Run `make test-latest` first; commit
+# the lock with what it needed.
+lock:
+	rm -rf .venv-lock && $(PYTHON) -m venv .venv-lock
+	.venv-lock/bin/python -m pip install --quiet uv
+	printf 'pip\nsetuptools>=77\n' | .venv-lock/bin/uv pip compile pyproject.toml - --all-extras \
+	  --universal --python-version $(firstword $(TEST_PYTHONS)) --custom-compile-command 'make lock' \
+	  --quiet --output-file $(LOCK)
+	rm -rf .venv-lock
+
+# New versions on purpose, not by surprise (not part of `make test`): a fresh venv on the newest
+# tested Python with the newest versions pyproject.toml allows, no lock; prints what moved since
+# the lock, then lints and runs the whole suite there.
+LATEST_PYTHON := $(lastword $(TEST_PYTHONS))
+test-latest: system-deps
+	@py=$$(scripts/find-python $(LATEST_PYTHON)) || { echo "Python $(LATEST_PYTHON) not found" >&2; exit 1; }; \
+	rm -rf .venv-latest && $$py -m venv .venv-latest && \
+	.venv-latest/bin/python -m pip install --quiet --upgrade pip && \
+	.venv-latest/bin/python -m pip install --quiet --upgrade --upgrade-strategy eager -e '.[test,lint]'
+	@echo "== newer than $(LOCK) (package: locked -> latest)"
+	@.venv-latest/bin/python scripts/lock_drift.py $(LOCK)
+	.venv-latest/bin/ruff check && .venv-latest/bin/mypy && .venv-latest/bin/mypy --python-version 3.8 dltui/node
+	@echo "== tests on Python $(LATEST_PYTHON), newest dependencies"
+	.venv-latest/bin/python -m pytest $(PYTEST_ARGS)
 
 run: $(VENV)/.installed
 	$(VENV)/bin/dltui $(ARGS)

@@ -17,8 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import asyncssh
-
 from dltui.core import status as st
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.status import Status
@@ -28,6 +26,7 @@ from dltui.transport.command import read_at_most, read_tail
 from dltui.transport.protocol import ProbeReader, capped_lines
 from dltui.transport.ssh.connector import Hop, backoff_s
 from dltui.transport.ssh.errors import Failure, describe
+from dltui.transport.ssh.library import asyncssh
 from dltui.transport.ssh.options import SshOptions
 from dltui.transport.ssh.sessions import SessionRunner
 

@@ -163,7 +163,7 @@ async def read_at_most(stream, limit: int):
 
 async def run_on_connection(conn, argv: Sequence[str], timeout_s: float) -> CommandResult:
     """``argv`` as a new session on an open asyncssh connection (no new handshake)."""
-    import asyncssh
+    from .ssh.library import asyncssh
 
     started = time.monotonic()
     process = None

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.own_words import foreign_lines, own_line, read_until_own_line
+
 from .sshd import REPO, client_env
 
 pytestmark = pytest.mark.sshd
@@ -76,7 +78,8 @@ def test_a_signalled_export_stops_cleanly_and_its_recording_is_complete(shared_l
         env=_env(home, tmp), cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
-        serving = proc.stderr.readline()
+        serving, before_it = read_until_own_line(iter(proc.stderr.readline, ""), "dltui: serving ")
+        assert foreign_lines("".join(before_it)) == []
         url = serving.split("serving ", 1)[1].split()[0]
 
         def up() -> bool:
@@ -92,7 +95,7 @@ def test_a_signalled_export_stops_cleanly_and_its_recording_is_complete(shared_l
     finally:
         proc.kill()
     assert proc.returncode == 0, err
-    assert "Traceback" not in err
+    assert "Traceback" not in err and foreign_lines(err) == []
     assert list(tmp.iterdir()) == []
     _wait(lambda: not ({p.pid for p in gpu02.probe_processes()} - before), "the probe gone from gpu02")
     with gzip.open(recording, "rt") as f:
@@ -126,7 +129,8 @@ def test_a_signalled_unit_command_says_interrupted_and_closes_its_session(shared
         finally:
             proc.kill()
         assert proc.returncode == 128 + signal.SIGTERM, err
-        assert err.startswith("dltui: SIGTERM: stopped") and "Traceback" not in err and out == ""
+        assert own_line(err, "dltui: SIGTERM: stopped") and "Traceback" not in err and out == ""
+        assert foreign_lines(err) == []
         assert list(tmp.iterdir()) == []
         _wait(lambda: not sleeping(), "the node-side command gone with the connection")
     finally:

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from asyncssh.config import SSHClientConfig
-
 from ..file_stamp import file_stamp
 from ..hostspec import Destination, parse_jumps
 from .config_slice import ConfigSlicer
+from .library import SSHClientConfig
 from .options import SshOptions
 
 DEFAULT_PORT = 22

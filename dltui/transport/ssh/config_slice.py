@@ -19,7 +19,7 @@ import shlex
 import tempfile
 import weakref
 
-from asyncssh.pattern import WildcardPatternList
+from .library import WildcardPatternList
 
 _WHOLE_FILE_KEYWORDS = {"include", "canonicalizehostname"}
 

@@ -11,14 +11,13 @@ import os
 import random
 from dataclasses import dataclass
 
-import asyncssh
-
 from dltui.core import status as st
 
 from ..hostspec import Destination, HostSpecError
 from . import known_hosts
 from .config import HostSettings, SshConfig, SshConfigError
 from .errors import DEFAULT_KEY_FILES, Failure, describe
+from .library import asyncssh
 from .options import SshOptions
 
 BACKOFF_FIRST_S = 1.0

@@ -7,14 +7,13 @@ import errno
 import os
 import socket
 
-import asyncssh
-
 from dltui.core import status as st
 from dltui.core.status import Status
 from dltui.core.text import clean
 
 from .config import HostSettings
 from .known_hosts import CHANGED, OfferedKey, host_pattern
+from .library import asyncssh
 
 DEFAULT_KEY_FILES = ("id_ed25519", "id_ecdsa", "id_rsa")  # what ssh(1) tries without IdentityFile
 

@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable
 from typing import cast
 
-import asyncssh
-
 from dltui.core import status as st
 from dltui.node import bundle
 
@@ -23,6 +21,7 @@ from ..command import CommandResult, run_on_connection, unreachable
 from ..protocol import MAX_LINE_BYTES, ProbeReader, ProtocolError
 from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Hop, backoff_s
 from .errors import Failure, describe, probe_exit_reason
+from .library import asyncssh
 from .options import SshOptions
 from .sessions import SessionRunner
 

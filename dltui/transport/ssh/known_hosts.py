@@ -11,9 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-import asyncssh
-
 from ..file_stamp import file_stamp
+from .library import asyncssh
 
 UNKNOWN = "unknown"
 CHANGED = "changed"
