@@ -259,18 +259,32 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     if args.command == "completion":
         return _completion(args.shell)
-    from dltui import logs
-
-    logs.setup(args.log_file, args.debug)
+    if not _setup_log(args):
+        return error_code
     if args.command == "serve":  # each browser tab runs 'watch' with serve's options
         return _guarded(lambda: _serve(args, argv[1:]), error_code)
     return _guarded(lambda: _run(args), error_code)
 
 
+def _setup_log(args: argparse.Namespace) -> bool:
+    """dltui's log set up; False, said in one line, when its path is refused (a link or another
+    user's file planted there)."""
+    from dltui import logs
+
+    try:
+        logs.setup(args.log_file, args.debug)
+    except logs.LogFileError as exc:
+        print(f"dltui: {exc}", file=sys.stderr)
+        return False
+    return True
+
+
 def _serve(args: argparse.Namespace, argv: list[str]) -> int:
+    from dltui.transport.hostspec import expand_ranges
     from dltui.ui.serve.command import run as serve
 
     settings(args)  # a config mistake is said here, once, not in every browser tab
+    expand_ranges(args.hosts)  # and a host name ssh would refuse (each tab would refuse it too)
     return serve(args, argv)
 
 
@@ -296,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.command == "snapshot":
         return wiring.snapshot(s, _source(args), args.seconds, args.json)
     if args.command == "export":
-        return wiring.export(s, _source(args), args.listen)
+        return wiring.export(s, _source(args), args.listen, tuple(args.allow_host))
     return wiring.dashboard(s, _source(args))
 
 
@@ -311,9 +325,10 @@ def _burn_in(argv: list[str]) -> int:
         )
     except SystemExit as exc:
         return BURN_IN_USAGE_ERROR if exc.code == 2 else int(exc.code or 0)
-    from dltui import logs, wiring
+    from dltui import wiring
 
-    logs.setup(args.log_file, args.debug)
+    if not _setup_log(args):
+        return BURN_IN_USAGE_ERROR
     return _guarded(lambda: wiring.burn_in(settings(args), mode, args), BURN_IN_USAGE_ERROR)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,14 +28,90 @@ if sys.version_info >= (3, 11):
 else:  # Python 3.10 (Ubuntu 22.04): the tomli backport, same API
     import tomli as tomllib
 
-__all__ = ["Config", "ConfigError", "load", "parse", "parse_toml", "TomlError", "default_path"]
+__all__ = [
+    "Config", "ConfigError", "load", "parse", "parse_toml", "read_toml", "TomlError", "default_path",
+]
 
-TomlError = tomllib.TOMLDecodeError
+# What a TOML file dltui reads (the config, a theme) may be, checked while it is read, before
+# the parser sees it: a parser meets an endless file, a deep nesting or a huge number with a
+# MemoryError, a RecursionError or a ValueError, never with one line.
+MAX_TOML_BYTES = 1024 * 1024  # a config of hundreds of groups is tens of KiB
+MAX_NESTING = 32  # arrays / inline tables, and the parts of one dotted key; dltui's own need 4
+MAX_WORD_CHARS = 128  # a bare key or a number: every int then fits str() and float()
+
+
+class TomlError(ValueError):
+    """TOML text that cannot be used: beyond a limit, or not TOML; the message says where."""
+
+
+def read_toml(path: Path, shown: str) -> dict[str, Any] | None:
+    """A TOML file, read within the limits above -> dict; None when there is no such file (the
+    caller says whether that is an error). Raises ``ConfigError`` "SHOWN: ...", one line."""
+    try:
+        with open(path, "rb") as file:
+            raw = file.read(MAX_TOML_BYTES + 1)  # /dev/zero, a FIFO that never ends: no more
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # a folder that cannot be listed, a directory
+        raise ConfigError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_TOML_BYTES:
+        raise ConfigError(f"{shown}: more than {MAX_TOML_BYTES >> 20} MiB: not a settings file (one is a few KiB)")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{shown}: not a text file (UTF-8)") from None
+    try:
+        return parse_toml(text)
+    except TomlError as exc:
+        raise ConfigError(f"{shown}: {exc}") from None
 
 
 def parse_toml(text: str) -> dict[str, Any]:
     """TOML text -> dict; raises TomlError. The one place the operator side parses TOML."""
-    return tomllib.loads(text)
+    _check_shape(text)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlError(f"not valid TOML: {exc}") from None
+
+
+# The tokens that matter to the limits: strings and comments are skipped whole (a "[" in
+# them nests nothing); a word is a bare key or a value (a number, a date, true).
+_TOKEN = re.compile(
+    r"""(?P<skip>[ \t\r]+|\#[^\n]*
+       |"{3}(?:[^\\]|\\.)*?"{3,5}|'{3}.*?'{3,5}|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')
+      |(?P<open>[\[{])|(?P<close>[\]}])|(?P<dot>\.)|(?P<end>[=,\n])
+      |(?P<word>[^ \t\r\n\[\]{}=,\#"'.]+)""",
+    re.VERBOSE | re.DOTALL,
+)
+
+
+def _check_shape(text: str) -> None:
+    """Raise TomlError where ``text`` nests or dots deeper than MAX_NESTING or holds a word
+    longer than MAX_WORD_CHARS. A quote that opens no whole string ends the check: the parser
+    stops there too, with its own message."""
+    depth = parts = 0
+    pos = 0
+    while (match := _TOKEN.match(text, pos)) is not None:
+        kind, pos = match.lastgroup, match.end()
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        parts = parts + 1 if kind == "dot" else 0 if kind in ("open", "close", "end") else parts
+        if depth > MAX_NESTING:
+            raise TomlError(f"line {_line(text, pos)}: arrays or tables nested more than {MAX_NESTING} deep")
+        if parts >= MAX_NESTING:
+            raise TomlError(f"line {_line(text, pos)}: a dotted key of more than {MAX_NESTING} parts")
+        if kind == "word" and len(match.group()) > MAX_WORD_CHARS:
+            raise TomlError(
+                f"line {_line(text, pos)}: a number or bare key of {len(match.group())} characters "
+                f"(at most {MAX_WORD_CHARS})"
+            )
+
+
+def _line(text: str, pos: int) -> int:
+    return text.count("\n", 0, pos) + 1
 
 
 @dataclass(frozen=True)
@@ -227,23 +304,10 @@ def load(path: str | None = None) -> Config:
     then the environment (``DLTUI_INTERVAL``, ``DLTUI_THEME``)."""
     explicit = path or os.environ.get("DLTUI_CONFIG")
     file = Path(explicit).expanduser() if explicit else default_path()
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        if explicit:
-            raise ConfigError(f"{file}: no such config file") from None
-        text = None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{file}: not a text file (UTF-8)") from None
-    except OSError as exc:  # a folder that cannot be listed, a directory, a device
-        raise ConfigError(f"{file}: cannot read: {exc.strerror or exc}") from None
-    data: dict[str, Any] = {}
-    if text is not None:
-        try:
-            data = parse_toml(text)
-        except TomlError as exc:
-            raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    cfg = parse(data, str(file) if text is not None else None)
+    data = read_toml(file, str(file))
+    if data is None and explicit:
+        raise ConfigError(f"{file}: no such config file")
+    cfg = parse(data or {}, str(file) if data is not None else None)
     env_interval = os.environ.get("DLTUI_INTERVAL")
     if env_interval:
         cfg = dataclasses.replace(cfg, interval_s=_env_interval(env_interval))

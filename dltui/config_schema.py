@@ -319,8 +319,8 @@ def _unwrap_optional(kind: Any) -> tuple[Any, bool]:
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, str):
-        return json.dumps(value)
+    if isinstance(value, str):  # a long one cut: a message stays one readable line
+        return json.dumps(value) if len(value) <= 60 else f'{json.dumps(value[:40])[:-1]}…" ({len(value)} characters)'
     if isinstance(value, dict):
         return "a table"
     if isinstance(value, list):

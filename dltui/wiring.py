@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from dltui.config import Config, load
+from dltui.transport.hostspec import parse_jumps
 from dltui.transport.ssh.options import SshOptions
 
 if TYPE_CHECKING:
@@ -66,6 +67,8 @@ def load_settings(
         changes["read_only"] = True
     cfg = dataclasses.replace(cfg, **changes) if changes else cfg
     _check_rules_and_units(cfg)
+    if jump:  # a hop ssh would refuse stops every command here, in one line, before any connect
+        parse_jumps(jump)
     s = cfg.ssh
     ssh = SshOptions(
         jump=jump,
@@ -269,11 +272,12 @@ def snapshot(settings: Settings, source: Source, seconds: float, as_json: bool) 
         return command.main(fleet.state, fleet.transports, seconds, as_json, sink=fleet.sink)
 
 
-def export(settings: Settings, source: Source, listen: str) -> int:
+def export(settings: Settings, source: Source, listen: str, allow_hosts: Sequence[str] = ()) -> int:
+    """``dltui export``: ``allow_hosts``, the Host names answered beyond loopback's own."""
     from dltui.export.command import serve
 
     with build(settings, source) as fleet:
-        return serve(fleet.state, fleet.transports, listen, sink=fleet.sink)
+        return serve(fleet.state, fleet.transports, listen, sink=fleet.sink, allow_hosts=allow_hosts)
 
 
 def burn_in(settings: Settings, mode: str, args: Any) -> int:

@@ -21,7 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from dltui.state_dir import open_private, state_dir
+from dltui.private_files import UnsafePath, open_private
+from dltui.state_dir import state_dir
 
 INTENT = "intent"  # the outcome word of the line written before sending
 INTERRUPTED = "interrupted"
@@ -100,6 +101,9 @@ class AuditLog:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+        except UnsafePath as exc:  # a link, another user's file or folder (named when it is that)
+            why = exc.strerror if exc.filename == str(self.path) else str(exc)
+            raise AuditError(f"cannot write the audit log {self.path}: {why}") from None
         except OSError as exc:
             raise AuditError(
                 f"cannot write the audit log {self.path}: {exc.strerror or exc}"

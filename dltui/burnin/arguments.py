@@ -79,7 +79,7 @@ def add_start_arguments(
         default="auto",
         help="how the node runs it detached (auto: systemd-run as root on systemd)",
     )
-    p.add_argument("--run-id", type=_run_id, help="name of the run (default: the start time)")
+    p.add_argument("--run-id", type=_run_id, help="name of the run (default: the start time and a random part)")
     _report(p)
     common(p)
 

@@ -8,7 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dltui import stopping
+from dltui import private_files, stopping
 from dltui.config import BurninSection, Config
 from dltui.transport.hostspec import expand_ranges
 from dltui.transport.ssh.options import SshOptions
@@ -24,6 +24,9 @@ def run(mode: str, args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> in
     hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
     if mode != "stop" and args.report and not Path(args.report).is_dir():
         print(f"dltui: --report {args.report}: not a directory", file=sys.stderr)
+        return USAGE_ERROR
+    if mode != "stop" and args.run_id and (why := _report_refused(args)):
+        print(f"dltui: {why}", file=sys.stderr)  # said now, not after hours of load
         return USAGE_ERROR
     if mode in ("start", "stop") and cfg.read_only:
         why = "burn-in changes the nodes (it loads them); refused under --read-only"
@@ -87,8 +90,8 @@ async def _main(
         finally:
             display.close()
         code = await session.judge()
-        paths = session.write_report(Path(args.report) / f"burnin-{run_id}")
-        if not args.read_only:  # attaching read-only writes nothing on the nodes
+        paths = _write_report(session, args)
+        if paths is not None and not args.read_only:  # attaching read-only writes nothing on the nodes
             await session.leave_report_on_nodes(paths)
         for v in session.verdicts:
             print(f"{v.node}: {v.headline()}")
@@ -96,10 +99,13 @@ async def _main(
                 where = f"GPU {item.gpu} " if item.gpu is not None else ""
                 step = f" -> {item.next_step}" if item.next_step else ""
                 print(f"  {where}{item.check}: {item.status}: {item.evidence}{step}")
-        print(
-            f"report: {paths['md']} {paths['html']} {paths['json']} (replay: dltui replay "
-            f"{paths['recording']})"
-        )
+        if paths is None:
+            code = USAGE_ERROR  # judged, but the report it promised is not there
+        else:
+            print(
+                f"report: {paths['md']} {paths['html']} {paths['json']} (replay: dltui replay "
+                f"{paths['recording']})"
+            )
         for host, why in session.recording_errors.items():
             print(f"{host}: {why}", file=sys.stderr)
         for notice in session.notices:
@@ -107,6 +113,35 @@ async def _main(
         return code
     finally:
         await shell.close()
+
+
+def _report_folder(args: argparse.Namespace) -> Path:
+    return Path(args.report) / f"burnin-{args.run_id}"
+
+
+def _report_refused(args: argparse.Namespace) -> str | None:
+    """Why the report folder of a run named in advance (attach, --run-id) cannot be written,
+    as one line; None when it can (it may be made then, or is the operator's own)."""
+    try:
+        private_files.check_own_folder(_report_folder(args))
+    except private_files.UnsafePath as exc:
+        return str(exc)
+    except OSError:
+        pass  # unreadable now: said when the report is written
+    return None
+
+
+def _write_report(session: BurnIn, args: argparse.Namespace) -> dict[str, Path] | None:
+    """The report's paths; None, said in one line, when it could not be written (a link or
+    another user's folder planted at its name, a full disk)."""
+    try:
+        return session.write_report(_report_folder(args))
+    except private_files.UnsafePath as exc:
+        why = str(exc)
+    except OSError as exc:
+        why = f"{_report_folder(args)}: {exc.strerror or exc}"
+    print(f"dltui: {why}; the report was not written", file=sys.stderr)
+    return None
 
 
 async def _stop(shell: NodeShell, run_id: str, hosts: list[str]) -> int:

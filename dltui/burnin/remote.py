@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import shlex
 import time
 from collections.abc import Callable
@@ -359,7 +360,10 @@ async def follow(
 
 
 def new_run_id() -> str:
-    return time.strftime("%Y%m%d-%H%M%S")
+    """The start time, for the reader, and a random part: the id names the report folder
+    (``burnin-RUN``) dltui, maybe as root, writes into a folder others may write into too; an
+    id they could guess is a name they could plant first. ``RUN_ID`` accepts it."""
+    return f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
 def start_args(

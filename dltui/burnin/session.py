@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dltui import private_files
 from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection
 from dltui.core.text import clean, clean_value
@@ -288,18 +289,31 @@ class BurnIn:
         return verdict.exit_code(self.verdicts)
 
     def write_report(self, folder: Path) -> dict[str, Path]:
-        """report.json, report.md, report.html and the run's recording (for dltui replay)."""
-        folder.mkdir(parents=True, exist_ok=True)
+        """report.json, report.md, report.html and the run's recording (for dltui replay) in
+        ``folder``: made 0700 for this run, or this run's own from an earlier attach; a link
+        or another user's folder or file there is refused (``UnsafePath``, an OSError), never
+        written through (``dltui.private_files``). Each file takes its place whole, 0600."""
         doc = report.document(self.run_id, self.runs, self.verdicts, self.thresholds)
-        paths = {
-            "json": folder / "report.json",
-            "md": folder / "report.md",
-            "html": folder / "report.html",
-            "recording": folder / "recording.jsonl",
-        }
-        paths["json"].write_text(report.to_json(doc))
-        paths["md"].write_text(report.markdown(doc))
-        paths["html"].write_text(report.page(doc, self.runs))
+        texts = {"json": report.to_json(doc), "md": report.markdown(doc),
+                 "html": report.page(doc, self.runs)}
+        paths = {key: folder / f"report.{key}" for key in texts}
+        paths["recording"] = folder / "recording.jsonl"
+        fd = private_files.own_folder(folder)
+        try:
+            for key, text in texts.items():
+                with private_files.replacing(fd, paths[key].name) as out:
+                    out.write(text.encode("utf-8"))
+            with private_files.replacing(fd, paths["recording"].name) as out:
+                spool.merge(out, self._recording_sources())
+        finally:
+            os.close(fd)
+        for view in self.views.values():  # the recording has every sample now
+            if view.collector.spool is not None:
+                view.collector.spool.remove()
+        return paths
+
+    def _recording_sources(self) -> list[tuple[str, Any]]:
+        """Each node's recording lines: its spool, or the run held in memory."""
         sources = []
         for run in self.runs:
             sp = self.views[run.node].collector.spool if run.node in self.views else None
@@ -314,11 +328,7 @@ class BurnIn:
             else:
                 sources.append((run.node, spool.object_lines(run.node, run.facts, run.samples,
                                                              run.events)))
-        spool.merge(paths["recording"], sources)
-        for view in self.views.values():  # the recording has every sample now
-            if view.collector.spool is not None:
-                view.collector.spool.remove()
-        return paths
+        return sources
 
     async def leave_report_on_nodes(self, paths: dict[str, Path]) -> None:
         async def one(host: str) -> None:
@@ -365,9 +375,9 @@ def _json(data: bytes | None) -> dict[str, Any]:
 def write_recording(path: Path, runs: list[verdict.NodeRun]) -> None:
     """Runs held in memory as a ``dltui replay`` recording, timed by the samples' own clock (a
     catch-up after a drop arrives in a burst; replay must still show it as it happened)."""
-    spool.merge(
-        path, [(r.node, spool.object_lines(r.node, r.facts, r.samples, r.events)) for r in runs]
-    )
+    with open(private_files.create_new(path), "wb") as out:
+        spool.merge(out, [(r.node, spool.object_lines(r.node, r.facts, r.samples, r.events))
+                          for r in runs])
 
 
 def _file_name(host: str) -> str:

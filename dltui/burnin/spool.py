@@ -12,11 +12,12 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.status import Status
-from dltui.state_dir import make_private_dir, state_dir
+from dltui.private_files import make_folders
+from dltui.state_dir import state_dir
 from dltui.transport.recording.format import encode, header
 from dltui.transport.recording.recorder import Recorder, RecordError
 
@@ -49,12 +50,14 @@ class Spool:
         """The file's writer; None once it failed (the run is still followed and judged)."""
         if self._rec is None and self._failed is None:
             try:
-                make_private_dir(self.path.parent)
+                make_folders(self.path.parent)
                 self.path.unlink(missing_ok=True)  # an earlier follow of this run: re-read
                 self._rec = Recorder.create(_Quiet(), self.path, [self.node],
                                             clock=lambda: self._now)
-            except (OSError, RecordError) as exc:
-                self._failed = f"{self.path}: {getattr(exc, 'strerror', None) or exc}"
+            except RecordError as exc:  # it names the path
+                self._failed = str(exc)
+            except OSError as exc:
+                self._failed = f"{self.path}: {exc.strerror or exc}"
         return self._rec
 
     @property
@@ -139,19 +142,15 @@ def _lines(path: Path) -> Iterator[tuple[float, int, bytes]]:
         yield t, k, data
 
 
-def merge(path: Path, sources: Iterable[tuple[str, Iterator[tuple[float, int, bytes]]]]) -> None:
-    """Writes a recording at ``path`` from each node's time-ordered lines."""
+def merge(out: BinaryIO, sources: Iterable[tuple[str, Iterator[tuple[float, int, bytes]]]]) -> None:
+    """Writes a recording into ``out`` from each node's time-ordered lines."""
     sources = list(sources)
     names = [name for name, _ in sources]
     streams = [_first_time(it) for _, it in sources]
     started = min((t for t, _ in streams if t is not None), default=0.0)
-    path.unlink(missing_ok=True)
-    with open(path, "xb") as out:
-        out.write(
-            encode(header(started, names))
-        )
-        for _, _, data in heapq.merge(*(it for _, it in streams), key=lambda x: (x[0], x[1])):
-            out.write(data if data.endswith(b"\n") else data + b"\n")
+    out.write(encode(header(started, names)))
+    for _, _, data in heapq.merge(*(it for _, it in streams), key=lambda x: (x[0], x[1])):
+        out.write(data if data.endswith(b"\n") else data + b"\n")
 
 
 def _first_time(it: Iterator[tuple[float, int, bytes]]):

@@ -3,7 +3,9 @@
 The same fleet as the dashboard (built by ``dltui.wiring``: SSH or local transports with each
 node's units and checkpoint, the rule engine) feeds ``/metrics``, rendered at scrape time,
 once per change.
-Loopback by default: another address is served only when ``--listen`` names it.
+Loopback by default: another address is served only when ``--listen`` names it. On loopback
+only a loopback ``Host`` (or one named by ``--listen`` / ``--allow-host``) is answered: a
+DNS-rebinding web page cannot read the fleet through the operator's browser.
 """
 
 from __future__ import annotations
@@ -36,29 +38,48 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
         help=f"address to serve on (default {DEFAULT_LISTEN}, loopback only); another address, "
         "e.g. 0.0.0.0:9400, is served only when named here — there is no authentication",
     )
+    exp.add_argument(
+        "--allow-host",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="also answer requests made to this name (Host header), e.g. the name Prometheus scrapes "
+        "it by (repeatable; '*' answers any). On loopback only loopback names and the --listen "
+        "host are answered without it, against DNS rebinding; beyond loopback any name is "
+        "answered unless this is given",
+    )
     common(exp)
 
 
-def serve(fleet: FleetState, transports: Sequence[Transport], listen: str, sink: Sink | None = None) -> int:
+def serve(
+    fleet: FleetState,
+    transports: Sequence[Transport],
+    listen: str,
+    sink: Sink | None = None,
+    allow_hosts: Sequence[str] = (),
+) -> int:
     """Serve ``/metrics`` until interrupted (Ctrl-C, SIGTERM, SIGHUP: a clean stop, exit 0);
-    2 when ``listen`` is not an address this machine can serve on. ``sink``: what the
-    transports write into (a recorder in front of ``fleet``), else the fleet."""
+    2 when ``listen`` is not an address this machine can serve on or an ``allow_hosts`` name
+    is no host name. ``sink``: what the transports write into (a recorder in front of
+    ``fleet``), else the fleet. ``allow_hosts``: ``--allow-host``."""
     from dltui import stopping
 
-    from .server import ListenError, is_loopback, parse_listen
+    from .server import ListenError, allowed_hosts, is_loopback, parse_listen
 
     try:
         host, port = parse_listen(listen)
+        allowed = allowed_hosts(host, allow_hosts)
     except ListenError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
     if not is_loopback(host):
+        names = "for the --allow-host names" if allowed is not None else "for any Host name"
         print(
-            f"dltui: serving on {host}, beyond this machine, without authentication",
+            f"dltui: serving on {host}, beyond this machine, without authentication, {names}",
             file=sys.stderr,
         )
     try:
-        stopping.run(_serve(fleet, transports, host, port, sink or fleet))
+        stopping.run(_serve(fleet, transports, host, port, sink or fleet, allowed))
     except KeyboardInterrupt:
         return 0
     except OSError as exc:  # the address is taken or not ours
@@ -67,14 +88,21 @@ def serve(fleet: FleetState, transports: Sequence[Transport], listen: str, sink:
     return 0
 
 
-async def _serve(fleet: FleetState, transports: Sequence[Transport], host: str, port: int, sink: Sink) -> None:
+async def _serve(
+    fleet: FleetState,
+    transports: Sequence[Transport],
+    host: str,
+    port: int,
+    sink: Sink,
+    allowed: frozenset[str] | None,
+) -> None:
     import asyncio
     import contextlib
 
     from .metrics import CachedPage
     from .server import serve
 
-    server = await serve(CachedPage(fleet), host, port)
+    server = await serve(CachedPage(fleet), host, port, allowed)
     port = server.sockets[0].getsockname()[1]  # the one bound: --listen ADDR:0 takes a free one
     shown = f"[{host}]" if ":" in host else host
     print(

@@ -42,6 +42,9 @@ class ActionFlows:
         self.service = ActionService(
             self.runner, settings, MemoryAudit() if self.simulated else None
         )
+        # the log of every change this dashboard makes, burn-ins too: under dltui serve, each
+        # of its lines names the browser (ActionSettings.origin)
+        self.audit = self.service.audit
         self.read_only = settings.read_only
         self.results: dict[str, ActionResult] = {}  # newest result per node, for the unit pane
 

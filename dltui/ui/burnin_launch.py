@@ -1,7 +1,10 @@
 """From the dashboard to a burn-in: ``:burnin 2h`` starts one on the nodes picked on the fleet
 screen (space; none picked: the ones it shows), after a typed confirmation; ``:attach RUN``
 follows a run already going on them. The run lives on the nodes; this opens the burn-in screen
-on it, and when it ends writes the report (``burnin-RUN/`` in the current directory)."""
+on it, and when it ends writes the report (``burnin-RUN/`` in the current directory), unless
+the dashboard is read-only: then it writes nothing, neither report nor local spool. Starts,
+stops, attaches and refusals go to the dashboard's audit log (under ``dltui serve`` its lines
+name the browser)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from dltui.actions.audit import AuditError, AuditLog
 from dltui.burnin.arguments import duration
 from dltui.burnin.remote import NodeShell, new_run_id
 from dltui.burnin.session import BurnIn, Plan
@@ -52,23 +56,42 @@ def _marked(fleet: Any) -> set[str]:
         return set()
 
 
+def _audit(app: Any) -> AuditLog:
+    """The dashboard's audit log, which knows who acts (a browser tab's address under dltui
+    serve); a stand-in app without action flows gets the plain log."""
+    actions = getattr(app, "actions", None)
+    return actions.audit if actions is not None else AuditLog()
+
+
+def _attached(session: BurnIn, read_only: bool) -> None:
+    """Audited like a start: an attach may act (it leaves the report on the nodes), so it is
+    refused when the log cannot be written (``ValueError``)."""
+    said = "following the run" + (" (read-only: nothing is written)" if read_only else "")
+    for host in session.hosts:
+        try:
+            session.audit.record(host, "burnin-attach", None, "ok", said, 0.0, run_id=session.run_id)
+        except AuditError as exc:
+            raise ValueError(f"{exc}; not attached") from None
+
+
 def open_burnin(app: Any, verb: str, arg: str) -> None:
     """Raises ValueError with the reason when it cannot (the app shows it)."""
     options = _ssh_options(app)
     hosts = _selected(app)
     if not hosts:
         raise ValueError("no SSH node shown: clear or change the filter")
+    audit = _audit(app)
     if verb == "attach":
         if not arg:
             raise ValueError(":attach RUN (the run id 'dltui burn-in' printed)")
-        check_run_id(arg.strip())
-        _launch(
-            app, BurnIn(NodeShell(options), hosts, arg.strip(), thresholds=app.cfg.burnin), None
-        )
+        run_id = check_run_id(arg.strip())
+        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin, audit=audit)
+        _attached(session, app.cfg.read_only)
+        _launch(app, session, None)
         return
     if app.cfg.read_only:
         why = "burn-in loads the nodes fully: refused under --read-only"
-        BurnIn(NodeShell(options), hosts, "-").refused("burnin-start", why)
+        BurnIn(NodeShell(options), hosts, "-", audit=audit).refused("burnin-start", why)
         raise ValueError(why)
     try:
         seconds = duration(arg or "2h")
@@ -80,7 +103,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         if answer != "yes":
             app.notify("burn-in not started", severity="information")
             return
-        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin)
+        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin, audit=audit)
         _launch(app, session, Plan(duration_s=seconds, sysfs=options.sysfs))
 
     app.push_screen(
@@ -94,6 +117,10 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
 
 
 def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
+    if app.cfg.read_only:  # followed and judged in memory: no local copy of the samples
+        for view in session.views.values():
+            view.collector.spool = None
+
     async def stop() -> None:
         if app.cfg.read_only:
             why = "stopping a burn-in changes the nodes: refused under --read-only"
@@ -116,10 +143,7 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
                     app.notify(f"{host}: not started: {why}", severity="error")
             await session.follow()
             code = await session.judge()
-            paths = session.write_report(Path.cwd() / f"burnin-{session.run_id}")
-            if not app.cfg.read_only:  # attaching read-only writes nothing on the nodes
-                await session.leave_report_on_nodes(paths)
-            app.notify(f"exit {code}; report {paths['md']}", title=f"burn-in {session.run_id} done")
+            await _report(app, session, code)
             for notice in session.notices:
                 app.notify(notice, title=f"burn-in {session.run_id}", severity="warning")
         finally:
@@ -134,3 +158,23 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
             failed=session.failed,
         )
     )
+
+
+async def _report(app: Any, session: BurnIn, code: int) -> None:
+    """The report in ``burnin-RUN/`` of the current directory, and a copy on the nodes; a
+    read-only dashboard writes neither, here or there, and says where a report comes from."""
+    title = f"burn-in {session.run_id} done"
+    if app.cfg.read_only:
+        app.notify(
+            f"exit {code}; read-only: no report written (dltui burn-in attach {session.run_id} "
+            "HOST... writes one)",
+            title=title,
+        )
+        return
+    try:
+        paths = session.write_report(Path.cwd() / f"burnin-{session.run_id}")
+    except OSError as exc:  # a planted link or folder (UnsafePath), a full disk
+        app.notify(f"exit {code}; the report was not written: {exc}", title=title, severity="error")
+        return
+    await session.leave_report_on_nodes(paths)
+    app.notify(f"exit {code}; report {paths['md']}", title=title)

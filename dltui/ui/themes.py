@@ -13,7 +13,7 @@ from pathlib import Path
 from textual.color import ColorParseError
 from textual.theme import Theme
 
-from dltui.config import ConfigError, ThemeFile, TomlError, default_path, parse_toml
+from dltui.config import ConfigError, ThemeFile, default_path, read_toml
 from dltui.config_schema import build
 
 DEFAULT_THEME = "dltui-dark"
@@ -30,13 +30,10 @@ def user_dir() -> Path:
 
 
 def load_theme(path: Path) -> Theme:
-    try:
-        data = parse_toml(path.read_text(encoding="utf-8"))
-    except (TomlError, UnicodeDecodeError) as exc:
-        raise ThemeError(f"{path.name}: not valid TOML: {exc}") from None
-    except OSError as exc:
-        raise ThemeError(f"{path.name}: cannot read: {exc.strerror}") from None
-    try:  # every key and its type: dltui/config.py, ThemeFile
+    try:  # read within the config's limits (size, nesting, numbers); every key: config.ThemeFile
+        data = read_toml(path, path.name)
+        if data is None:  # listed, then gone (or a dangling link)
+            raise ThemeError(f"{path.name}: cannot read: no such file")
         declared = build(ThemeFile, data, f"{path.name}:")
     except ConfigError as exc:
         raise ThemeError(str(exc)) from None

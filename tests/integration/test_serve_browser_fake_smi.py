@@ -1,7 +1,8 @@
 """``dltui serve gpu01 gpu02`` (real sshd nodes, the real probe, a fake ``nvidia-smi`` replaying
 the real H100 capture) in a real headless Chromium (Debian's package, driven by Playwright,
-which downloads no browser of its own): the token guards every request, the fleet renders, a
-key opens a node, ``q`` ends the tab's dashboard.
+which downloads no browser of its own): the token in the URL's fragment opens the dashboard and
+leaves the address bar, the fleet renders, a key opens a node, ``q`` ends the tab's dashboard;
+without the token the page opens no dashboard.
 
 What the browser shows is read from the websocket frames it received (the dashboard's
 terminal output): textual-serve paints with WebGL, so the page's DOM holds no text.
@@ -69,10 +70,11 @@ class Screen:
             await asyncio.sleep(0.1)
 
 
-def _serve(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+def _serve(env: dict[str, str], log: Path, *args: str, cwd: Path = REPO) -> tuple[subprocess.Popen, str]:
+    """``dltui serve ARGS`` (gpu01 gpu02 by default) on a free port; its printed URL."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "dltui", "serve", "gpu01", "gpu02", "--listen", "127.0.0.1:0"],
-        cwd=REPO,
+        [sys.executable, "-m", "dltui", "serve", *(args or ("gpu01", "gpu02")), "--listen", "127.0.0.1:0"],
+        cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -82,7 +84,9 @@ def _serve(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
     )
     assert proc.stdout is not None
     url = proc.stdout.readline().strip()
-    assert url.startswith("http://127.0.0.1:"), (url, log.read_text())
+    if not (url.startswith("http://127.0.0.1:") and "/#token=" in url):
+        _stop(proc)  # not left serving after the test
+        raise AssertionError((url, log.read_text()))
     return proc, url
 
 
@@ -106,15 +110,14 @@ async def test_serve_in_chromium_token_fleet_node_and_quit_fake_smi(shared_lab, 
         require(False, "the Python package playwright is missing: pip install -e '.[test]'")
     env = client_env(shared_lab.make_home(tmp_path / "home"))
     proc, url = _serve(env, tmp_path / "serve.log")
-    base, _, token = url.partition("/?token=")
+    base, _, token = url.partition("/#token=")
+    presented = {"Sec-WebSocket-Protocol": f"dltui, dltui.token.{token.encode().hex()}"}
     try:
-        # refused without the token, whatever is asked for; refused with a wrong one
-        assert _status(base + "/") == 401
-        assert _status(base + "/static/js/textual.js") == 401
-        assert _status(base + "/ws") == 401
-        assert _status(base + "/?token=" + "x" * len(token)) == 403
-        # the right token, on a websocket another site's page opened: refused
-        assert _status(f"{base}/ws?token={token}", {"Origin": "http://evil.example"}) == 403
+        # the websocket is refused without the token, with a wrong one, and from another page
+        assert _status(base + "/ws", {"Origin": base}) == 401
+        wrong = {"Sec-WebSocket-Protocol": "dltui, dltui.token." + "78" * len(token)}
+        assert _status(base + "/ws", {"Origin": base, **wrong}) == 403
+        assert _status(base + "/ws", {"Origin": "http://evil.example", **presented}) == 403
 
         async with async_playwright() as pw:
             browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -124,7 +127,7 @@ async def test_serve_in_chromium_token_fleet_node_and_quit_fake_smi(shared_lab, 
                 page.on("websocket", lambda ws: ws.on("framereceived", screen.received))
                 response = await page.goto(url)
                 assert response is not None and response.status == 200
-                assert page.url == base + "/", "the token left the address bar (now a cookie)"
+                assert page.url == base + "/", "the token left the address bar (kept by the tab)"
                 fleet = await screen.wait_for("gpu01 ● ok", "gpu02 ● ok")  # both rows, connected
                 assert "Quit" in fleet
                 shown = len(screen.frames)
@@ -144,10 +147,19 @@ async def test_serve_in_chromium_token_fleet_node_and_quit_fake_smi(shared_lab, 
                 psutil.wait_procs(children, timeout=15)
                 assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in children)
 
-                # a fresh browser profile (no cookie) at the bare address is refused
-                stranger = await browser.new_context()
-                bare = await (await stranger.new_page()).goto(base + "/")
-                assert bare is not None and bare.status == 401
+                # a fresh browser profile at the bare address: the page, and no dashboard
+                stranger = await (await browser.new_context()).new_page()
+                stranger_screen = Screen()
+                stranger.on("websocket", lambda ws: ws.on("framereceived", stranger_screen.received))
+                bare = await stranger.goto(base + "/")
+                assert bare is not None and bare.status == 200
+                await stranger.wait_for_selector("body.-no-token", timeout=WAIT_S * 1000)
+                await stranger.wait_for_selector("body.-closed", timeout=WAIT_S * 1000)
+                assert stranger_screen.frames == []
+                # the printed address pasted into that tab (only its fragment changes): it opens
+                await stranger.goto(url)
+                await stranger_screen.wait_for("NODE")
+                assert stranger.url == base + "/"
             finally:
                 await browser.close()
     finally:

@@ -32,7 +32,7 @@ UI_LIBS = ("textual", "rich", "plotext", "textual_plotext")
 # bottom to top; a module imports from its own layer or the ones before it
 LAYERS: list[tuple[str, ...]] = [
     ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir", "dltui.stopping",
-     "dltui.logs"),
+     "dltui.logs", "dltui.private_files"),
     ("dltui.core",),
     ("dltui.transport",),
     ("dltui.actions",),

@@ -99,3 +99,14 @@ def test_every_table_is_typed_for_the_code_that_reads_it(tmp_path):
 def test_a_config_path_that_is_a_folder_is_one_line(tmp_path):
     with pytest.raises(ConfigError, match="cannot read: Is a directory"):
         load(str(tmp_path))
+
+
+def test_a_long_wrong_value_is_shown_cut_in_the_one_line(tmp_path):
+    """A 100,000-character string where a number belongs: the line names it, not repeats it."""
+    f = tmp_path / "c.toml"
+    f.write_text('interval = "' + "x" * 100_000 + '"\n')
+    with pytest.raises(ConfigError) as err:
+        load(str(f))
+    assert str(err.value) == (
+        f'{f}: interval = "{"x" * 40}…" (100000 characters): expected a number from 0.1 to 3600 s'
+    )

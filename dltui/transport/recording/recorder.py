@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.status import Status
+from dltui.private_files import UnsafePath, create_new
 
 from ..base import Sink
 from .format import encode, header
@@ -26,6 +27,30 @@ GZIP_LEVEL = 6  # gzip(1)'s default: ~7x smaller, half the CPU of the module's d
 
 class RecordError(Exception):
     """The recording file cannot be created; said before the dashboard starts."""
+
+
+def _new_file(path: Path) -> BinaryIO:
+    """A new private file (``dltui.private_files.create_new``), gzip-compressed when its name
+    ends in .gz."""
+    raw = open(path, "xb", opener=lambda p, _flags: create_new(Path(p)))
+    if path.suffix != ".gz":
+        return raw
+    return _GzipFile(raw)  # type: ignore[return-value]  # a binary file, as BinaryIO means
+
+
+class _GzipFile(gzip.GzipFile):
+    """A gzip stream over ``raw`` that closes ``raw`` too (GzipFile leaves a file it was
+    given open)."""
+
+    def __init__(self, raw: BinaryIO):
+        super().__init__(fileobj=raw, mode="wb", compresslevel=GZIP_LEVEL)
+        self._under = raw
+
+    def close(self) -> None:
+        try:
+            super().close()  # writes the trailer
+        finally:
+            self._under.close()
 
 
 class Recorder:
@@ -45,13 +70,12 @@ class Recorder:
     @classmethod
     def create(cls, sink: Sink, path: str | Path, names: list[str],
                clock: Callable[[], float] = time.time) -> Recorder:
-        """Record into a new file at ``path``; never overwrites one (it may be last night's)."""
+        """Record into a new file at ``path``, 0600 whatever the umask; never overwrites one (it
+        may be last night's), never writes through a link or into another user's file."""
         try:
-            file: BinaryIO
-            if str(path).endswith(".gz"):
-                file = gzip.open(path, "xb", compresslevel=GZIP_LEVEL)  # type: ignore[assignment]
-            else:
-                file = open(path, "xb")
+            file = _new_file(Path(path))
+        except UnsafePath as exc:
+            raise RecordError(str(exc)) from None
         except FileExistsError:
             raise RecordError(f"{path}: already exists; dltui does not overwrite a recording") from None
         except OSError as exc:

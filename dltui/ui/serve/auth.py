@@ -1,20 +1,24 @@
-"""The token that guards ``dltui serve``: in the printed URL once, then in a cookie.
+"""The secret that guards ``dltui serve``, and the checks on the websocket that drives a dashboard.
 
-The URL's ``?token=`` is swapped for an HttpOnly, SameSite=Strict cookie by a redirect, so the
-token leaves the address bar before anyone shares their screen. Every request (page, websocket,
-static files, downloads) must carry one or the other; a websocket must also come from a page of
-this server (its Origin), so another site open in the same browser cannot drive the dashboard.
+The secret is in the printed URL's fragment (``#token=…``), which a browser sends to no server.
+The page keeps it in its tab (sessionStorage) and presents it only when it opens its own
+websocket, as a subprotocol (``Sec-WebSocket-Protocol: dltui, dltui.token.HEX``): not in a URL
+that a proxy logs, and never in a cookie, since a browser sends a host's cookies to every port
+of that host, and so to any other server there. The websocket must also come from one of this
+server's own pages: its Origin must be this server's scheme://host:port, and a request without
+one is refused. The page and its scripts hold no secret and are served to anyone.
 """
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote
 
 MIN_TOKEN_CHARS = 16
+PROTOCOL = "dltui"  # the subprotocol the server answers with
+TOKEN_PROTOCOL = "dltui.token."  # + the token's UTF-8 in hex: any token, as a header token
 
 
 class TokenError(ValueError):
@@ -41,29 +45,46 @@ def read_token_file(path: str) -> str:
     return token
 
 
+def page_url(host: str, port: int, token: str) -> str:
+    """The one URL serve prints: the token in the fragment, which the browser keeps to itself."""
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/#token={quote(token, safe='')}"
+
+
+def presented_token(protocols: str) -> str | None:
+    """The token a websocket request presents in its subprotocols; None when it presents none,
+    "" when what it presents cannot be one."""
+    for offered in protocols.split(","):
+        offered = offered.strip()
+        if offered.startswith(TOKEN_PROTOCOL):
+            try:
+                return bytes.fromhex(offered[len(TOKEN_PROTOCOL):]).decode("utf-8")
+            except ValueError:
+                return ""
+    return None
+
+
 class TokenCheck:
-    """Answers, for a request's presented token, cookie and Origin, whether it may pass."""
+    """Answers, for a websocket request's subprotocols, whether they present the token."""
 
     def __init__(self, token: str):
         self.token = token
-        # Named after the token, so two servers on one host (cookies ignore ports) keep theirs.
-        self.cookie = "dltui-" + hashlib.sha256(token.encode()).hexdigest()[:12]
 
     def matches(self, presented: str | None) -> bool:
         return presented is not None and hmac.compare_digest(presented.encode(), self.token.encode())
 
-    def refusal(self, query_token: str | None, cookie: str | None) -> int | None:
-        """401 when nothing was presented, 403 when what was presented is wrong, else None."""
-        if query_token is None and cookie is None:
+    def refusal(self, protocols: str) -> int | None:
+        """401 when no token was presented, 403 when a wrong one was, else None."""
+        presented = presented_token(protocols)
+        if presented is None:
             return 401
-        if self.matches(query_token) or self.matches(cookie):
-            return None
-        return 403
+        return None if self.matches(presented) else 403
 
 
-def same_origin(origin: str | None, host: str) -> bool:
-    """A browser's websocket says which page opened it; it must be one of ours. (A client
-    that sends no Origin is not a browser page, and still needs the token.)"""
-    if origin is None:
-        return True
-    return urlsplit(origin).netloc.lower() == host.lower()
+def own_origin(origin: str | None, scheme: str, host: str) -> bool:
+    """Whether a websocket was opened by a page of this server: its Origin, scheme included,
+    is ``scheme://host``. A browser always sends one; a request without it is refused (nothing
+    but this server's page has any business opening the websocket)."""
+    if not origin:
+        return False
+    return origin.strip().lower() == f"{scheme}://{host}".lower()

@@ -1,8 +1,9 @@
 """``dltui serve [HOST ...] [--listen 127.0.0.1:8765]``: the dashboard in a browser.
 
-Prints one URL carrying a random token (``--token-file`` for a fixed one). Each browser tab
-runs ``dltui watch`` with the same hosts and options, read-only unless ``--allow-actions``.
-Loopback by default: another address is served only when ``--listen`` names it.
+Prints one URL carrying a random token in its fragment (``--token-file`` for a fixed one).
+Each browser tab runs ``dltui watch`` with the same hosts and options (``dltui demo`` with
+``--demo``), read-only unless ``--allow-actions``. Loopback by default: another address is
+served only when ``--listen`` names it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,17 @@ from collections.abc import Callable
 DEFAULT_LISTEN = "127.0.0.1:8765"
 # serve's own options: everything else on its command line goes to each tab's dashboard
 OWN_VALUED = ("--listen", "--token-file")
-OWN_FLAGS = ("--allow-actions",)
+OWN_FLAGS = ("--allow-actions", "--demo")
+# what the demo fleet cannot take: it reaches no node (attribute, option)
+_NOT_FOR_DEMO = (
+    ("jump", "-J/--jump"),
+    ("ssh_config", "-F/--ssh-config"),
+    ("identity", "-i/--identity"),
+    ("known_hosts", "--known-hosts"),
+    ("accept_new_host_keys", "--accept-new-host-keys"),
+    ("prometheus", "--prometheus"),
+    ("match", "--match"),
+)
 
 
 def add_parser(
@@ -31,9 +42,9 @@ def add_parser(
         "serve",
         help="the dashboard in a browser (one URL with a token; read-only by default)",
         description="Serve the dashboard to a browser: each tab runs the same dashboard as "
-        "'dltui watch' on these nodes. Prints one URL with a random token; requests without it "
-        "are refused. Read-only unless --allow-actions; actions are audited with the browser's "
-        "address.",
+        "'dltui watch' on these nodes ('dltui demo' with --demo). Prints one URL whose "
+        "#token=... part is the access secret; a tab without it gets no dashboard. Read-only "
+        "unless --allow-actions; actions are audited with the browser's address.",
         epilog="Exit 0 when stopped (Ctrl-C, SIGTERM); 2 a usage or config error, or an address "
         "that cannot be served.",
         allow_abbrev=False,  # its own options are taken out by exact name (child_argv)
@@ -55,15 +66,21 @@ def add_parser(
     serve.add_argument(
         "--allow-actions",
         action="store_true",
-        help="allow restart/stop/start and signals from the browser (audited with its address)",
+        help="allow restart/stop/start, signals and burn-ins from the browser (audited with "
+        "its address)",
+    )
+    serve.add_argument(
+        "--demo",
+        action="store_true",
+        help="serve the simulated demo fleet (as 'dltui demo') instead of nodes",
     )
     add_prometheus(serve)
     common(serve)
 
 
-def child_argv(argv: list[str], allow_actions: bool) -> list[str]:
-    """``dltui watch`` with serve's command line minus serve's own options; ``--read-only``
-    unless actions are allowed."""
+def child_argv(argv: list[str], allow_actions: bool, demo: bool = False) -> list[str]:
+    """``dltui watch`` (``dltui demo``) with serve's command line minus serve's own options;
+    ``--read-only`` unless actions are allowed."""
     out: list[str] = []
     skip = False
     for arg in argv:
@@ -77,19 +94,54 @@ def child_argv(argv: list[str], allow_actions: bool) -> list[str]:
             out.append(arg)
     if not allow_actions and "--read-only" not in out:
         out.append("--read-only")
-    return ["watch", *out]
+    return ["demo" if demo else "watch", *out]
+
+
+def demo_refusal(args: argparse.Namespace) -> str | None:
+    """Why ``--demo`` cannot be served with these arguments, in one line; None when it can."""
+    if not args.demo:
+        return None
+    if args.hosts:
+        return f"serve --demo serves the simulated fleet, not nodes: drop {' '.join(args.hosts)} or --demo"
+    named = [flag for attr, flag in _NOT_FOR_DEMO if getattr(args, attr, None)]
+    if named:
+        return f"serve --demo reaches no node: {', '.join(named)} cannot go with it"
+    return None
+
+
+def what_is_served(args: argparse.Namespace) -> str:
+    """One line on stderr: what the tabs show, and how the URL is to be used."""
+    mode = "actions allowed, audited" if args.allow_actions else "read-only"
+    if args.demo:
+        fleet = "the simulated demo fleet"
+    elif args.prometheus:
+        fleet = f"the fleet of {args.prometheus}"
+    else:
+        fleet = ", ".join(args.hosts) if args.hosts else "this machine"
+    return (
+        f"dltui: serving the dashboard of {fleet} ({mode}); open the URL above: its #token= part "
+        "is the secret, kept by the browser tab; Ctrl-C stops"
+    )
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``argv``: serve's command line after the word ``serve``."""
     from dltui.export.server import ListenError, is_loopback, parse_listen
 
-    from .auth import TokenCheck, TokenError, new_token, read_token_file
+    from .auth import TokenCheck, TokenError, new_token, page_url, read_token_file
+    from .page import PageError
+    from .server import DashboardServer
 
+    refusal = demo_refusal(args)
+    if refusal:
+        print(f"dltui: {refusal}", file=sys.stderr)
+        return 2
     try:
         host, port = parse_listen(args.listen)
         token = read_token_file(args.token_file) if args.token_file else new_token()
-    except (ListenError, TokenError) as exc:
+        command = shlex.join([sys.executable, "-m", "dltui", *child_argv(argv, args.allow_actions, args.demo)])
+        server = DashboardServer(command, TokenCheck(token))
+    except (ListenError, TokenError, PageError) as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return 2
     try:
@@ -103,14 +155,12 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             + (" and can act on it" if args.allow_actions else ""),
             file=sys.stderr,
         )
-    command = shlex.join([sys.executable, "-m", "dltui", *child_argv(argv, args.allow_actions)])
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    print(f"http://{shown}:{bound}/?token={token}", flush=True)
-    mode = "actions allowed, audited" if args.allow_actions else "read-only"
-    print(f"dltui: serving the dashboard ({mode}); Ctrl-C stops", file=sys.stderr, flush=True)
+    if "demo" in args.hosts:  # 'dltui demo' is the simulated fleet; here it is a host's name
+        print("dltui: serving the SSH host 'demo'; the simulated fleet is: dltui serve --demo", file=sys.stderr)
+    print(page_url(host, sock.getsockname()[1], token), flush=True)
+    print(what_is_served(args), file=sys.stderr, flush=True)
     try:
-        asyncio.run(_serve(command, TokenCheck(token), sock, getattr(args, "debug", False)))
+        asyncio.run(_serve(server, sock, getattr(args, "debug", False)))
     except KeyboardInterrupt:
         pass
     return 0
@@ -131,11 +181,11 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-async def _serve(command: str, check, sock: socket.socket, debug: bool) -> None:
-    from .server import DashboardServer, quiet_logging, serve
+async def _serve(server, sock: socket.socket, debug: bool) -> None:
+    from .server import quiet_logging, serve
 
     quiet_logging(debug)
-    runner = await serve(DashboardServer(command, check), sock)
+    runner = await serve(server, sock)
     stop = asyncio.Event()
     # SIGTERM (a service manager's stop) ends it as Ctrl-C does: every tab's dashboard is told
     # to quit and waited for

@@ -1,38 +1,38 @@
 """The web side of ``dltui serve``: textual-serve's process model and browser code behind a token.
 
 Each browser tab gets its own dashboard process (textual-serve's ``AppService``: the app's
-screen streamed over a websocket, keys sent back). What is ours: the token on every request
-(``auth``), a page without third-party fonts, a cap on tabs (each is a dashboard with its own
-SSH connections), and the browser's address handed to its dashboard, which writes it into
-every action's audit record.
+screen streamed over a websocket, keys sent back). What is ours: the page (``page``), served to
+anyone, which holds no secret; the websocket, opened only with the token and from this server's
+own page (``auth``); the security headers on every answer, aiohttp's own errors included; a cap
+on tabs (each is a dashboard with its own SSH connections); and the browser's address handed to
+its dashboard, which writes it into every action's audit record.
 """
 
 from __future__ import annotations
 
 import asyncio
-import html
+import json
 import logging
 import os
-from collections.abc import Callable
-from pathlib import Path
+from functools import partial
 
-import textual_serve
 from aiohttp import WSMsgType, web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 
-from . import ORIGIN_ENV
-from .auth import TokenCheck, same_origin
+from . import ORIGIN_ENV, page
+from .auth import PROTOCOL, TokenCheck, own_origin
 
 log = logging.getLogger("dltui.serve")
 
-STATIC = Path(textual_serve.__file__).resolve().parent / "static"
 MAX_TABS = 8  # each tab is a whole dashboard: 8 x the fleet's SSH connections at most
-_HEADERS = {
+HEADERS = {
     "Cache-Control": "no-store",
-    "Referrer-Policy": "no-referrer",  # the first URL carries the token
+    "Referrer-Policy": "no-referrer",
     "X-Content-Type-Options": "nosniff",
-    "Content-Security-Policy": "frame-ancestors 'none'",  # no framing: no clickjacked keys
+    # this server's scripts only; no framing (no clickjacked keys)
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
 }
 
 
@@ -59,82 +59,78 @@ class _TabService(AppService):
         env[ORIGIN_ENV] = self.origin
         return env
 
+    async def on_meta(self, data: bytes) -> None:
+        """The dashboard opens no URL and offers no file in the browser: asked to, the browser
+        would open whatever the app named, so such a request is dropped here."""
+        try:
+            kind = json.loads(data).get("type")
+        except (ValueError, AttributeError):
+            kind = None
+        if kind in ("open_url", "deliver_file_start"):
+            log.warning("a tab's dashboard asked the browser to %s: not passed on", kind)
+            return
+        await super().on_meta(data)
+
+
+class _Request(web.Request):
+    """A request whose every answer carries ``HEADERS``. aiohttp answers a request it cannot
+    parse (400) before any middleware or signal of the app sees it, so the headers are added
+    where every answer is prepared, aiohttp's own 400, 404 and 405 included."""
+
+    async def _prepare_hook(self, response: web.StreamResponse) -> None:
+        response.headers.update(HEADERS)
+        await super()._prepare_hook(response)
+
 
 class DashboardServer:
-    """Serves ``command`` (a shell command line running the dashboard) to token holders."""
+    """Serves ``command`` (a shell command line running the dashboard) to token holders.
+    Raises ``page.PageError`` when textual-serve's terminal code cannot be made safe."""
 
-    def __init__(self, command: str, check: TokenCheck, title: str = "dltui"):
+    def __init__(self, command: str, check: TokenCheck):
         self.command = command
         self.check = check
-        self.title = title
-        self.downloads = DownloadManager()
+        self.files = {
+            "/static/textual.js": (page.terminal_js(), "text/javascript"),
+            "/static/dltui.js": (page.SCRIPT.encode(), "text/javascript"),
+            "/static/xterm.css": (page.terminal_css(), "text/css"),
+        }
+        self.downloads = DownloadManager()  # AppService wants one; the dashboard offers none
         self.tabs: set[web.WebSocketResponse] = set()
 
     def make_app(self) -> web.Application:
-        app = web.Application(middlewares=[self._guard])
+        app = web.Application()
         app.add_routes(
-            [
-                web.get("/", self.index),
-                web.get("/ws", self.websocket),
-                web.get("/download/{key}", self.download),
-                web.static("/static", STATIC),
-            ]
+            [web.get("/", self.index), web.get("/ws", self.websocket)]
+            + [web.get(path, self.static) for path in self.files]
         )
         app.on_shutdown.append(self._close_tabs)
         return app
 
-    @web.middleware
-    async def _guard(self, request: web.Request, handler: Callable) -> web.StreamResponse:
-        query_token = request.query.get("token")
-        refusal = self.check.refusal(query_token, request.cookies.get(self.check.cookie))
-        if refusal == 401:
-            return _plain(401, "dltui serve: open the URL it printed (with ?token=...)\n")
-        if refusal == 403:
-            return _plain(403, "dltui serve: wrong token\n")
-        if request.path == "/ws" and not same_origin(request.headers.get("Origin"), request.host):
-            return _plain(403, "dltui serve: this websocket was opened by another site\n")
-        if query_token is not None and request.path == "/":
-            # the token goes into a cookie and out of the address bar
-            response: web.StreamResponse = web.HTTPSeeOther("/")
-            response.set_cookie(
-                self.check.cookie, query_token, httponly=True, samesite="Strict", path="/"
-            )
-        else:
-            response = await handler(request)
-        response.headers.update(_HEADERS)
-        return response
-
     async def index(self, request: web.Request) -> web.Response:
-        forwarded_https = request.headers.get("X-Forwarded-Proto", "").lower() == "https"
-        scheme = "wss" if request.secure or forwarded_https else "ws"
-        return web.Response(
-            text=PAGE.format(
-                title=html.escape(self.title),
-                ws_url=html.escape(f"{scheme}://{request.host}/ws"),
-            ),
-            content_type="text/html",
-        )
+        return web.Response(text=page.PAGE, content_type="text/html")
 
-    async def download(self, request: web.Request) -> web.StreamResponse:
-        """A file the dashboard offers (textual's deliver_file); the dashboard offers none yet,
-        but the route is textual-serve's and stays behind the token."""
-        try:
-            meta = await self.downloads.get_download_metadata(request.match_info["key"])
-        except KeyError:
-            raise web.HTTPNotFound(text="no such download\n") from None
-        response = web.StreamResponse()
-        response.headers["Content-Type"] = meta.mime_type
-        response.headers["Content-Disposition"] = f"attachment; filename={meta.file_name}"
-        await response.prepare(request)
-        async for chunk in self.downloads.download(request.match_info["key"]):
-            await response.write(chunk)
-        await response.write_eof()
-        return response
+    async def static(self, request: web.Request) -> web.Response:
+        body, kind = self.files[request.path]
+        return web.Response(body=body, content_type=kind)
+
+    def refusal(self, request: web.Request) -> web.Response | None:
+        """Why this websocket request may not open a dashboard, as the answer; None when it may."""
+        code = self.check.refusal(",".join(request.headers.getall("Sec-WebSocket-Protocol", ())))
+        if code == 401:
+            return _plain(401, "dltui serve: open the URL it printed (ending in #token=...)\n")
+        if code == 403:
+            return _plain(403, "dltui serve: wrong token\n")
+        if not own_origin(request.headers.get("Origin"), _scheme(request), request.host):
+            return _plain(403, "dltui serve: this websocket was not opened by dltui serve's page\n")
+        return None
 
     async def websocket(self, request: web.Request) -> web.StreamResponse:
+        refused = self.refusal(request)
+        if refused is not None:
+            return refused
         if len(self.tabs) >= MAX_TABS:
             return _plain(503, f"dltui serve: {MAX_TABS} tabs are open already; close one\n")
-        ws = web.WebSocketResponse(heartbeat=15)
+        ws = web.WebSocketResponse(heartbeat=15, protocols=(PROTOCOL,))
         await ws.prepare(request)
         self.tabs.add(ws)
         service = _TabService(
@@ -160,6 +156,12 @@ class DashboardServer:
     async def _close_tabs(self, app: web.Application) -> None:
         for ws in list(self.tabs):
             await ws.close()
+
+
+def _scheme(request: web.Request) -> str:
+    """The scheme the browser used: https behind a TLS-terminating proxy that says so."""
+    forwarded_https = request.headers.get("X-Forwarded-Proto", "").lower() == "https"
+    return "https" if request.secure or forwarded_https else "http"
 
 
 async def _pump(ws: web.WebSocketResponse, service: AppService) -> None:
@@ -198,13 +200,17 @@ def _clamp(cells: int) -> int:
 
 
 def _plain(status: int, text: str) -> web.Response:
-    return web.Response(status=status, text=text, headers=_HEADERS)
+    return web.Response(status=status, text=text)
 
 
 async def serve(server: DashboardServer, sock) -> web.AppRunner:
     """Start serving on a bound socket; the caller keeps the loop running."""
-    runner = web.AppRunner(server.make_app(), handle_signals=False, access_log=None)
+    app = server.make_app()
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
     await runner.setup()
+    assert runner.server is not None
+    # every request made a _Request (its answers headed), those aiohttp could not parse too
+    runner.server.request_factory = partial(app._make_request, _cls=_Request)
     await web.SockSite(runner, sock).start()
     return runner
 
@@ -214,30 +220,3 @@ def quiet_logging(debug: bool = False) -> None:
     logging.getLogger("textual-serve").setLevel(logging.DEBUG if debug else logging.WARNING)
     if os.environ.get("DLTUI_SERVE_DEBUG"):
         logging.basicConfig(level=logging.INFO)
-
-
-# The page: textual-serve's app_index.html (MIT, Textualize) cut to what dltui needs, without
-# its third-party web font (a browser on the bridge need not tell a font host who is looking).
-PAGE = """<!DOCTYPE html>
-<html>
-<head>
-<meta charset="utf-8">
-<title>{title}</title>
-<link rel="stylesheet" href="/static/css/xterm.css">
-<script src="/static/js/textual.js"></script>
-<style>
-  html, body {{ margin: 0; height: 100%; background: #0c181f; }}
-  .textual-terminal {{ width: 100vw; height: 100vh; }}
-  .ended {{ display: none; position: absolute; inset: 0; z-index: 10; align-items: center;
-           justify-content: center; color: #eee; font: 16px monospace; background: #0c181fd0; }}
-  body.-closed .ended {{ display: flex; }}
-  .ended button {{ margin-left: 1em; font: inherit; padding: 0.4em 1em; }}
-</style>
-</head>
-<body>
-<div class="ended">The dashboard ended.<button onclick="location.href='/'">Open again</button></div>
-<div id="terminal" class="textual-terminal" data-session-websocket-url="{ws_url}"
-     data-font-size="16"></div>
-</body>
-</html>
-"""
