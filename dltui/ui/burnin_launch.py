@@ -58,9 +58,8 @@ def _marked(fleet: Any) -> set[str]:
 
 def _audit(app: Any) -> AuditLog:
     """The dashboard's audit log, which knows who acts (a browser tab's address under dltui
-    serve); a stand-in app without action flows gets the plain log."""
-    actions = getattr(app, "actions", None)
-    return actions.audit if actions is not None else AuditLog()
+    serve)."""
+    return app.actions.audit
 
 
 def _attached(session: BurnIn, read_only: bool) -> None:

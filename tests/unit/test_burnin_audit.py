@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from dltui.actions.audit import AuditLog
 from dltui.burnin.session import BurnIn, Plan
 from dltui.transport.ssh.options import SshOptions
 
@@ -101,6 +102,7 @@ def test_dashboard_burnin_refused_under_read_only_is_audited(state):
         transports=[SimpleNamespace(options=SshOptions(), names=["gpu01"])],
         fleet=_Fleet([node]),
         cfg=SimpleNamespace(read_only=True, burnin=None),
+        actions=SimpleNamespace(audit=AuditLog()),  # the dashboard's: ActionFlows.audit
     )
     with pytest.raises(ValueError, match="read-only"):
         open_burnin(app, "burnin", "10s")
