@@ -16,8 +16,9 @@ from collections.abc import Callable
 from functools import partial
 
 from dltui import __version__
-from dltui.config import CommandLine, Config, ConfigError
+from dltui.config import CommandLine, Config, ConfigError, theme_dirs
 from dltui.config_schema import default, option
+from dltui.node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 SUBCOMMANDS = (
     "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal", "completion",
@@ -71,11 +72,11 @@ def add_options(
             "--interval",
             type=option(Config, "interval_s"),
             metavar="SECONDS",
-            help="seconds between samples, 0.1 to 3600 (default 1)",
+            help=f"seconds between samples, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} (default 1)",
         )
     gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
     if theme:
-        themes = gen.add_argument("--theme", metavar="NAME", help="colour theme (see the README for the list)")
+        themes = gen.add_argument("--theme", metavar="NAME", help="colour theme (the list: docs/dashboard.md)")
         themes.completer = _theme_names  # type: ignore[attr-defined]
     if read_only:
         gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
@@ -145,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         SNAPSHOT_EXITS,
     )
     _hosts(snap)
-    snap.add_argument("--json", action="store_true", help="print one JSON document (schema in the README)")
+    snap.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/json-schema.md)")
     _number(snap, "--seconds", "seconds", "how long to watch before reporting, 0.1 to 86400 (default 3)")
     add_prometheus(snap)
     add_options(snap, record=True)
@@ -367,12 +368,7 @@ def _first_word(prefix: str, parsed_args: argparse.Namespace | None = None, **_:
 
 
 def _theme_names(prefix: str, **_: object) -> list[str]:
-    from pathlib import Path
-
-    from dltui.config import default_path
-
-    packaged = Path(__file__).resolve().parent / "themes"
-    names = {p.stem for folder in (packaged, default_path().parent / "themes") for p in _tomls(folder)}
+    names = {p.stem for folder in theme_dirs() for p in _tomls(folder)}
     return sorted(n for n in names if n.startswith(prefix))
 
 

@@ -3,7 +3,7 @@ place every key is declared.
 
 The file is TOML at ``$XDG_CONFIG_HOME/dltui/config.toml`` (``~/.config/dltui/config.toml``).
 Each table below is a frozen dataclass; each field is a key with its type, default, range and
-the words the README's table shows (``scripts/config_reference.py`` writes that table, and a
+the words docs/configuration.md's table shows (``scripts/config_reference.py`` writes that table, and a
 test keeps it true). **To add a key, add one field to its table here**: it is then checked
 (unknown, wrong type, out of range: one line naming it), documented and typed for the code
 that reads it. Rule ids and their parameters are the rules' own (``core/rules``), checked by
@@ -13,6 +13,7 @@ that reads it. Rule ids and their parameters are the rules' own (``core/rules``)
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
 import re
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .config_schema import ConfigError, build, key, table
+from .node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -203,13 +205,18 @@ class BurninSection:
     )
 
 
+# The training unit of a node that no group gives units to (the actions' UnitConfig reads it).
+DEFAULT_UNITS = ("dl_train.service",)
+
+
 @dataclass(frozen=True, kw_only=True)
 class GroupSection:
     """``[groups.NAME]``: a node group, its units, its checkpoint and its rule overrides."""
 
     hosts: tuple[str, ...] = key(doc="shell-style patterns of node names (gpu0*, gpu1?)", min=1)
     units: tuple[str, ...] | None = key(
-        None, 'systemd units of these nodes (default ["dl_train.service"]), checked against systemd\'s grammar'
+        None,
+        f"systemd units of these nodes (default {json.dumps(list(DEFAULT_UNITS))}), checked against systemd's grammar",
     )
     checkpoint: str | None = key(None, "a glob of checkpoint files; the newest mtime feeds checkpoint_stale")
     ib_rate_gbps: float | None = key(
@@ -233,7 +240,9 @@ class ProbeSection:
 class Config:
     """The config file's top level."""
 
-    interval_s: float = key(1.0, "seconds between samples", min=0.1, max=3600, name="interval", unit="s")
+    interval_s: float = key(
+        1.0, "seconds between samples", min=MIN_INTERVAL_S, max=MAX_INTERVAL_S, name="interval", unit="s"
+    )
     theme: str = key("dltui-dark", "colour theme: dltui-dark, dltui-light, dltui-high-contrast or your own")
     read_only: bool = key(False, "refuse every action that changes a node")
     bell: bool = key(False, "ring the terminal bell when a critical alert opens")
@@ -287,6 +296,17 @@ class CommandLine:
 def default_path() -> Path:
     base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     return Path(base) / "dltui" / "config.toml"
+
+
+# The packaged theme files: package data beside this module (in an installed wheel too).
+PACKAGED_THEMES_DIR = Path(__file__).resolve().parent / "themes"
+
+
+def theme_dirs() -> list[Path]:
+    """The folders of theme files, in the order they load: the packaged ones, then the user's
+    own (``~/.config/dltui/themes``, beside the config file). Here rather than in ``ui.themes``
+    so that ``--theme``'s completion lists the same names without importing Textual."""
+    return [PACKAGED_THEMES_DIR, default_path().parent / "themes"]
 
 
 def parse(data: dict[str, Any], source: str | None = None) -> Config:

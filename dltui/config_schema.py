@@ -2,7 +2,7 @@
 
 A table of the config file (or of a theme file) is a frozen dataclass whose fields are its
 keys, each made with ``key(default, doc, ...)``: the annotation is the type wanted, the
-metadata the range and the words for the README. ``build(Table, data, where)`` turns a
+metadata the range and the words for docs/configuration.md. ``build(Table, data, where)`` turns a
 parsed TOML table into that dataclass or raises ``ConfigError`` with one line naming the key:
 
 - an unknown key, with its nearest known spelling (``intervall`` -> ``interval?``);
@@ -38,7 +38,7 @@ def key(
     default: Any = dataclasses.MISSING,
     doc: str = "",
     *,
-    min: float | None = None,  # noqa: A002 - the words the README table uses
+    min: float | None = None,  # noqa: A002 - the words the docs table uses
     max: float | None = None,  # noqa: A002
     choices: tuple[str, ...] = (),
     name: str | None = None,
@@ -233,7 +233,7 @@ def _wanted(k: Key) -> str:
 
 
 def type_words(k: Key) -> str:
-    """The type column of the README table."""
+    """The type column of docs/configuration.md's table."""
     kind, origin = k.kind, typing.get_origin(k.kind)
     if kind is bool:
         return "boolean"

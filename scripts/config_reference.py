@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Write the README's table of config keys from their declarations (dltui/config.py), between
-the markers ``<!-- config-keys -->`` and ``<!-- /config-keys -->``; tests/unit/test_readme.py
-checks that the README holds exactly this.
+"""Write the table of config keys in docs/configuration.md from their declarations
+(dltui/config.py), between the markers ``<!-- config-keys -->`` and ``<!-- /config-keys -->``;
+tests/unit/test_readme.py checks that the page holds exactly this.
 
-    python scripts/config_reference.py           # rewrite the table in README.md
+    python scripts/config_reference.py           # rewrite the table in docs/configuration.md
     python scripts/config_reference.py --check   # exit 1 when it is out of date
 """
 
@@ -19,7 +19,7 @@ sys.path.insert(0, str(REPO))
 from dltui import config  # noqa: E402
 from dltui.config_schema import default_words, keys, range_words, type_words  # noqa: E402
 
-README = REPO / "README.md"
+PAGE = REPO / "docs" / "configuration.md"
 START, END = "<!-- config-keys -->", "<!-- /config-keys -->"
 # The top level, every section it declares (a new [table] in config.py shows up here by itself),
 # the groups' table and the theme files.
@@ -49,14 +49,15 @@ def updated(text: str) -> str:
 
 
 def main() -> int:
-    text = README.read_text()
+    text = PAGE.read_text()
     new = updated(text)
     if "--check" in sys.argv[1:]:
         if new != text:
-            print("README.md's config table is out of date: python scripts/config_reference.py", file=sys.stderr)
+            print("docs/configuration.md's config table is out of date: python scripts/config_reference.py",
+                  file=sys.stderr)
             return 1
         return 0
-    README.write_text(new)
+    PAGE.write_text(new)
     return 0
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, TypeVar
 
+from dltui.config import DEFAULT_UNITS
 from dltui.core.models import UnitSample
 from dltui.transport.command import CommandResult, Runner, shell_line
 
@@ -214,7 +215,7 @@ class ActionService:
         node: str,
         pid_text: str | int,
         signal: str = "TERM",
-        units: Iterable[str] = ("dl_train.service",),
+        units: Iterable[str] = DEFAULT_UNITS,
         gpu_pids: Iterable[int] = (),
     ) -> SignalPlan | ActionResult:
         """What a signal will run on ``node``, or the refusal (audited). The PID must be, at
@@ -273,7 +274,7 @@ class ActionService:
         node: str,
         pid_text: str | int,
         signal: str = "TERM",
-        units: Iterable[str] = ("dl_train.service",),
+        units: Iterable[str] = DEFAULT_UNITS,
         gpu_pids: Iterable[int] = (),
         confirmed: bool = True,
     ) -> ActionResult:

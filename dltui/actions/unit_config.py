@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
-from dltui.config import Config, ConfigError
+from dltui.config import DEFAULT_UNITS, Config, ConfigError
 
 from . import names
-
-DEFAULT_UNITS = ("dl_train.service",)
 
 
 class UnitConfig:

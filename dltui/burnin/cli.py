@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from dltui import private_files, stopping
-from dltui.config import BurninSection, Config
+from dltui.config import Config
 from dltui.transport.hostspec import expand_ranges
 from dltui.transport.ssh.options import SshOptions
 
@@ -35,9 +35,8 @@ def run(mode: str, args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> in
         print(f"dltui: {why}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        args.interval_s = cfg.interval_s
         args.read_only = cfg.read_only  # the flag or the config file's read_only
-        return stopping.run(_main(mode, args, hosts, ssh, cfg.burnin))
+        return stopping.run(_main(mode, args, hosts, ssh, cfg))
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: this side lets go, the run goes on
         run_id = getattr(args, "run_id", None) or "RUN"
         print(
@@ -49,9 +48,10 @@ def run(mode: str, args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> in
 
 
 async def _main(
-    mode: str, args: argparse.Namespace, hosts: list[str], ssh: SshOptions, thresholds: BurninSection
+    mode: str, args: argparse.Namespace, hosts: list[str], ssh: SshOptions, cfg: Config
 ) -> int:
     shell = NodeShell(ssh)
+    thresholds = cfg.burnin
     try:
         if mode == "stop":
             return await _stop(shell, args.run_id, hosts)
@@ -59,21 +59,20 @@ async def _main(
         args.run_id = run_id
         session = BurnIn(shell, hosts, run_id, thresholds=thresholds)
         if mode == "start":
-            plan = Plan(
-                args.duration,
-                args.gpu,
-                args.cpu,
-                args.memory,
-                args.disk,
-                args.disk_size,
-                args.net,
-                args.net_port,
-                args.expected_gpus,
-                args.preflight,
-                args.post,
-                args.launcher,
-                args.interval_s,
-                sysfs=ssh.sysfs,
+            plan = Plan.from_config(
+                cfg,
+                duration_s=args.duration,
+                gpu=args.gpu,
+                cpu=args.cpu,
+                memory=args.memory,
+                disk=args.disk,
+                disk_size=args.disk_size,
+                net=args.net,
+                net_port=args.net_port,
+                expected_gpus=args.expected_gpus,
+                preflight_s=args.preflight,
+                post_s=args.post,
+                launcher=args.launcher,
             )
             await session.start(plan)
             for host, why in session.failed.items():

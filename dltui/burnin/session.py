@@ -18,7 +18,7 @@ from typing import Any
 
 from dltui import private_files
 from dltui.actions.audit import AuditError, AuditLog, Pending
-from dltui.config import BurninSection
+from dltui.config import BurninSection, Config
 from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
 
@@ -58,6 +58,15 @@ class Plan:
     launcher: str = "auto"
     interval_s: float = 1.0  # the node-side sample rate
     sysfs: str = "/sys"  # where the nodes' sysfs is mounted ([probe] sysfs)
+
+    @classmethod
+    def from_config(cls, cfg: Config, **choices: Any) -> Plan:
+        """The plan of a run: the operator's choices for it (duration, stressors, …) over the
+        defaults above, and what the config sets for every run: the sampling interval
+        (``interval``, or ``--interval``) and the nodes' sysfs (``[probe] sysfs``). The CLI and
+        the dashboard both build their plan here: a run started from either samples at the
+        configured interval and reads the configured sysfs."""
+        return cls(**choices, interval_s=cfg.interval_s, sysfs=cfg.probe.sysfs)
 
 
 class BurnIn:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from typing import Any
 
-from .timeline import Severity, severity_of
+from .timeline import INFO, Severity, severity_of
 
 
 @dataclass(slots=True)
@@ -459,7 +459,7 @@ class NodeEvent:
     kind: str  # "xid", "probe-error", "reconnect", "fact-change", "unit", ...
     message: str
     gpu: int | None = None
-    severity: Severity = "info"
+    severity: Severity = INFO
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:

@@ -14,11 +14,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from dltui.node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
+
 from . import format as fmt
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
 from .status import Status
-from .timeline import Alert, Severity, TimelineEntry, severity_rank
+from .timeline import CRITICAL, INFO, WARNING, Alert, Severity, TimelineEntry, severity_rank
 
 if TYPE_CHECKING:
     from .rules.settings import RuleSettings
@@ -426,7 +428,7 @@ class FleetState:
         # reason under the same word (the next retry time, say) only updates the status line.
         if status != st.CONNECTING and was != status:
             now = self.clock()
-            severity: Severity = "critical" if status in st.DOWN else "info"
+            severity: Severity = CRITICAL if status in st.DOWN else INFO
             why = st.without_retry(reason)
             if status == st.OK and was in st.DOWN and node.status_since is not None:
                 why = f"reconnected after {fmt.duration(now - node.status_since)}"
@@ -437,7 +439,7 @@ class FleetState:
         node = self.node(name)
         if node.facts is not None:
             for change in fact_changes(node.facts, facts):
-                node.add(TimelineEntry(self.clock(), "fact-change", change, "warning"))
+                node.add(TimelineEntry(self.clock(), "fact-change", change, WARNING))
         node.facts = facts
         if interval_s:
             node.interval_s = interval_s
@@ -464,7 +466,7 @@ class FleetState:
                 del node.event_ids[next(iter(node.event_ids))]
         if event.kind == "interval":  # the probe took a new interval (the operator's + / -)
             interval_s = event.data.get("interval_s")
-            if isinstance(interval_s, (int, float)) and 0 < interval_s <= 3600:
+            if isinstance(interval_s, (int, float)) and MIN_INTERVAL_S <= interval_s <= MAX_INTERVAL_S:
                 node.interval_s = float(interval_s)
         elif event.kind == "malformed-line":
             node.malformed_lines = int(event.data.get("count", node.malformed_lines + 1))

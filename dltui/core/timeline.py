@@ -55,7 +55,7 @@ class TimelineEntry:
     time: float
     kind: str  # "alert-opened", "alert-closed", "alert-changed", "xid", "status", "fact-change", ...
     message: str
-    severity: Severity = "info"
+    severity: Severity = INFO
     gpu: int | None = None
     rule: str | None = None
 

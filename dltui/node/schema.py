@@ -456,6 +456,13 @@ def oom_event(when: float, pid: int, name: str, in_cgroup: bool, rss_bytes: int 
     }
 
 
+# The sampling intervals the probe takes (``--interval``'s range on the operator's side, and
+# ``interval SECONDS`` on the probe's stdin): the config, the command line and the fleet state
+# read the same range, so an interval one end accepts is one the other end takes.
+MIN_INTERVAL_S = 0.1
+MAX_INTERVAL_S = 3600.0
+
+
 def interval_event(when: float, interval: float) -> dict[str, Any]:
     """An event dict shaped like ``NodeEvent``: the probe took a new sampling interval (the
     operator's ``+`` / ``-``). On the node's timeline, and the operator's side takes the new

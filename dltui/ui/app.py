@@ -24,7 +24,9 @@ from textual.worker import WorkerState
 
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
+from dltui.config import theme_dirs as default_theme_dirs
 from dltui.core.state import FleetState
+from dltui.core.timeline import CRITICAL
 from dltui.transport.base import Retunable, Sink, Transport
 
 from . import commands, levels
@@ -35,7 +37,7 @@ from .heap import HeapFreezer
 from .plain import escape
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
 from .serve import ORIGIN_ENV
-from .themes import DEFAULT_THEME, PACKAGED_DIR, load_themes, user_dir
+from .themes import DEFAULT_THEME, load_themes
 
 # `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
 INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
@@ -173,7 +175,7 @@ class DltuiApp(App[int]):
         return None
 
     def _ring_for_new_critical(self) -> None:
-        critical = {(n.name, a.key) for n in self.fleet for a in n.alerts.values() if a.severity == "critical"}
+        critical = {(n.name, a.key) for n in self.fleet for a in n.alerts.values() if a.severity == CRITICAL}
         if critical - self._critical:
             self.bell()
         self._critical = critical
@@ -342,7 +344,7 @@ def build_app(
     command line, and for the tests and screenshots through ``wiring.fleet_state``), with the
     ``transports`` that fill it (none for a fleet the caller fills itself)."""
     return DltuiApp(
-        fleet, transports, cfg, theme_dirs if theme_dirs is not None else [PACKAGED_DIR, user_dir()]
+        fleet, transports, cfg, theme_dirs if theme_dirs is not None else default_theme_dirs()
     )
 
 

@@ -103,7 +103,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
             app.notify("burn-in not started", severity="information")
             return
         session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin, audit=audit)
-        _launch(app, session, Plan(duration_s=seconds, sysfs=options.sysfs))
+        _launch(app, session, Plan.from_config(app.cfg, duration_s=seconds))
 
     app.push_screen(
         PromptScreen(

@@ -22,6 +22,7 @@ from dltui.core.rules.pipeline import PressureLimits, idle, pressure_limits
 from dltui.core.rules.settings import RuleSettings
 from dltui.core.rules.thermal import temperature_limits
 from dltui.core.state import NodeState
+from dltui.core.timeline import CRITICAL, INFO, WARNING
 
 NA, IDLE, OK, WARM, HOT = "na", "idle", "ok", "warm", "hot"
 # No rule judges a disk's busy time alone (the starvation cause reads its await against its
@@ -185,7 +186,8 @@ def node_status(node: NodeState, now: float, t: Thresholds = DEFAULT) -> tuple[s
 
 
 def severity(word: str | None) -> str:
-    return {"critical": HOT, "warning": WARM, "info": OK}.get(word or "", NA)
+    by_severity: dict[str, str] = {CRITICAL: HOT, WARNING: WARM, INFO: OK}  # other words: NA
+    return by_severity.get(word or "", NA)
 
 
 STATUS_GLYPH = {OK: "●", WARM: "◐", HOT: "✖"}

@@ -13,20 +13,17 @@ from pathlib import Path
 from textual.color import ColorParseError
 from textual.theme import Theme
 
-from dltui.config import ConfigError, ThemeFile, default_path, read_toml
+from dltui.config import PACKAGED_THEMES_DIR, ConfigError, ThemeFile, read_toml
 from dltui.config_schema import build
 
 DEFAULT_THEME = "dltui-dark"
-PACKAGED_DIR = Path(__file__).resolve().parents[1] / "themes"
+# The packaged folder alone: what the tests, the screenshots and the bench load (the dashboard
+# loads config.theme_dirs(), the user's folder too).
+PACKAGED_DIR = PACKAGED_THEMES_DIR
 
 
 class ThemeError(Exception):
     """A theme file that cannot be used; the message names the file and the problem."""
-
-
-def user_dir() -> Path:
-    """``~/.config/dltui/themes``: a user's theme files, loaded after the packaged ones."""
-    return default_path().parent / "themes"
 
 
 def load_theme(path: Path) -> Theme:

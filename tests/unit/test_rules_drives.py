@@ -49,13 +49,51 @@ def test_an_nvme_critical_warning_is_critical_naming_the_device_and_the_bit():
     assert "/dev/nvme1" not in alert.message and alert.evidence == {"drives": ["/dev/nvme0"]}
 
 
-def test_a_failed_sata_drive_is_critical_and_its_sectors_are_reported():
+def test_a_failed_sata_drive_is_critical_and_its_unreadable_sectors_warn_at_first_sight():
     rig = Rig()
     feed(rig, [drive("sata_hitachi-hds721050dle630_failed-usb.json", "/dev/sdc")])
     assert "SMART overall-health self-assessment FAILED" in rig.alert("drive_failing", None).message
     errors = rig.alert("drive_errors", None)
-    assert errors.severity == "info"
-    assert "1975 reallocated sectors, 8 pending sectors" in errors.message
+    assert errors.severity == "warning"  # 8 pending: unreadable now, not history
+    assert errors.message.startswith(
+        "8 currently unreadable (pending) sectors, 1975 reallocated sectors on /dev/sdc ("
+    )
+    assert errors.message.endswith(
+        "— the drive cannot read those sectors now: back up what it holds, run a long self-test "
+        "(smartctl -t long), and replace it if they stay or grow"
+    )
+    assert errors.evidence["drives"] == ["/dev/sdc"]
+
+
+def test_pending_sectors_warn_at_first_sight_and_reallocated_alone_stay_history():
+    """The Seagate read first as derived (311 reallocated, 2 pending), beside its real 304
+    reading (reallocated only) as a second drive."""
+    rig = Rig()
+    history = drive("sata_seagate-st3500418as_reallocated-304.json", "/dev/sdb")
+    history["serial"] = "OTHER"
+    feed(rig, [drive("derived_sata_seagate-st3500418as_reallocated-311.json", "/dev/sda"), history])
+    alert = rig.alert("drive_errors", None)
+    assert alert.severity == "warning"
+    assert alert.message.startswith(
+        "2 currently unreadable (pending) sectors, 311 reallocated sectors on /dev/sda (ST3500418AS, S/N "
+    )
+    assert "/dev/sdb" not in alert.message and alert.evidence["drives"] == ["/dev/sda"]
+    alone = Rig()
+    feed(alone, [history])
+    assert alone.alert("drive_errors", None).severity == "info"
+
+
+def test_offline_uncorrectable_sectors_warn_at_first_sight():
+    """The real Seagate capture (304 reallocated) with attribute 198 Offline_Uncorrectable's raw
+    value set to 8 in the test: the offline scan found 8 sectors it could not read."""
+    data = json.loads((CAPTURES / "sata_seagate-st3500418as_reallocated-304.json").read_text())
+    (attr,) = [a for a in data["ata_smart_attributes"]["table"] if a["id"] == 198]
+    attr["raw"] = {"string": "8", "value": 8}
+    rig = Rig()
+    feed(rig, [drive_record("/dev/sda", data, 0.0)])
+    alert = rig.alert("drive_errors", None)
+    assert alert.severity == "warning"
+    assert alert.message.startswith("8 offline uncorrectable sectors, 304 reallocated sectors on /dev/sda (")
 
 
 def test_spare_under_threshold_is_a_warning_not_a_failure():
@@ -84,7 +122,9 @@ def test_rising_reallocated_sectors_warn_then_fall_back_to_info_after_clear_s():
     rising = rig.alert("drive_errors", None)
     assert rising.severity == "warning"
     assert "reallocated sectors 304 → 311, pending sectors 0 → 2" in rising.message
-    feed(rig, [drive("derived_sata_seagate-st3500418as_reallocated-311.json", "/dev/sda")], seconds=70)
+    rewritten = drive("derived_sata_seagate-st3500418as_reallocated-311.json", "/dev/sda")
+    rewritten["pending_sectors"] = 0  # its 2 pending sectors rewritten fine: readable again
+    feed(rig, [rewritten], seconds=70)
     assert rig.alert("drive_errors", None).severity == "info"
 
 

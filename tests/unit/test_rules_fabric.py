@@ -51,20 +51,85 @@ def test_a_port_that_goes_down_is_critical_with_the_cable_as_next_step(eight_hca
     assert rig.alert("ib_port_down", None) is None
 
 
-def test_a_port_never_seen_up_alerts_only_where_the_group_expects_it(tmp_path):
+def test_a_port_never_seen_up_is_critical_where_the_group_expects_it_else_a_warning(tmp_path):
     """node_exporter's capture as found: every port ACTIVE/LinkUp. Its mlx4_0 port 2 is taken
     down before the first sample (a node that booted with a cable missing)."""
     root = sysfs_tree.unpack(sysfs_tree.NODE_EXPORTER, tmp_path / "sys")
     sysfs_tree.take_down(root, "mlx4_0", 2)
     rig = Rig()
     watch(rig, InfinibandCollector(str(root)), 5)
-    assert rig.alert("ib_port_down", None) is None  # an unused port on a node no group describes
+    alert = rig.alert("ib_port_down", None)  # no group describes the node: its siblings do
+    assert alert.severity == "warning"
+    assert alert.message.startswith(
+        "HCA port mlx4_0:2 DOWN (physical link Polling) while its 2 siblings are ACTIVE"
+    )
     cfg = parse({"groups": {"ib": {"hosts": ["gpu*"], "ib_rate_gbps": 40}}})
     rig = Rig(cfg=cfg)
     watch(rig, InfinibandCollector(str(root)), 5)
     assert rig.alert("ib_port_down", None).message.startswith(
         "HCA port mlx4_0:2 DOWN (physical link Polling), expected up at 40 Gb/s"
     )
+
+
+def test_a_port_down_since_first_sight_beside_active_siblings_is_a_warning_naming_ignore_ports(eight_hcas):
+    """mlx5_1 DOWN/Polling before the first sample (a cable never plugged, or a spare port) while
+    the other seven HCAs are ACTIVE, on a node no group describes."""
+    sysfs_tree.take_down(eight_hcas, "mlx5_1")
+    rig = Rig()
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    alert = rig.alert("ib_port_down", None)
+    assert alert.severity == "warning"
+    assert alert.message.startswith("HCA port mlx5_1 DOWN (physical link Polling) while its 7 siblings are ACTIVE")
+    assert alert.message.endswith(
+        "— unused, or a cable? If unused, add it to [rules.ib_port_down] ignore_ports; "
+        "else check the cable, the transceiver and the switch port"
+    )
+    assert badge(rig.node().sample, rig.node().alerts) == "down"
+    assert snapshot.exit_code(rig.fleet) == 1
+    sysfs_tree.take_down(eight_hcas, "mlx5_5")  # a second one, up to now: it was up, so critical
+    watch(rig, InfinibandCollector(str(eight_hcas)), 3)
+    alert = rig.alert("ib_port_down", None)
+    assert alert.severity == "critical"
+    assert alert.message.startswith(
+        "HCA ports mlx5_5 DOWN (physical link Polling), up earlier; "
+        "mlx5_1 DOWN (physical link Polling) while 6 of its 7 siblings are ACTIVE"
+    )
+    assert alert.message.endswith(
+        "— check the cable, the transceiver and the switch port (ibstat shows it; the switch logs "
+        "its side); a port never up may be unused: add it to [rules.ib_port_down] ignore_ports"
+    )
+
+
+def test_a_port_in_ignore_ports_and_a_node_with_every_port_down_stay_silent(eight_hcas):
+    sysfs_tree.take_down(eight_hcas, "mlx5_1")
+    rig = Rig()
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    assert rig.alert("ib_port_down", None).severity == "warning"  # as above, until ignored:
+    rig = Rig(cfg=Config(rules={"ib_port_down": {"ignore_ports": ["mlx5_1"]}}))
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    assert rig.alert("ib_port_down", None) is None
+    for i in range(8):  # nothing ACTIVE to compare with: an unused fabric, as before
+        sysfs_tree.take_down(eight_hcas, f"mlx5_{i}")
+    rig = Rig()
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    assert rig.alert("ib_port_down", None) is None
+
+
+def test_siblings_are_the_ports_of_the_same_link_layer(eight_hcas):
+    """mlx5_6 and mlx5_7 made RoCE ports (link_layer Ethernet, as a ConnectX in Ethernet mode
+    reads), the other six staying InfiniBand."""
+    for name in ("mlx5_6", "mlx5_7"):
+        sysfs_tree.write(sysfs_tree.port(eight_hcas, name) / "link_layer", "Ethernet")
+    sysfs_tree.take_down(eight_hcas, "mlx5_7")
+    rig = Rig()
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    assert rig.alert("ib_port_down", None).message.startswith(
+        "HCA port mlx5_7 DOWN (physical link Polling) while its 1 sibling is ACTIVE"
+    )
+    sysfs_tree.take_down(eight_hcas, "mlx5_6")  # both RoCE ports down, from the first sample on
+    rig = Rig()
+    watch(rig, InfinibandCollector(str(eight_hcas)), 5)
+    assert rig.alert("ib_port_down", None) is None  # the six ACTIVE InfiniBand ports are not siblings
 
 
 def test_the_group_rate_is_a_number_and_an_unknown_group_key_is_refused():

@@ -1,5 +1,5 @@
 """Anomaly rules: from a node's history to alerts and timeline entries (every rule, its scope
-and defaults: the rules table in the README).
+and defaults: the rules table in docs/rules.md).
 
 ``build_engine(cfg)`` gives the engine ``FleetState`` runs; ``RULES`` lists every rule with
 its defaults (configurable under ``[rules.<id>]`` and ``[groups.<g>.rules.<id>]``).

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from .. import format as fmt
 from ..models import GpuSample, NodeEvent, Sample
+from ..timeline import CRITICAL, INFO, WARNING
 from .base import CLEAR, GPU, HOLD, NODE, Finding, Rule
 from .memory import GpuMemory, NodeMemory
 
@@ -21,7 +22,7 @@ def gpu_memory_full(g: GpuSample, mem: GpuMemory, p: GpuMemoryFullParams) -> obj
     if used < p["threshold"]:
         return CLEAR if used < p["clear_below"] else HOLD
     return Finding(
-        "info",
+        INFO,
         f"GPU memory {used:.0f} % used ({g.memory_used_mib:.0f} of {g.memory_total_mib:.0f} MiB)",
         "caching allocators hold memory on purpose: act only on out-of-memory errors",
         evidence={"memory_used_percent": round(used, 1)},
@@ -74,7 +75,7 @@ def host_memory_low(sample: Sample, node: NodeMemory, p: HostMemoryLowParams) ->
             "the OOM killer is near: fewer DataLoader workers or a smaller prefetch, or more RAM"
         )
     return Finding(
-        "critical" if stalling or kills else "warning",
+        CRITICAL if stalling or kills else WARNING,
         ", ".join(parts),
         action,
         evidence={
@@ -146,7 +147,7 @@ def filesystem_full(sample: Sample, node: NodeMemory, p: FilesystemFullParams) -
             + action
         )
     return Finding(
-        "critical" if level == 2 else "warning",
+        CRITICAL if level == 2 else WARNING,
         "; ".join(words),
         action,
         evidence={"worst_used_percent": worst},

@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 
 from .. import status as st
 from ..state import NodeState
+from ..timeline import CRITICAL, WARNING
 from .base import CLEAR, STATUS, Finding, Rule
 from .memory import NodeMemory
 
@@ -22,7 +23,7 @@ def node_stale(node: NodeState, mem: NodeMemory, now: float, p: NodeStaleParams)
     if age <= limit:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         f"no sample for {age:.0f} s (expected every {node.interval_s:g} s): values shown are stale",
         "the node or its link may be overloaded",
         evidence={"age_s": round(age, 1)},
@@ -39,7 +40,7 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreac
             return CLEAR
         why = st.without_retry(node.reason)
         return Finding(
-            "critical",
+            CRITICAL,
             node.status + (f": {why}" if why else ""),
             _retrying(st.ADVICE.get(node.status, "")),
             evidence={"status": node.status},
@@ -51,7 +52,7 @@ def node_unreachable(node: NodeState, mem: NodeMemory, now: float, p: NodeUnreac
         return None  # connecting, or closed on purpose
     if age > p["stale_s"]:
         return Finding(
-            "critical",
+            CRITICAL,
             f"connected, but no sample for {age:.0f} s",
             "the node may be hung or its link down" + ("" if mem.window else "; dltui keeps reconnecting"),
             evidence={"age_s": round(age, 1)},

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from ..models import DriveSample, Sample
+from ..timeline import CRITICAL, INFO, WARNING
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
 
@@ -22,6 +23,13 @@ _COUNTERS = (
     ("pending_sectors", "pending sectors"),
     ("offline_uncorrectable_sectors", "offline uncorrectable sectors"),
 )
+# ATA sectors the drive cannot read now: smartd reports them at every check while any remain
+# (its -C 197 and -U 198), in these words.
+_UNREADABLE = (
+    ("pending_sectors", "currently unreadable (pending) sectors"),
+    ("offline_uncorrectable_sectors", "offline uncorrectable sectors"),
+)
+_UNREADABLE_FIELDS = frozenset(n for n, _ in _UNREADABLE)
 _RMA = "back up what it holds and replace it (the serial is what the RMA needs)"
 
 
@@ -66,7 +74,7 @@ def drive_failing(sample: Sample, node: NodeMemory, p: dict) -> object:
     if not found:
         return CLEAR
     return Finding(
-        "critical",
+        CRITICAL,
         "; ".join(found),
         _RMA,
         evidence={"drives": devices},
@@ -99,7 +107,7 @@ def drive_wear(sample: Sample, node: NodeMemory, p: DriveWearParams) -> object:
     if not found:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         "; ".join(found),
         "plan its replacement before it turns read-only; move hot data off it",
         evidence={"drives": devices},
@@ -109,12 +117,15 @@ def drive_wear(sample: Sample, node: NodeMemory, p: DriveWearParams) -> object:
 
 
 def drive_errors(sample: Sample, node: NodeMemory, p: DriveErrorsParams) -> object:
-    """Media errors and bad sectors: info while a drive has any, warning when they rise between
-    two readings of the same drive (by device and serial) and for clear_s after."""
+    """Media errors and bad sectors. Sectors a drive cannot read now (ATA pending or offline
+    uncorrectable) are a warning from the first reading on, as smartd reports them; the rest
+    (reallocated sectors, media errors) is info while a drive has any, and a warning when they
+    rise between two readings of the same drive (by device and serial) and for clear_s after."""
     if not sample.drives:
         return None
     seen = node.rule_state.setdefault("drive_counters", {})  # (device, serial) -> counts
-    rises, present, risen, held = [], [], [], []
+    present, held = [], []  # history (info)
+    rises, unreadable, devices = [], [], []  # a warning
     for d in sample.drives:
         key = (d.device, d.serial)
         before = seen.get(key)
@@ -124,29 +135,40 @@ def drive_errors(sample: Sample, node: NodeMemory, p: DriveErrorsParams) -> obje
         if counts:
             present.append(f"{', '.join(counts)} on {drive_name(d)}")
             held.append(d.device)
-        if before is None:
-            continue
         grew = [
             f"{words} {before[n]} → {now[n]}"
             for n, words in _COUNTERS
-            if now[n] is not None and before[n] is not None and now[n] > before[n]
+            if before and now[n] is not None and before[n] is not None and now[n] > before[n]
         ]
-        if grew:
+        if grew:  # the rise says it all, pending sectors included
             rises.append(f"{', '.join(grew)} on {drive_name(d)}")
-            risen.append(d.device)
-    if rises:
+        elif any(now[n] for n, _ in _UNREADABLE):
+            said = [f"{now[n]} {words}" for n, words in _UNREADABLE if now[n]]
+            said += [
+                f"{now[n]} {words}"
+                for n, words in _COUNTERS
+                if now[n] and n not in _UNREADABLE_FIELDS
+            ]
+            unreadable.append(f"{', '.join(said)} on {drive_name(d)}")
+        else:
+            continue
+        devices.append(d.device)
+    if rises or unreadable:
         return Finding(
-            "warning",
-            "; ".join(rises),
+            WARNING,
+            "; ".join(rises + unreadable),
             "the medium is degrading: back up, then replace the drive; run a long self-test "
-            "(smartctl -t long) to see how far it goes",
-            evidence={"drives": risen, "rises": rises},
+            "(smartctl -t long) to see how far it goes"
+            if rises
+            else "the drive cannot read those sectors now: back up what it holds, run a long "
+            "self-test (smartctl -t long), and replace it if they stay or grow",
+            evidence={"drives": devices, "rises": rises, "unreadable": unreadable},
             lasting=False,
             immediate=True,
         )
     if present:
         return Finding(
-            "info",
+            INFO,
             "; ".join(present),
             "history, not a new fault: alerts follow rises",
             evidence={"drives": held},
@@ -179,8 +201,9 @@ RULES = (
         NODE,
         drive_errors,
         {"clear_s": 86400},
-        "media errors or reallocated / pending / offline-uncorrectable sectors: info while any, "
-        "warning when they rise between readings (and clear_s after)",
+        "pending or offline-uncorrectable sectors (unreadable now): warning while any; media errors "
+        "or reallocated sectors: info while any, warning when they rise between readings (and "
+        "clear_s after)",
         slow=True,
         concerns="drives",
     ),

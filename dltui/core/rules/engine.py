@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .. import format as fmt
 from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
-from ..timeline import Alert, TimelineEntry
+from ..timeline import INFO, Alert, TimelineEntry
 from .base import (
     CLEAR,
     FACTS,
@@ -332,7 +332,7 @@ class Engine:
                     now,
                     "alert-closed",
                     f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}",
-                    "info",
+                    INFO,
                     gpu,
                     rule_id,
                 )

@@ -1,8 +1,11 @@
 """Fabric rules: InfiniBand / RoCE HCA ports and NVLink (notes/fabric-and-disks.md).
 
 A port or link that was up and is no longer, or that the node group expects up, is critical: the
-GPUs look fine and the job still crawls or dies. A port or link slower than its siblings (or
-than the group's ``ib_rate_gbps``) is a warning: a bad cable or transceiver, a dirty connector.
+GPUs look fine and the job still crawls or dies. On a node no group describes, a port down since
+dltui first saw it while its siblings (the node's other ports of the same link layer) are ACTIVE
+is a warning: unused, or a cable never plugged; ``ignore_ports`` silences an unused one. A port
+or link slower than its siblings (or than the group's ``ib_rate_gbps``) is a warning: a bad cable
+or transceiver, a dirty connector.
 Error counters alert on their rise, with the rate, never on lifetime values.
 
 Every finding carries ``evidence["fabric"]`` ("down", "slow" or "errors"): the fleet's fabric
@@ -16,10 +19,17 @@ from fnmatch import fnmatchcase
 from typing import Any, TypedDict
 
 from ..models import IbPortSample, NvlinkSample, Sample
+from ..timeline import CRITICAL, WARNING
 from .base import CLEAR, GPUS, NODE, Finding, Rule, delta
 from .memory import NodeMemory
 
 _CABLE = "check the cable, the transceiver and the switch port"
+_CABLE_DOWN = _CABLE + " (ibstat shows it; the switch logs its side)"
+_SM = "the link trained but the port is not ACTIVE: is a subnet manager (opensm, UFM) running?"
+_UNUSED = (
+    "unused, or a cable? If unused, add it to [rules.ib_port_down] ignore_ports; else " + _CABLE
+)
+_UNUSED_TOO = "a port never up may be unused: add it to [rules.ib_port_down] ignore_ports"
 
 
 # -- InfiniBand / RoCE ------------------------------------------------------------------------
@@ -50,43 +60,56 @@ def ib_port_down(sample: Sample, node: NodeMemory, p: IbPortDownParams) -> objec
     seen_up: set[str] = node.rule_state.setdefault("ib_ports_seen_up", set())
     seen_up.update(q.name for q in ports if q.up)
     expected = p["ib_rate_gbps"]
-    down = []
+    down: list[tuple[IbPortSample, str]] = []  # critical: up earlier, or the group expects it
+    idle: list[tuple[IbPortSample, str]] = []  # warning: never up, while its siblings are
     for q in ports:
         if q.up is not False:
             continue
         if q.name in seen_up:
-            why = "up earlier"
+            down.append((q, ", up earlier"))
         elif expected:
-            why = f"expected up at {expected:g} Gb/s"
-        else:
-            continue  # a port never seen up, on a node no group describes: an unused port
-        down.append((q, why))
-    if not down:
+            down.append((q, f", expected up at {expected:g} Gb/s"))
+        else:  # no group describes the node: the port's siblings say whether it should be up
+            siblings = [s for s in ports if s is not q and s.link_layer == q.link_layer]
+            active = sum(1 for s in siblings if s.up)
+            if active:  # with none ACTIVE (all of that kind down) there is nothing to go by
+                some = "" if active == len(siblings) else f"{active} of "
+                are = "s are" if len(siblings) > 1 else " is"
+                idle.append((q, f" while {some}its {len(siblings)} sibling{are} ACTIVE"))
+    if not down and not idle:
         return CLEAR
-    words = []
-    for q, why in down:
-        label = port_label(q, sample.ib_ports)
-        if q.phys_state not in (None, "LinkUp"):
-            words.append(f"{label} {q.state or 'DOWN'} (physical link {q.phys_state}), {why}")
-        else:  # the cable is up but the subnet manager has not brought the port to ACTIVE
-            words.append(f"{label} {q.state} with the physical link up, {why}")
-    no_sm = all(q.phys_state == "LinkUp" for q, _ in down)
-    action = (
-        "the link trained but the port is not ACTIVE: is a subnet manager (opensm, UFM) running?"
-        if no_sm
-        else _CABLE + " (ibstat shows it; the switch logs its side)"
-    )
+    words = [_down_words(q, why, sample.ib_ports) for q, why in down + idle]
+    actions = []
+    if down:
+        actions.append(_SM if all(q.phys_state == "LinkUp" for q, _ in down) else _CABLE_DOWN)
+    if idle:
+        if all(q.phys_state == "LinkUp" for q, _ in idle):
+            action = _SM
+        else:  # the cable is said once
+            action = _UNUSED_TOO if _CABLE_DOWN in actions else _UNUSED
+        if action not in actions:
+            actions.append(action)
     return Finding(
-        "critical",
-        "HCA port" + ("s " if len(down) > 1 else " ") + "; ".join(words),
-        action,
+        CRITICAL if down else WARNING,
+        "HCA port" + ("s " if len(words) > 1 else " ") + "; ".join(words),
+        "; ".join(actions),
         evidence={
             "fabric": "down",
             "ports": [
-                {"port": q.name, "state": q.state, "phys_state": q.phys_state} for q, _ in down
+                {"port": q.name, "state": q.state, "phys_state": q.phys_state}
+                for q, _ in down + idle
             ],
         },
     )
+
+
+def _down_words(q: IbPortSample, why: str, ports: list[IbPortSample]) -> str:
+    label = port_label(q, ports)
+    if q.phys_state == "LinkUp":  # the cable is up but no subnet manager made the port ACTIVE
+        return f"{label} {q.state} with the physical link up{why}"
+    if q.phys_state is None:
+        return f"{label} {q.state or 'DOWN'}{why}"
+    return f"{label} {q.state or 'DOWN'} (physical link {q.phys_state}){why}"
 
 
 def ib_port_rate_low(sample: Sample, node: NodeMemory, p: IbPortRateLowParams) -> object:
@@ -117,7 +140,7 @@ def ib_port_rate_low(sample: Sample, node: NodeMemory, p: IbPortRateLowParams) -
         lanes = f" ({q.rate_detail})" if q.rate_detail else ""
         words.append(f"{port_label(q, sample.ib_ports)} at {q.rate_gbps:g} Gb/s{lanes}, {against}")
     return Finding(
-        "warning",
+        WARNING,
         "; ".join(words),
         "reseat or replace the cable/transceiver; check the switch port's speed",
         evidence={
@@ -201,7 +224,7 @@ def ib_port_errors(sample: Sample, node: NodeMemory, p: IbPortErrorsParams) -> o
         if action not in actions:
             actions.append(action)
     return Finding(
-        "warning",
+        WARNING,
         "; ".join(words) + f" in the last {p['window_s'] / 60:g} min",
         "; ".join(actions),
         evidence={"fabric": "errors", "rises": {f"{n}/{f}": t for (n, f), t in totals.items()}},
@@ -272,7 +295,7 @@ def _nvlink_finding(
         elif siblings > active:
             what += f" (the other GPUs have {siblings})"
         return Finding(
-            "critical",
+            CRITICAL,
             what,
             "look for XID 74 in the timeline; reset the GPU, and if the link stays down, reseat "
             "the GPU or baseboard (or RMA)",
@@ -286,7 +309,7 @@ def _nvlink_finding(
         )
     if slow:
         return Finding(
-            "warning",
+            WARNING,
             "NVLink " + slow_words,
             "a link trained at low speed: reset the GPU; if it stays slow, reseat the GPU or baseboard",
             evidence={"fabric": "slow", "slow_links": [i for i, _ in slow]},
@@ -328,7 +351,7 @@ def nvlink_errors(sample: Sample, node: NodeMemory, p: NvlinkErrorsParams) -> di
         span_s = now - window[0][0] + node.interval_s
         words = [f"{name} {_rise(totals[f], span_s)}" for f, name in _NVLINK_COUNTERS if totals[f]]
         out[n.gpu] = Finding(
-            "warning",
+            WARNING,
             "NVLink errors " + ", ".join(words) + f" in the last {p['window_s'] / 60:g} min",
             "the link retransmits (replay) or retrains (recovery): watch for XID 74; reset the GPU "
             "at the next drain, reseat the GPU or baseboard if it keeps rising",
@@ -393,7 +416,9 @@ RULES = (
         ib_port_down,
         {**_PORTS, "for_samples": 2, "clear_s": 30},
         "an HCA port not ACTIVE/LinkUp that was up, or that the group expects ([groups.<g>] "
-        "ib_rate_gbps); ignore_ports: globs of ports to leave alone",
+        "ib_rate_gbps) (critical); one down since first seen while its siblings of the same "
+        "link layer are ACTIVE, on a node no group describes (warning); ignore_ports: globs of "
+        "ports to leave alone",
         concerns="fabric",
     ),
     Rule(

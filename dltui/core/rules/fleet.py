@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ..models import NodeFacts
+from ..timeline import WARNING
 from .base import CLEAR, FLEET, Finding, Rule
 
 # group name (None: the nodes in no group) -> [(node name, its facts)]
@@ -35,7 +36,7 @@ def _version_drift(
                     out.setdefault(name, CLEAR)  # a node in two groups keeps any finding
                     continue
                 out[name] = Finding(
-                    "warning",
+                    WARNING,
                     f"{label} {value} differs from {_where(group)} {reference} (on {count} of {len(known)} nodes)",
                     "lock versions across nodes that run the same jobs; a reboot may have picked up an upgrade",
                     evidence={"value": value, "reference": reference},
@@ -62,7 +63,7 @@ def gpu_model_mixed(groups: Groups, p: dict) -> dict:
                 out.setdefault(name, CLEAR)
                 continue
             out[name] = Finding(
-                "warning",
+                WARNING,
                 f"GPU model {', '.join(odd)} differs from {_where(group)} "
                 f"{reference} (on {count} of {len(models)} nodes)",
                 "jobs sized for one model will run unevenly: move the node to its own group or swap the card",

@@ -13,6 +13,7 @@ from typing import TypedDict
 from dltui.node.xid import describe
 
 from ..models import GpuFacts, GpuSample, NodeEvent, Sample
+from ..timeline import CRITICAL, INFO, WARNING
 from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last
 from .condition import RANK
 from .memory import GpuMemory, NodeMemory
@@ -71,7 +72,7 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if not rise:
         return HOLD
     return Finding(
-        "critical",
+        CRITICAL,
         f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime "
         f"{g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
         "drain the node, reset the GPU and run diagnostics (dcgmi diag -r 3)",
@@ -100,7 +101,7 @@ def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: EccCorrectableBurstPa
     if total <= p["per_hour"]:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         f"{total} corrected ECC errors in the last hour (more than {p['per_hour']:g})",
         "watch for row remaps and uncorrectable errors; plan diagnostics",
         evidence={"corrected_last_hour": total},
@@ -118,7 +119,7 @@ def ecc_lifetime(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         f"{uncorrected if uncorrected is not None else 'n/a'} uncorrected"
     )
     return Finding(
-        "info",
+        INFO,
         f"lifetime ECC counts: {counts} (aggregate, kept across resets)",
         "history, not a current fault: alerts follow new errors",
         evidence={"ecc_corrected_aggregate": corrected, "ecc_uncorrected_aggregate": uncorrected},
@@ -133,7 +134,7 @@ def row_remap_pending(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         return CLEAR
     what = "row remap pending" if remap else "page retirement pending"
     return Finding(
-        "warning",
+        WARNING,
         what,
         "reset the GPU to apply it (drain the node first)",
         evidence={"remap": remap, "retire": retire},
@@ -147,7 +148,7 @@ def row_remap_failure(g: GpuSample, mem: GpuMemory, p: dict) -> object:
     if not failed:
         return HOLD  # never clears by itself: a failed remap stays a fact about this card
     return Finding(
-        "critical",
+        CRITICAL,
         "row remapping failed: no spare rows left for a bad memory row",
         "RMA candidate: drain the node and open a case with the vendor",
         lasting=False,
@@ -167,7 +168,7 @@ def pcie_degraded(g: GpuSample, mem: GpuMemory, p: PcieDegradedParams) -> object
     if gen >= top_gen and width >= top_width:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         f"PCIe link at gen {gen} x{width}, below the gen {top_gen} x{top_width} this slot allows, at {util:.0f} % load",
         "reseat the card or riser; check the slot's BIOS link settings",
         evidence={
@@ -187,7 +188,7 @@ def pcie_replays(g: GpuSample, mem: GpuMemory, p: PcieReplaysParams) -> object:
     if not rise:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         f"PCIe replays +{rise} ({now} since reset)",
         "link errors being retried: reseat the card or riser, check the slot",
         evidence={"rise": rise, "pcie_replay_count": now},
@@ -239,7 +240,7 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: GpuMissingParams) -> dict |
             f"GPU cannot be read: {g.error}" if g is not None else "GPU missing from the readings"
         )
         out[index] = Finding(
-            "critical",
+            CRITICAL,
             what + (f" ({who})" if who else ""),
             _RESEAT,
             evidence={"error": g.error if g else None},
@@ -264,7 +265,7 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: GpuMissingParams) -> dict |
             "; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else ""
         )
         out[None] = Finding(
-            "critical",
+            CRITICAL,
             "; ".join(words),
             action,
             evidence={
@@ -286,7 +287,7 @@ def pcie_host_limited(f: GpuFacts, p: dict) -> object:
     if host >= gpu:
         return CLEAR
     return Finding(
-        "info",
+        INFO,
         f"the slot allows PCIe gen {host}, the GPU could run gen {gpu}",
         "a slot or BIOS limit, not a fault",
         evidence={"pcie_host_max_gen": host, "pcie_gpu_max_gen": gpu},
@@ -300,7 +301,7 @@ def persistence_off(f: GpuFacts, p: dict) -> object:
     if f.persistence_mode:
         return CLEAR
     return Finding(
-        "warning",
+        WARNING,
         "persistence mode is off: each nvidia-smi start re-initialises the GPU (~1.5 s at P0)",
         "enable nvidia-persistenced",
         lasting=False,

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple, TypedDict
 
 from ..models import GpuSample
+from ..timeline import CRITICAL, WARNING
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
 from .causes import Cause, explain, track_disks
 from .memory import GpuMemory
@@ -108,7 +109,7 @@ def loader_starvation(g: GpuSample, mem: GpuMemory, p: LoaderStarvationParams) -
         + f"; {cause.evidence}"
     )
     return Finding(
-        "critical" if found.zero_fraction >= p["critical"] else "warning",
+        CRITICAL if found.zero_fraction >= p["critical"] else WARNING,
         found.words() + ("" if sub_second else f" ({_coarse(win.period_s)})"),
         _ACTIONS[cause.label],
         detail,
@@ -179,7 +180,7 @@ def job_hung(g: GpuSample, mem: GpuMemory, p: JobHungParams) -> object:
     )
     pids = ", ".join(str(proc.pid) for proc in g.processes[:4])
     return Finding(
-        "critical",
+        CRITICAL,
         f"GPU idle at 0 % with {held} of memory held and power at idle ({power:.0f} W, near {basis})",
         "the job looks hung: read its log or a stack dump (py-spy dump --pid …), then restart it",
         f"processes {pids}" if pids else "",
@@ -197,7 +198,7 @@ def job_spin_stall(g: GpuSample, mem: GpuMemory, p: JobSpinStallParams) -> objec
     if power >= p["power_ratio"] * limit:
         return HOLD
     return Finding(
-        "warning",
+        WARNING,
         f"utilisation {util:.0f} % but power only {power:.0f} W of {limit:.0f} W",
         "kernels are spinning without work, often a stuck collective (NCCL): check the other ranks of the job",
         evidence={"utilization_percent": util, "power_w": power, "power_limit_w": limit},

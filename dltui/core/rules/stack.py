@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from ..models import Sample, StackFacts
+from ..timeline import INFO, WARNING
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
 
@@ -44,7 +45,7 @@ def stack_unlocked(sample: Sample, node: NodeMemory, p: StackUnlockedParams) -> 
             "Unattended-Upgrade::Package-Blacklist); upgrade the driver by hand, then reboot"
         )
     return Finding(
-        "warning" if p["warning"] else "info",
+        WARNING if p["warning"] else INFO,
         f"{what} while automatic upgrades may replace them ({stack.auto_upgrades_source})",
         fix,
         detail="an upgrade under the loaded kernel module ends in 'Driver/library version mismatch'",
@@ -61,7 +62,7 @@ def reboot_pending(sample: Sample, node: NodeMemory, p: dict) -> object:
     if not stack.reboot_reasons:
         return CLEAR
     return Finding(
-        "info",
+        INFO,
         "reboot pending: " + "; ".join(stack.reboot_reasons),
         "reboot when the node is drained, so what runs is what was installed",
         evidence={"reasons": list(stack.reboot_reasons)},

@@ -18,7 +18,7 @@ from dltui.node.schema import HW_THERMAL_SLOWDOWN as HW_THERMAL
 from dltui.node.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
-from ..timeline import Severity
+from ..timeline import CRITICAL, INFO, WARNING, Severity
 from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
@@ -71,7 +71,7 @@ def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: GpuTempHighParams) -> object:
     if f is not None and f.thresholds_are_margin_offsets is False and f.temperature_slowdown_c is not None:
         detail += f"; the driver slows clocks at {f.temperature_slowdown_c:g} °C"
     return Finding(
-        "critical" if critical else "warning",
+        CRITICAL if critical else WARNING,
         f"core {t:.0f} °C ≥ {threshold:g} °C",
         _COOLING,
         detail,
@@ -93,7 +93,7 @@ def thermal_margin_low(g: GpuSample, mem: GpuMemory, p: ThermalMarginLowParams) 
         if f.temperature_shutdown_c is not None:
             detail += f", shutdown at {f.temperature_shutdown_c:g} °C"
     return Finding(
-        "critical" if critical else "warning",
+        CRITICAL if critical else WARNING,
         f"margin {m:.0f} °C to T.Limit ≤ {p['critical'] if critical else p['warning']:g} °C",
         _COOLING + "; the driver caps clocks at margin 0",
         detail,
@@ -114,7 +114,7 @@ def hbm_temp_high(g: GpuSample, mem: GpuMemory, p: HbmTempHighParams) -> object:
     if t < warning:
         return CLEAR if t < warning - p["hysteresis"] else HOLD
     return Finding(
-        "critical" if t >= limit else "warning",
+        CRITICAL if t >= limit else WARNING,
         f"HBM {t:.0f} °C, limit {limit:g} °C",
         _COOLING,
         f"{source}; {_temps(g)}",
@@ -151,10 +151,10 @@ def thermal_slowdown(g: GpuSample, mem: GpuMemory, p: ThermalSlowdownParams) -> 
         return CLEAR
     if hw:
         state.pop("sw_thermal_since", None)
-        level: Severity = "critical"
+        level: Severity = CRITICAL
     else:  # software slowdown alone: a warning for its first minute, then critical
         since = state.setdefault("sw_thermal_since", mem.now)
-        level = "critical" if mem.now - since >= p["sw_warning_s"] else "warning"
+        level = CRITICAL if mem.now - since >= p["sw_warning_s"] else WARNING
     what = " and ".join(k for k, on in (("HW", hw), ("SW", sw)) if on) + " thermal slowdown"
     if bits & (HW_THERMAL | SW_THERMAL):
         what += f" active ({_reasons(bits, g)})"
@@ -213,7 +213,7 @@ def hw_slowdown(g: GpuSample, mem: GpuMemory, p: HwSlowdownParams) -> object:
     else:
         action = "clocks cut by heat, a power brake or a power spike: check temperatures, PSU and cabling"
     return Finding(
-        "critical",
+        CRITICAL,
         f"HW slowdown active ({_reasons(mask, g)})",
         action,
         ", ".join(x for x in (_clocks(g), _temps(g)) if x),
@@ -247,7 +247,7 @@ def power_brake(g: GpuSample, mem: GpuMemory, p: PowerBrakeParams) -> object:
     share = shares.get("brake") or (None if active else 0.0)  # flat while the bit is set: none
     power = f"power {g.power_w:.0f} W" if g.power_w is not None else ""
     return Finding(
-        "critical",
+        CRITICAL,
         "HW power brake active (0x80)" if active else "HW power brake",
         _PSU,
         ", ".join(x for x in (_clocks(g), power) if x),
@@ -266,7 +266,7 @@ def power_capped(g: GpuSample, mem: GpuMemory, p: PowerCappedParams) -> object:
     limit = g.power_limit_w
     power = f"{g.power_w:.0f} W" if g.power_w is not None else "power n/a"
     return Finding(
-        "info",
+        INFO,
         f"holding power at the cap: {power}"
         + (f" of {limit:.0f} W" if limit else "")
         + f" at {util:.0f} % utilisation",
@@ -292,7 +292,7 @@ def clock_sag(g: GpuSample, mem: GpuMemory, p: ClockSagParams) -> object:
     if ratio >= p["ratio"]:
         return HOLD
     return Finding(
-        "warning",
+        WARNING,
         f"SM clock {sm:.0f} MHz, {ratio * 100:.0f} % of its {top:.0f} "
         f"MHz maximum at {util:.0f} % utilisation, no reason reported",
         "check this GPU's power and temperatures; one card with low clocks that also runs hot points at that card",
@@ -341,7 +341,7 @@ def airflow_imbalance(sample: Sample, node: NodeMemory, p: AirflowImbalanceParam
             reading = f"core {heat[g.index]:.0f} °C against a median {typical:.0f} °C"
         if hotter >= p["hotter"]:
             out[g.index] = Finding(
-                "warning",
+                WARNING,
                 f"{hotter:.0f} °C hotter than {len(peers)} GPUs at similar load ({reading})",
                 "the same slot every time points at airflow; one card that also runs low clocks points at that card",
                 evidence={"hotter_c": hotter, "peers": len(peers)},

@@ -10,7 +10,7 @@ from typing import TypedDict
 
 from .. import format as fmt
 from ..models import Sample
-from ..timeline import Severity
+from ..timeline import CRITICAL, WARNING, Severity
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
 
@@ -31,7 +31,7 @@ def unit_failed(sample: Sample, node: NodeMemory, p: UnitFailedParams) -> object
         for u in failed
     )
     return Finding(
-        "critical",
+        CRITICAL,
         words,
         "read its journal (unit pane, or dltui unit logs UNIT NODE), "
         "fix the cause, then restart it",
@@ -68,9 +68,9 @@ def unit_flapping(sample: Sample, node: NodeMemory, p: UnitFlappingParams) -> ob
     u, rises = worst
     # systemd gave up on it (start-limit-hit): it will not come back by itself
     level: Severity = (
-        "critical"
+        CRITICAL
         if rises >= p["critical_restarts"] or u.result == "start-limit-hit"
-        else "warning"
+        else WARNING
     )
     return Finding(
         level,
@@ -94,7 +94,7 @@ def checkpoint_stale(sample: Sample, node: NodeMemory, p: CheckpointStaleParams)
     if age <= p["warning_ratio"] * p["expected_s"]:
         return CLEAR
     return Finding(
-        "critical" if age > p["critical_ratio"] * p["expected_s"] else "warning",
+        CRITICAL if age > p["critical_ratio"] * p["expected_s"] else WARNING,
         f"newest checkpoint {ck.newest_path} is {fmt.duration(age)} old "
         f"while {active[0].name} is active",
         "the job may be hung or no longer saving: check its log and the checkpoint file system",

@@ -13,7 +13,7 @@ import threading
 import time
 from typing import IO, TYPE_CHECKING, Any
 
-from ..schema import PROTOCOL, interval_event
+from ..schema import MAX_INTERVAL_S, MIN_INTERVAL_S, PROTOCOL, interval_event
 from ..wire import Encoder
 from . import __version__
 from .collect import Collector
@@ -118,10 +118,6 @@ class Output:
             self.stream.flush()
         except (BrokenPipeError, OSError, ValueError):
             self.closed = True
-
-
-MIN_INTERVAL_S = 0.1
-MAX_INTERVAL_S = 3600.0
 
 
 class StdinWatchdog:

@@ -46,10 +46,8 @@ class _NodeLink:
         self.sessions = sessions
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
         self.probe_extras = probe
-        self.command = bundle.ssh_command(
-            interval_s, self.silence_s, python, *probe, sysfs=sessions.options.sysfs
-        )
         self.python = python
+        self.command = self.probe_command(interval_s)
         self.chan: asyncssh.SSHClientChannel | None = None  # the probe's, while it streams
         self.ok_since: float | None = None  # when this session's probe said hello
         self.node: Hop | None = (
@@ -57,10 +55,22 @@ class _NodeLink:
         )
         self.status_reason = "not connected yet"
 
+    def probe_command(self, interval_s: float) -> str:
+        """The probe's command line, the one place it is built: for the first connect and for
+        every reconnect after an interval change alike (the units, the checkpoint glob and
+        ``[probe] sysfs`` included)."""
+        return bundle.ssh_command(
+            interval_s,
+            self.silence_s,
+            self.python,
+            *self.probe_extras,
+            sysfs=self.sessions.options.sysfs,
+        )
+
     def set_interval(self, interval_s: float) -> None:
         """Tell the running probe (on its stdin, beside the pings); a probe started later (a
         reconnect) gets it on its command line. The watchdog's period stays as it started."""
-        self.command = bundle.ssh_command(interval_s, self.silence_s, self.python, *self.probe_extras)
+        self.command = self.probe_command(interval_s)
         if self.chan is not None:
             try:
                 self.chan.write(b"interval %r\n" % float(interval_s))

@@ -20,6 +20,7 @@ from textual.widgets import Static
 from dltui.core.models import NodeFacts, StackFacts
 from dltui.core.rules import RULES
 from dltui.core.state import FleetState, NodeState
+from dltui.core.timeline import CRITICAL, WARNING
 
 from .. import levels
 from ..widgets.footer import DltuiFooter
@@ -85,9 +86,9 @@ def _style(node: NodeState, concern: str) -> str:
         for rule in _RULES_OF.get(concern, ())
         if (rule, None) in node.alerts
     ]
-    if "critical" in severities:
+    if CRITICAL in severities:
         return levels.STYLE[levels.HOT]
-    if "warning" in severities:
+    if WARNING in severities:
         return levels.STYLE[levels.WARM]
     return "$text-accent" if severities else ""
 

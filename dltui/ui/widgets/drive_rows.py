@@ -12,6 +12,7 @@ from dltui.core import format as fmt
 from dltui.core.models import DriveSample
 from dltui.core.rules import RULES
 from dltui.core.state import NodeState
+from dltui.core.timeline import CRITICAL, WARNING
 
 from .. import levels
 
@@ -106,8 +107,8 @@ def _alerted(node: NodeState, device: str) -> str:
         if (alert := node.alerts.get((rule, None))) is not None
         and device in alert.evidence.get("drives", ())
     ]
-    if "critical" in severities:
+    if CRITICAL in severities:
         return levels.STYLE[levels.HOT]
-    if "warning" in severities:
+    if WARNING in severities:
         return levels.STYLE[levels.WARM]
     return ""

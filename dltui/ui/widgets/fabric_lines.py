@@ -10,6 +10,7 @@ from dltui.core.models import IbPortSample, NvlinkSample
 from dltui.core.rules import RULES
 from dltui.core.rules.fabric import port_label
 from dltui.core.state import NodeState
+from dltui.core.timeline import CRITICAL, INFO, WARNING
 
 from .. import levels
 
@@ -104,9 +105,9 @@ def _flagged_ports(node: NodeState) -> dict[str, str]:
     out: dict[str, str] = {}
     for rule in PORT_RULES:
         alert = node.alerts.get((rule, None))
-        if alert is None or alert.severity == "info":
+        if alert is None or alert.severity == INFO:
             continue
-        style = levels.STYLE[levels.HOT if alert.severity == "critical" else levels.WARM]
+        style = levels.STYLE[levels.HOT if alert.severity == CRITICAL else levels.WARM]
         slow = alert.evidence.get("fabric") == "slow"
         for entry in alert.evidence.get("ports", ()):
             out[entry["port"] + ("/rate" if slow else "")] = style
@@ -145,9 +146,9 @@ def nvlink_line(node: NodeState, gpu: int) -> Content | None:
 
 def _worst(alerts: list) -> str:
     found = {a.severity for a in alerts}
-    if "critical" in found:
+    if CRITICAL in found:
         return levels.STYLE[levels.HOT]
-    return levels.STYLE[levels.WARM] if "warning" in found else ""
+    return levels.STYLE[levels.WARM] if WARNING in found else ""
 
 
 def _count(links: NvlinkSample) -> str:

@@ -15,7 +15,7 @@ from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
 from dltui.core.state import HOTTEST_GPU_C, NodeState
-from dltui.core.timeline import alert_order, severity_rank
+from dltui.core.timeline import CRITICAL, INFO, WARNING, alert_order, severity_rank
 from dltui.core.units import ACTIVE, FAILED, FLAPPING, badge
 
 from .. import levels
@@ -312,7 +312,7 @@ def _alerts(node: NodeState) -> Content:
 
 def _alert_badge(node: NodeState) -> tuple[str, str]:
     """Warnings and criticals: info alerts are shown on the node screen, never as a badge."""
-    counted = [a for a in node.alerts.values() if a.severity in ("warning", "critical")]
+    counted = [a for a in node.alerts.values() if a.severity in (WARNING, CRITICAL)]
     if not counted:
         return (" " * ALERT_W, "")
     level = levels.severity(max((a.severity for a in counted), key=severity_rank))
@@ -336,7 +336,7 @@ def _note(node: NodeState) -> str:
     """Why the node needs a look: the transport's reason, else its worst alert."""
     if node.status != st.OK and node.reason:
         return node.reason
-    if any(a.severity != "info" for a in node.alerts.values()):
+    if any(a.severity != INFO for a in node.alerts.values()):
         worst = min(node.alerts.values(), key=alert_order)
         where = f"GPU{worst.gpu}: " if worst.gpu is not None and "GPU" not in worst.message else ""
         return where + worst.message

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from dltui.core import status as st
 from dltui.core.state import NodeState
+from dltui.core.timeline import CRITICAL, WARNING
 
 from .. import levels
 from .pane import same
@@ -99,9 +100,9 @@ def _count(n: NodeState, now: float, thresholds: levels.NodeThresholds) -> tuple
     GPUs, idle GPUs. Every node of the fleet once a second: plain loops and counters, no lists."""
     critical = warning = 0
     for a in n.alerts.values():
-        if a.severity == "critical":
+        if a.severity == CRITICAL:
             critical += 1
-        elif a.severity == "warning":
+        elif a.severity == WARNING:
             warning += 1
     gpus = n.sample.gpus if n.sample is not None else ()
     th = thresholds.of(n.name)

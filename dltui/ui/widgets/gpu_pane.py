@@ -9,6 +9,7 @@ from dltui.core import format as fmt
 from dltui.core.models import GpuFacts, GpuSample
 from dltui.core.rules import RULES
 from dltui.core.state import NodeState
+from dltui.core.timeline import CRITICAL, INFO
 
 from .. import levels
 from .fabric_lines import nvlink_line
@@ -132,9 +133,9 @@ PCIE_RULES = tuple(rule.id for rule in RULES if rule.concerns == "pcie")
 
 def _alerted(node: NodeState, gpu: int, rules: tuple[str, ...]) -> str:
     open_ = [node.alerts[(rule, gpu)].severity for rule in rules if (rule, gpu) in node.alerts]
-    if not open_ or open_ == ["info"] * len(open_):
+    if not open_ or open_ == [INFO] * len(open_):
         return ""
-    return levels.STYLE[levels.HOT if "critical" in open_ else levels.WARM]
+    return levels.STYLE[levels.HOT if CRITICAL in open_ else levels.WARM]
 
 
 def _link(gen: int | None, width: int | None) -> str:
