@@ -13,12 +13,16 @@ import argparse
 import difflib
 import sys
 from collections.abc import Callable
-from functools import partial
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from dltui import __version__
 from dltui.config import CommandLine, Config, ConfigError, theme_dirs
 from dltui.config_schema import default, option
 from dltui.node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
+
+if TYPE_CHECKING:
+    from dltui.wiring import Settings, SnapshotOptions, Source
 
 SUBCOMMANDS = (
     "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal", "completion",
@@ -38,56 +42,109 @@ USAGE_ERROR = 2
 SNAPSHOT_USAGE_ERROR = 3
 
 
-def add_options(
-    parser: argparse.ArgumentParser,
-    *,
-    ssh: bool = True,
-    interval: bool = True,
-    theme: bool = False,
-    read_only: bool = False,
-    record: bool = False,
-) -> None:
-    """The options shared by subcommands; each subcommand takes the ones it uses."""
-    if ssh:
-        group = parser.add_argument_group("reaching nodes (as ssh does)")
-        group.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
-        group.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
-        group.add_argument(
-            "-i", "--identity", metavar="FILE", action="append", default=[], help="private key file (repeatable)"
-        )
-        group.add_argument(
-            "--known-hosts",
-            metavar="FILE",
-            help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)",
-        )
-        group.add_argument(
-            "--accept-new-host-keys",
-            action="store_true",
-            help="add unknown host keys to known_hosts (like StrictHostKeyChecking=accept-new); "
-            "changed keys are still refused",
-        )
-    gen = parser.add_argument_group("general")
-    if interval:
-        gen.add_argument(
-            "--interval",
-            type=option(Config, "interval_s"),
-            metavar="SECONDS",
-            help=f"seconds between samples, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} (default 1)",
-        )
-    gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
-    if theme:
-        themes = gen.add_argument("--theme", metavar="NAME", help="colour theme (the list: docs/dashboard.md)")
-        themes.completer = _theme_names  # type: ignore[attr-defined]
-    if read_only:
-        gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
-    if record:
-        gen.add_argument(
-            "--record",
-            metavar="FILE",
-            help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
-        )
-    gen.add_argument("--log-file", metavar="FILE", help="dltui's log (default ~/.local/state/dltui/dltui.log)")
-    gen.add_argument("--debug", action="store_true", help="log debug records too (connections, commands)")
+@dataclass(frozen=True)
+class CommonOptions:
+    """The shared options, typed: what settings and dltui's log are made from. An option the
+    subcommand does not take keeps its default here."""
+
+    config: str | None = None
+    log_file: str | None = None
+    debug: bool = False
+    interval_s: float | None = None
+    theme: str | None = None
+    read_only: bool = False
+    record: str | None = None
+    jump: str | None = None
+    ssh_config: str | None = None
+    identity: tuple[str, ...] = ()
+    known_hosts: str | None = None
+    accept_new_host_keys: bool = False
+
+
+@dataclass(frozen=True)
+class Shared:
+    """Which shared options a subcommand takes: ``add`` puts them on its parser, ``read`` takes
+    them off the parsed line, one spec for both so they cannot disagree."""
+
+    ssh: bool = True
+    interval: bool = True
+    theme: bool = False
+    read_only: bool = False
+    record: bool = False
+
+    def add(self, parser: argparse.ArgumentParser) -> None:
+        if self.ssh:
+            group = parser.add_argument_group("reaching nodes (as ssh does)")
+            group.add_argument("-J", "--jump", metavar="DEST", help="jump host(s), like ssh -J (comma-separated chain)")
+            group.add_argument("-F", "--ssh-config", metavar="FILE", help="SSH config file (default ~/.ssh/config)")
+            group.add_argument(
+                "-i", "--identity", metavar="FILE", action="append", default=[], help="private key file (repeatable)"
+            )
+            group.add_argument(
+                "--known-hosts",
+                metavar="FILE",
+                help="known_hosts file (default: the SSH config's, else ~/.ssh/known_hosts)",
+            )
+            group.add_argument(
+                "--accept-new-host-keys",
+                action="store_true",
+                help="add unknown host keys to known_hosts (like StrictHostKeyChecking=accept-new); "
+                "changed keys are still refused",
+            )
+        gen = parser.add_argument_group("general")
+        if self.interval:
+            gen.add_argument(
+                "--interval",
+                type=option(Config, "interval_s"),
+                metavar="SECONDS",
+                help=f"seconds between samples, {MIN_INTERVAL_S:g} to {MAX_INTERVAL_S:g} (default 1)",
+            )
+        gen.add_argument("--config", metavar="FILE", help="config file (default ~/.config/dltui/config.toml)")
+        if self.theme:
+            themes = gen.add_argument("--theme", metavar="NAME", help="colour theme (the list: docs/dashboard.md)")
+            themes.completer = _theme_names  # type: ignore[attr-defined]
+        if self.read_only:
+            gen.add_argument("--read-only", action="store_true", help="disable every action that changes a node")
+        if self.record:
+            gen.add_argument(
+                "--record",
+                metavar="FILE",
+                help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
+            )
+        gen.add_argument("--log-file", metavar="FILE", help="dltui's log (default ~/.local/state/dltui/dltui.log)")
+        gen.add_argument("--debug", action="store_true", help="log debug records too (connections, commands)")
+
+    def read(self, args: argparse.Namespace) -> CommonOptions:
+        common = CommonOptions(config=args.config, log_file=args.log_file, debug=args.debug)
+        if self.ssh:
+            common = replace(
+                common,
+                jump=args.jump,
+                ssh_config=args.ssh_config,
+                identity=tuple(args.identity),
+                known_hosts=args.known_hosts,
+                accept_new_host_keys=args.accept_new_host_keys,
+            )
+        if self.interval:
+            common = replace(common, interval_s=args.interval)
+        if self.theme:
+            common = replace(common, theme=args.theme)
+        if self.read_only:
+            common = replace(common, read_only=args.read_only)
+        if self.record:
+            common = replace(common, record=args.record)
+        return common
+
+
+# what each subcommand takes of the shared options
+WATCH = Shared(theme=True, read_only=True, record=True)
+SNAPSHOT = Shared(record=True)
+DEMO = Shared(ssh=False, theme=True, read_only=True, record=True)
+REPLAY = Shared(ssh=False, interval=False, theme=True, read_only=True)
+EXPORT = Shared(record=True)
+SERVE = Shared(theme=True, read_only=True)
+ACTIONS = Shared(interval=False, read_only=True)
+BURN_IN = Shared(read_only=True)
 
 
 def add_prometheus(parser: argparse.ArgumentParser) -> None:
@@ -137,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
                     DASHBOARD_EXITS)
     _hosts(watch)
     add_prometheus(watch)
-    add_options(watch, theme=True, read_only=True, record=True)
+    WATCH.add(watch)
 
     snap = command(
         "snapshot",
@@ -149,31 +206,31 @@ def build_parser() -> argparse.ArgumentParser:
     snap.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/json-schema.md)")
     _number(snap, "--seconds", "seconds", "how long to watch before reporting, 0.1 to 86400 (default 3)")
     add_prometheus(snap)
-    add_options(snap, record=True)
+    SNAPSHOT.add(snap)
 
     demo = command("demo", "dashboard on a seeded simulated fleet", "Dashboard on a simulated fleet.",
                    DASHBOARD_EXITS)
     _number(demo, "--nodes", "nodes", "number of simulated nodes, 1 to 4096 (default 12)")
     _number(demo, "--gpus", "gpus", "GPUs per node, 1 to 64 (default 8)")
     _number(demo, "--seed", "seed", "random seed (default 7)")
-    add_options(demo, ssh=False, theme=True, read_only=True, record=True)
+    DEMO.add(demo)
 
     rep = command("replay", "dashboard on a recording made with --record", "Play a recording made with --record.",
                   DASHBOARD_EXITS)
     rep.add_argument("file", metavar="FILE", help="the recording")
     _number(rep, "--speed", "speed", "2 = twice as fast, 0 = all at once (default 1)")
-    add_options(rep, ssh=False, interval=False, theme=True, read_only=True)
+    REPLAY.add(rep)
 
-    add_export(sub, partial(add_options, record=True), HOST_HELP)
-    add_serve(sub, partial(add_options, theme=True, read_only=True), add_prometheus, _hosts)
-    add_actions(sub, partial(add_options, interval=False, read_only=True), _number)
+    add_export(sub, EXPORT.add, HOST_HELP)
+    add_serve(sub, SERVE.add, add_prometheus, _hosts)
+    add_actions(sub, ACTIONS.add, _number)
     burn = sub.add_parser(
         "burn-in",
         help="start, attach to or stop a burn-in (dltui burn-in --help)",
         description="Start a burn-in (dltui burn-in HOST...), follow one (attach RUN HOST...) or "
         "stop one (stop RUN HOST...).",
     )
-    add_start_arguments(burn, partial(add_options, read_only=True), HOST_HELP)
+    add_start_arguments(burn, BURN_IN.add, HOST_HELP)
     comp = command(
         "completion",
         "print the shell completion script: bash, zsh or fish",
@@ -216,33 +273,92 @@ def _refuse_a_mistyped_command(argv: list[str]) -> None:
     raise SystemExit(2)
 
 
-def _source(args: argparse.Namespace):
+# -- from the parsed line to a run: one shape for every subcommand ---------------------------
+
+OptionsT = TypeVar("OptionsT")
+
+
+@dataclass(frozen=True)
+class Command(Generic[OptionsT]):
+    """A subcommand: the shared options it takes, the converter from its parsed line to its
+    typed options (the Namespace goes no further than this), and the run that takes them."""
+
+    shared: Shared
+    options: Callable[[argparse.Namespace], OptionsT]
+    run: Callable[[Settings, OptionsT], int]
+
+    def prepare(self, args: argparse.Namespace) -> tuple[CommonOptions, Callable[[Settings], int]]:
+        options = self.options(args)
+        return self.shared.read(args), lambda settings: self.run(settings, options)
+
+
+def _prepared(args: argparse.Namespace, argv: list[str]) -> tuple[CommonOptions, Callable[[Settings], int]]:
+    """``args`` parsed from ``dltui COMMAND argv``, as its command's shared and typed options."""
+    from dltui import wiring
+    from dltui.actions import arguments as actions
+    from dltui.export import command as export
+    from dltui.ui.serve import command as serve
+
+    name = args.command
+    if name == "snapshot":
+        return Command(SNAPSHOT, _snapshot_options, wiring.snapshot).prepare(args)
+    if name == "demo":
+        return Command(DEMO, _demo_source, wiring.dashboard).prepare(args)
+    if name == "replay":
+        return Command(REPLAY, _replay_source, wiring.dashboard).prepare(args)
+    if name == "export":
+        return Command(EXPORT, export.options_from, wiring.export).prepare(args)
+    if name == "serve":  # each browser tab runs 'watch' with serve's command line
+        return Command(SERVE, lambda a: serve.options_from(a, argv), wiring.serve).prepare(args)
+    if name == "unit":
+        return Command(ACTIONS, actions.unit_options_from, wiring.unit_actions).prepare(args)
+    if name == "signal":
+        return Command(ACTIONS, actions.signal_options_from, wiring.unit_actions).prepare(args)
+    return Command(WATCH, _hosts_source, wiring.dashboard).prepare(args)
+
+
+def _hosts_source(args: argparse.Namespace) -> Source:
+    """watch's and snapshot's nodes: over SSH, or what a Prometheus sees."""
     from dltui import wiring
 
-    if args.command == "demo":
-        return wiring.Demo(args.nodes, args.gpus, args.seed)
-    if args.command == "replay":
-        return wiring.Replay(args.file, args.speed)
-    if getattr(args, "prometheus", None) or getattr(args, "match", None):
+    if args.prometheus or args.match:
         return wiring.Prometheus(args.prometheus, args.match, args.interval, tuple(args.hosts))
     return wiring.Hosts(tuple(args.hosts))
 
 
-def settings(args: argparse.Namespace):
+def _snapshot_options(args: argparse.Namespace) -> SnapshotOptions:
+    from dltui import wiring
+
+    return wiring.SnapshotOptions(_hosts_source(args), args.seconds, args.json)
+
+
+def _demo_source(args: argparse.Namespace) -> Source:
+    from dltui import wiring
+
+    return wiring.Demo(args.nodes, args.gpus, args.seed)
+
+
+def _replay_source(args: argparse.Namespace) -> Source:
+    from dltui import wiring
+
+    return wiring.Replay(args.file, args.speed)
+
+
+def settings(common: CommonOptions) -> Settings:
     """The command line's settings over the environment's and the config file's."""
     from dltui import wiring
 
     return wiring.load_settings(
-        args.config,
-        interval_s=getattr(args, "interval", None),
-        theme=getattr(args, "theme", None),
-        read_only=getattr(args, "read_only", False),
-        record=getattr(args, "record", None),
-        jump=getattr(args, "jump", None),
-        ssh_config=getattr(args, "ssh_config", None),
-        identity=getattr(args, "identity", ()),
-        known_hosts=getattr(args, "known_hosts", None),
-        accept_new_host_keys=getattr(args, "accept_new_host_keys", False),
+        common.config,
+        interval_s=common.interval_s,
+        theme=common.theme,
+        read_only=common.read_only,
+        record=common.record,
+        jump=common.jump,
+        ssh_config=common.ssh_config,
+        identity=common.identity,
+        known_hosts=common.known_hosts,
+        accept_new_host_keys=common.accept_new_host_keys,
     )
 
 
@@ -260,33 +376,28 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_ERROR
     if args.command == "completion":
         return _completion(args.shell)
-    if not _setup_log(args):
+    return _start(*_prepared(args, argv[1:]), error_code)
+
+
+def _start(common: CommonOptions, run: Callable[[Settings], int], error_code: int) -> int:
+    """dltui's log, the settings, then the command: a usage or config mistake is one line and
+    ``error_code``, never a traceback."""
+    if not _setup_log(common):
         return error_code
-    if args.command == "serve":  # each browser tab runs 'watch' with serve's options
-        return _guarded(lambda: _serve(args, argv[1:]), error_code)
-    return _guarded(lambda: _run(args), error_code)
+    return _guarded(lambda: run(settings(common)), error_code)
 
 
-def _setup_log(args: argparse.Namespace) -> bool:
+def _setup_log(common: CommonOptions) -> bool:
     """dltui's log set up; False, said in one line, when its path is refused (a link or another
     user's file planted there)."""
     from dltui import logs
 
     try:
-        logs.setup(args.log_file, args.debug)
+        logs.setup(common.log_file, common.debug)
     except logs.LogFileError as exc:
         print(f"dltui: {exc}", file=sys.stderr)
         return False
     return True
-
-
-def _serve(args: argparse.Namespace, argv: list[str]) -> int:
-    from dltui.transport.hostspec import expand_ranges
-    from dltui.ui.serve.command import run as serve
-
-    settings(args)  # a config mistake is said here, once, not in every browser tab
-    expand_ranges(args.hosts)  # and a host name ssh would refuse (each tab would refuse it too)
-    return serve(args, argv)
 
 
 def _guarded(run: Callable[[], int], error_code: int) -> int:
@@ -302,35 +413,20 @@ def _guarded(run: Callable[[], int], error_code: int) -> int:
         return error_code
 
 
-def _run(args: argparse.Namespace) -> int:
-    from dltui import wiring
-
-    s = settings(args)
-    if args.command in ("unit", "signal"):
-        return wiring.unit_actions(s, args)
-    if args.command == "snapshot":
-        return wiring.snapshot(s, _source(args), args.seconds, args.json)
-    if args.command == "export":
-        return wiring.export(s, _source(args), args.listen, tuple(args.allow_host))
-    return wiring.dashboard(s, _source(args))
-
-
 def _burn_in(argv: list[str]) -> int:
     from dltui.burnin.arguments import USAGE_ERROR as BURN_IN_USAGE_ERROR
     from dltui.burnin.arguments import build_parser as burn_in_parser
+    from dltui.burnin.arguments import options_from
 
     mode = argv[0] if argv[:1] and argv[0] in ("stop", "attach") else "start"
     try:
-        args = burn_in_parser(mode, partial(add_options, read_only=True), HOST_HELP).parse_args(
-            argv[1:] if mode != "start" else argv
-        )
+        args = burn_in_parser(mode, BURN_IN.add, HOST_HELP).parse_args(argv[1:] if mode != "start" else argv)
     except SystemExit as exc:
         return BURN_IN_USAGE_ERROR if exc.code == 2 else int(exc.code or 0)
     from dltui import wiring
 
-    if not _setup_log(args):
-        return BURN_IN_USAGE_ERROR
-    return _guarded(lambda: wiring.burn_in(settings(args), mode, args), BURN_IN_USAGE_ERROR)
+    command = Command(BURN_IN, lambda a: options_from(mode, a), wiring.burn_in)
+    return _start(*command.prepare(args), BURN_IN_USAGE_ERROR)
 
 
 # -- completion (argcomplete) -----------------------------------------------------------------

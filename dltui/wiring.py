@@ -24,11 +24,15 @@ from dltui.transport.hostspec import parse_jumps
 from dltui.transport.ssh.options import SshOptions
 
 if TYPE_CHECKING:
+    from dltui.actions.arguments import ActionOptions
+    from dltui.burnin.arguments import BurnInOptions
     from dltui.core.gpu_inventory import GpuInventory
     from dltui.core.state import FleetState
+    from dltui.export.command import ExportOptions
     from dltui.transport.base import Sink, Transport
     from dltui.transport.recording.recorder import Recorder
     from dltui.ui.app import DltuiApp
+    from dltui.ui.serve.command import ServeOptions
 
 log = logging.getLogger("dltui.wiring")
 
@@ -129,6 +133,15 @@ class Replay:
 
 
 Source = Hosts | Prometheus | Demo | Replay
+
+
+@dataclass(frozen=True)
+class SnapshotOptions:
+    """``dltui snapshot``: the nodes, how long to watch them, and the report's form."""
+
+    source: Source
+    seconds: float = 3.0
+    as_json: bool = False  # --json
 
 
 @dataclass
@@ -243,6 +256,9 @@ def build(settings: Settings, source: Source, *, snapshot_window_s: float | None
 
 
 # -- the commands, built here and run by their own modules ---------------------------------
+# One shape: ``command(settings, options)``, the options typed and frozen (``dltui.cli``
+# converts the parsed line). The commands' own modules sit below this layer and never see
+# ``Settings``: each is handed the parts it uses (the config, the SSH options, a fleet).
 
 
 def dashboard(settings: Settings, source: Source) -> int:
@@ -265,31 +281,42 @@ def dashboard_app(settings: Settings, source: Source) -> tuple[DltuiApp, Fleet]:
     return app, fleet
 
 
-def snapshot(settings: Settings, source: Source, seconds: float, as_json: bool) -> int:
+def snapshot(settings: Settings, options: SnapshotOptions) -> int:
     from dltui import snapshot as command
 
-    with build(settings, source, snapshot_window_s=seconds) as fleet:
-        return command.main(fleet.state, fleet.transports, seconds, as_json, sink=fleet.sink)
+    seconds = options.seconds
+    with build(settings, options.source, snapshot_window_s=seconds) as fleet:
+        return command.main(fleet.state, fleet.transports, seconds, options.as_json, sink=fleet.sink)
 
 
-def export(settings: Settings, source: Source, listen: str, allow_hosts: Sequence[str] = ()) -> int:
-    """``dltui export``: ``allow_hosts``, the Host names answered beyond loopback's own."""
+def export(settings: Settings, options: ExportOptions) -> int:
+    """``dltui export``: the nodes' metrics at /metrics until stopped."""
     from dltui.export.command import serve
 
-    with build(settings, source) as fleet:
-        return serve(fleet.state, fleet.transports, listen, sink=fleet.sink, allow_hosts=allow_hosts)
+    with build(settings, Hosts(options.hosts)) as fleet:
+        return serve(fleet.state, fleet.transports, options.listen, sink=fleet.sink, allow_hosts=options.allow_hosts)
 
 
-def burn_in(settings: Settings, mode: str, args: Any) -> int:
+def serve(settings: Settings, options: ServeOptions) -> int:
+    """``dltui serve``: each browser tab runs its own ``dltui watch``, so nothing is built here;
+    ``settings`` loaded (a config mistake said once, not in every tab) is its check."""
+    from dltui.transport.hostspec import expand_ranges
+    from dltui.ui.serve.command import run
+
+    expand_ranges(list(options.hosts))  # a host name ssh would refuse (each tab would refuse it too)
+    return run(options)
+
+
+def burn_in(settings: Settings, options: BurnInOptions) -> int:
     """``dltui burn-in [attach|stop]``: the run lives on the nodes, reached with ``settings.ssh``
     and judged by ``[burnin]``."""
     from dltui.burnin.cli import run
 
-    return run(mode, args, settings.config, settings.ssh)
+    return run(options, settings.config, settings.ssh)
 
 
-def unit_actions(settings: Settings, args: Any) -> int:
+def unit_actions(settings: Settings, options: ActionOptions) -> int:
     """``dltui unit ...`` and ``dltui signal ...``."""
     from dltui.actions.cli import run
 
-    return run(args, settings.config, settings.ssh)
+    return run(options, settings.config, settings.ssh)

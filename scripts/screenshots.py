@@ -57,7 +57,7 @@ async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: 
     demo = DemoTransport(nodes=nodes, seed=7, commands=simulated.answer)
     fleet = fleet_state(cfg, demo.names, clock=demo.clock)
     app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
-    app.actions = ActionFlows(app, [demo], ActionSettings())  # the demo's simulated actions
+    app.actions = ActionFlows(app, fleet, [demo], ActionSettings())  # the demo's simulated actions
     async with app.run_test(size=size) as pilot:
         demo.step_into(fleet, STEPS)
         app.tick()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass
 
 UNIT_VERBS = ("status", "logs", "restart", "stop", "start")
 SUBCOMMANDS = ("unit", "signal")
@@ -14,6 +15,40 @@ EXITS = (
     "Exit 0 all ok; 1 some failed or were refused; 2 a usage or config error; 3 none failed but "
     "a node was unreachable; 128 + the signal when stopped (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
 )
+
+
+@dataclass(frozen=True)
+class UnitOptions:
+    """``dltui unit VERB UNIT HOST... [--yes] [--lines N]``."""
+
+    verb: str  # one of UNIT_VERBS
+    unit: str
+    hosts: tuple[str, ...]
+    yes: bool = False
+    lines: int = 50
+
+
+@dataclass(frozen=True)
+class SignalOptions:
+    """``dltui signal PID HOST [--kill] [--yes]``."""
+
+    pid: str  # as typed: the action checks it, and says why it refuses it
+    host: str
+    kill: bool = False
+    yes: bool = False
+
+
+ActionOptions = UnitOptions | SignalOptions
+
+
+def unit_options_from(args: argparse.Namespace) -> UnitOptions:
+    return UnitOptions(args.verb, args.unit, tuple(args.hosts), args.yes, args.lines)
+
+
+def signal_options_from(args: argparse.Namespace) -> SignalOptions:
+    return SignalOptions(args.pid, args.hosts[0], args.kill, args.yes)
+
+
 def add_parsers(
     sub,
     common: Callable[[argparse.ArgumentParser], None],

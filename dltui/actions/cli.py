@@ -6,7 +6,6 @@ unreachable; 2 for a usage error. Changes need ``--yes``; ``--read-only`` refuse
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import signal
 import sys
@@ -17,6 +16,7 @@ from dltui.config import Config
 from dltui.transport.command import CommandResult, LocalRunner
 
 from . import policy
+from .arguments import ActionOptions, SignalOptions
 from .policy import ActionResult, ActionSettings, exit_code
 from .unit_config import UnitConfig
 
@@ -46,17 +46,18 @@ class _NodeRunner:
             await self.ssh.close()
 
 
-def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> int:
+def run(options: ActionOptions, cfg: Config, ssh_options, print_fn=print) -> int:
     from dltui.transport.hostspec import expand_ranges
 
     settings = ActionSettings.from_config(cfg)
     units = UnitConfig(cfg)
-    hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
+    named = [options.host] if isinstance(options, SignalOptions) else list(options.hosts)
+    hosts = list(dict.fromkeys(expand_ranges(named)))
     try:
         # Ctrl-C, SIGTERM and SIGHUP cancel the actions in flight: each writes its outcome,
         # interrupted, before the command exits (a restart half-verified is never left
         # without a record).
-        results = stopping.run(_run(args, settings, units, hosts, ssh_options))
+        results = stopping.run(_run(options, settings, units, hosts, ssh_options))
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(
@@ -71,27 +72,27 @@ def run(args: argparse.Namespace, cfg: Config, ssh_options, print_fn=print) -> i
 
 
 async def _run(
-    args, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
+    options: ActionOptions, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
 ) -> list[ActionResult]:
     from .service import ActionService  # not for building the parser: `dltui --help` stays quick
 
     runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:
-        if args.command == "signal":
+        if isinstance(options, SignalOptions):
             node = hosts[0]
-            sig = "KILL" if args.kill else "TERM"
+            sig = "KILL" if options.kill else "TERM"
             return [
                 await service.signal(
-                    node, args.pid, sig, units.for_node(node)[0], confirmed=args.yes
+                    node, options.pid, sig, units.for_node(node)[0], confirmed=options.yes
                 )
             ]
-        if args.verb == "status":
-            jobs = [service.status(h, args.unit) for h in hosts]
-        elif args.verb == "logs":
-            jobs = [service.logs(h, args.unit, args.lines) for h in hosts]
+        if options.verb == "status":
+            jobs = [service.status(h, options.unit) for h in hosts]
+        elif options.verb == "logs":
+            jobs = [service.logs(h, options.unit, options.lines) for h in hosts]
         else:
-            jobs = [service.unit_change(h, args.verb, args.unit, confirmed=args.yes) for h in hosts]
+            jobs = [service.unit_change(h, options.verb, options.unit, confirmed=options.yes) for h in hosts]
         return list(await asyncio.gather(*jobs))
     finally:
         await runner.close()

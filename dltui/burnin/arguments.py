@@ -7,12 +7,15 @@ from __future__ import annotations
 import argparse
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
 
 from dltui.config import CommandLine
 from dltui.config_schema import default, option
 from dltui.node.burnin.plan import RUN_ID
 
 USAGE_ERROR = 3
+MODES = ("start", "attach", "stop")
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
 
 
@@ -124,3 +127,79 @@ def build_parser(
         _report(p)
     common(p)
     return p
+
+
+# -- the parsed command line, typed: what the run takes ---------------------------------------
+
+
+@dataclass(frozen=True)
+class StartOptions:
+    """``dltui burn-in HOST...``: what to load, how long, where the report goes."""
+
+    mode: ClassVar[str] = "start"  # audited as "burnin-start"
+
+    hosts: tuple[str, ...]
+    duration_s: int
+    gpu: str
+    cpu: bool
+    memory: bool
+    disk: str | None
+    disk_size: str
+    net: str | None
+    net_port: int
+    expected_gpus: int | None
+    preflight_s: int
+    post_s: int
+    launcher: str
+    run_id: str | None  # None: a new one is made when it starts
+    report: str
+
+
+@dataclass(frozen=True)
+class AttachOptions:
+    """``dltui burn-in attach RUN HOST...``."""
+
+    mode: ClassVar[str] = "attach"
+
+    run_id: str
+    hosts: tuple[str, ...]
+    report: str
+
+
+@dataclass(frozen=True)
+class StopOptions:
+    """``dltui burn-in stop RUN HOST...``."""
+
+    mode: ClassVar[str] = "stop"
+
+    run_id: str
+    hosts: tuple[str, ...]
+
+
+BurnInOptions = StartOptions | AttachOptions | StopOptions
+
+
+def options_from(mode: str, args: argparse.Namespace) -> BurnInOptions:
+    """The parsed ``build_parser(mode)`` line as the run's typed options."""
+    hosts = tuple(args.hosts)
+    if mode == "stop":
+        return StopOptions(args.run_id, hosts)
+    if mode == "attach":
+        return AttachOptions(args.run_id, hosts, args.report)
+    return StartOptions(
+        hosts=hosts,
+        duration_s=args.duration,
+        gpu=args.gpu,
+        cpu=args.cpu,
+        memory=args.memory,
+        disk=args.disk,
+        disk_size=args.disk_size,
+        net=args.net,
+        net_port=args.net_port,
+        expected_gpus=args.expected_gpus,
+        preflight_s=args.preflight,
+        post_s=args.post,
+        launcher=args.launcher,
+        run_id=args.run_id,
+        report=args.report,
+    )

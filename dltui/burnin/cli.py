@@ -4,7 +4,6 @@ too: the caller is a script that must not read it as "a GPU failed")."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -13,32 +12,33 @@ from dltui.config import Config
 from dltui.transport.hostspec import expand_ranges
 from dltui.transport.ssh.options import SshOptions
 
-from . import progress, verdict
-from .arguments import USAGE_ERROR
+from . import progress
+from .arguments import USAGE_ERROR, BurnInOptions, StartOptions, StopOptions
 from .remote import NodeShell, new_run_id
 from .session import BurnIn, Plan
 
 
-def run(mode: str, args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> int:
+def run(options: BurnInOptions, cfg: Config, ssh: SshOptions) -> int:
     """Start, attach or stop; ``cfg`` has the command line over the file (read-only, interval)."""
-    hosts = list(dict.fromkeys(expand_ranges(args.hosts)))
-    if mode != "stop" and args.report and not Path(args.report).is_dir():
-        print(f"dltui: --report {args.report}: not a directory", file=sys.stderr)
+    mode = options.mode
+    hosts = list(dict.fromkeys(expand_ranges(list(options.hosts))))
+    report = None if isinstance(options, StopOptions) else options.report
+    if report and not Path(report).is_dir():
+        print(f"dltui: --report {report}: not a directory", file=sys.stderr)
         return USAGE_ERROR
-    if mode != "stop" and args.run_id and (why := _report_refused(args)):
+    if report is not None and options.run_id and (why := _report_refused(report, options.run_id)):
         print(f"dltui: {why}", file=sys.stderr)  # said now, not after hours of load
         return USAGE_ERROR
     if mode in ("start", "stop") and cfg.read_only:
         why = "burn-in changes the nodes (it loads them); refused under --read-only"
-        run_id = getattr(args, "run_id", None) or "-"
-        BurnIn(NodeShell(ssh), hosts, run_id).refused(f"burnin-{mode}", why)
+        BurnIn(NodeShell(ssh), hosts, options.run_id or "-").refused(f"burnin-{mode}", why)
         print(f"dltui: {why}", file=sys.stderr)
         return USAGE_ERROR
+    # named now, not inside the run: Ctrl-C's "come back with" line must name a new run too
+    run_id = options.run_id or new_run_id()
     try:
-        args.read_only = cfg.read_only  # the flag or the config file's read_only
-        return stopping.run(_main(mode, args, hosts, ssh, cfg))
+        return stopping.run(_main(options, run_id, hosts, ssh, cfg))
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: this side lets go, the run goes on
-        run_id = getattr(args, "run_id", None) or "RUN"
         print(
             f"\ndetached; the run goes on on the nodes. Come back with: dltui burn-in attach "
             f"{run_id} {' '.join(hosts)}",
@@ -48,31 +48,29 @@ def run(mode: str, args: argparse.Namespace, cfg: Config, ssh: SshOptions) -> in
 
 
 async def _main(
-    mode: str, args: argparse.Namespace, hosts: list[str], ssh: SshOptions, cfg: Config
+    options: BurnInOptions, run_id: str, hosts: list[str], ssh: SshOptions, cfg: Config
 ) -> int:
     shell = NodeShell(ssh)
     thresholds = cfg.burnin
     try:
-        if mode == "stop":
-            return await _stop(shell, args.run_id, hosts)
-        run_id = args.run_id or new_run_id()
-        args.run_id = run_id
+        if isinstance(options, StopOptions):
+            return await _stop(shell, run_id, hosts)
         session = BurnIn(shell, hosts, run_id, thresholds=thresholds)
-        if mode == "start":
+        if isinstance(options, StartOptions):
             plan = Plan.from_config(
                 cfg,
-                duration_s=args.duration,
-                gpu=args.gpu,
-                cpu=args.cpu,
-                memory=args.memory,
-                disk=args.disk,
-                disk_size=args.disk_size,
-                net=args.net,
-                net_port=args.net_port,
-                expected_gpus=args.expected_gpus,
-                preflight_s=args.preflight,
-                post_s=args.post,
-                launcher=args.launcher,
+                duration_s=options.duration_s,
+                gpu=options.gpu,
+                cpu=options.cpu,
+                memory=options.memory,
+                disk=options.disk,
+                disk_size=options.disk_size,
+                net=options.net,
+                net_port=options.net_port,
+                expected_gpus=options.expected_gpus,
+                preflight_s=options.preflight_s,
+                post_s=options.post_s,
+                launcher=options.launcher,
             )
             await session.start(plan)
             for host, why in session.failed.items():
@@ -83,14 +81,14 @@ async def _main(
                 file=sys.stderr,
             )
         following = [h for h in hosts if h not in session.failed]
-        display = progress.for_stream(sys.stderr, following, verdict.settings(thresholds))
+        display = progress.for_stream(sys.stderr, following, thresholds)
         try:
             await session.follow(display)
         finally:
             display.close()
         code = await session.judge()
-        paths = _write_report(session, args)
-        if paths is not None and not args.read_only:  # attaching read-only writes nothing on the nodes
+        paths = _write_report(session, _report_folder(options.report, run_id))
+        if paths is not None and not cfg.read_only:  # attaching read-only writes nothing on the nodes
             await session.leave_report_on_nodes(paths)
         for v in session.verdicts:
             print(f"{v.node}: {v.headline()}")
@@ -114,15 +112,15 @@ async def _main(
         await shell.close()
 
 
-def _report_folder(args: argparse.Namespace) -> Path:
-    return Path(args.report) / f"burnin-{args.run_id}"
+def _report_folder(report: str, run_id: str) -> Path:
+    return Path(report) / f"burnin-{run_id}"
 
 
-def _report_refused(args: argparse.Namespace) -> str | None:
+def _report_refused(report: str, run_id: str) -> str | None:
     """Why the report folder of a run named in advance (attach, --run-id) cannot be written,
     as one line; None when it can (it may be made then, or is the operator's own)."""
     try:
-        private_files.check_own_folder(_report_folder(args))
+        private_files.check_own_folder(_report_folder(report, run_id))
     except private_files.UnsafePath as exc:
         return str(exc)
     except OSError:
@@ -130,15 +128,15 @@ def _report_refused(args: argparse.Namespace) -> str | None:
     return None
 
 
-def _write_report(session: BurnIn, args: argparse.Namespace) -> dict[str, Path] | None:
+def _write_report(session: BurnIn, folder: Path) -> dict[str, Path] | None:
     """The report's paths; None, said in one line, when it could not be written (a link or
     another user's folder planted at its name, a full disk)."""
     try:
-        return session.write_report(_report_folder(args))
+        return session.write_report(folder)
     except private_files.UnsafePath as exc:
         why = str(exc)
     except OSError as exc:
-        why = f"{_report_folder(args)}: {exc.strerror or exc}"
+        why = f"{folder}: {exc.strerror or exc}"
     print(f"dltui: {why}; the report was not written", file=sys.stderr)
     return None
 

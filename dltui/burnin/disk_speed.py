@@ -5,17 +5,16 @@ of one, and never for a ``--disk`` on storage the nodes share. Pure, like the ve
 from __future__ import annotations
 
 import statistics
-from typing import Any
 
 from dltui.node.burnin import parse
 from dltui.node.burnin.filesystem import NETWORK_FS
 
-from .verdict import FAIL, NOT_RUN, PASS, Item, NodeRun, NodeVerdict
+from .verdict import FAIL, NOT_RUN, PASS, Item, NodeRun, NodeVerdict, Thresholds, settings
 
-_FIO_FIGURES = (  # (job, field, spec setting, label, unit scale, unit)
-    ("seqread", "read_bytes_per_s", "disk_seq_read_mbps", "sequential read", 1e6, "MB/s"),
-    ("seqwrite", "write_bytes_per_s", "disk_seq_write_mbps", "sequential write", 1e6, "MB/s"),
-    ("randread", "read_iops", "disk_randread_iops", "4k random read", 1.0, "IOPS"),
+_FIO_FIGURES = (  # (job, field, label, unit scale, unit); the spec settings: compare_disks
+    ("seqread", "read_bytes_per_s", "sequential read", 1e6, "MB/s"),
+    ("seqwrite", "write_bytes_per_s", "sequential write", 1e6, "MB/s"),
+    ("randread", "read_iops", "4k random read", 1.0, "IOPS"),
 )
 
 
@@ -35,16 +34,18 @@ def _fio_figures(run: NodeRun) -> dict[str, float]:
     return out
 
 
-def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[str, Any]) -> None:
+def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], thresholds: Thresholds) -> None:
     """fio's figures against the device spec when ``[burnin]`` gives one, else against the
     median of at least two other nodes of the run (item 9; "the median" of one other node is
     that node, and one slow twin fails the other); one "disk_speed" item per node that ran
     fio. A ``--disk`` on a network file system, or on one several nodes of the run share,
     measures that storage system: said so, never compared between nodes nor with a drive."""
+    cfg = settings(thresholds)
     figures = [_fio_figures(r) for r in runs]
     shared = _shared_storage(runs)
-    spec = {job: cfg[key] for job, _, key, *_ in _FIO_FIGURES if cfg[key]}
-    frac = cfg["disk_fraction"]
+    given = {"seqread": cfg.disk_seq_read_mbps, "seqwrite": cfg.disk_seq_write_mbps, "randread": cfg.disk_randread_iops}
+    spec = {job: value for job, value in given.items() if value}
+    frac = cfg.disk_fraction
     for n, vd in enumerate(verdicts):
         mine = figures[n]
         if not mine:
@@ -74,7 +75,7 @@ def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[st
                    for job, *_ in _FIO_FIGURES if any(job in f for f in others)}
             against = f"the median of {len(others)} other nodes"
         slow, said = [], []
-        for job, _, _, label, scale, unit in _FIO_FIGURES:
+        for job, _, label, scale, unit in _FIO_FIGURES:
             if job not in mine or job not in ref:
                 continue
             said.append(f"{label} {mine[job] / scale:,.0f} {unit} (vs {ref[job] / scale:,.0f})")
@@ -91,7 +92,7 @@ def compare_disks(runs: list[NodeRun], verdicts: list[NodeVerdict], cfg: dict[st
 
 def _said(figures: dict[str, float]) -> str:
     return "; ".join(f"{label} {figures[job] / scale:,.0f} {unit}"
-                     for job, _, _, label, scale, unit in _FIO_FIGURES if job in figures)
+                     for job, _, label, scale, unit in _FIO_FIGURES if job in figures)
 
 
 def _shared_storage(runs: list[NodeRun]) -> dict[int, str]:

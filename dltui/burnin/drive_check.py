@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from dltui.config import BurninSection
+
 from .items import FAIL, NOT_RUN, PASS, WARN, Item, NodeRun
 
 _FAILING_RISES = (
@@ -22,7 +24,7 @@ _WARNING_RISES = (("pending_sectors", "pending sectors"),)
 _REPLACE = "back up what the drive holds and replace it (the serial is what the RMA needs)"
 
 
-def judge(run: NodeRun, cfg: dict[str, Any]) -> Item:
+def judge(run: NodeRun, cfg: BurninSection) -> Item:
     drives = run.result.get("drives") or {}
     if drives.get("tool") is None:
         return Item(

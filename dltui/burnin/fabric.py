@@ -16,6 +16,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import Any
 
+from dltui.config import BurninSection
 from dltui.core.rules.fabric import port_label
 
 from .fabric_fold import FabricFold
@@ -38,7 +39,7 @@ _LINK_COUNTERS = (
 )
 
 
-def items(fold: FabricFold, cfg: dict[str, Any]) -> list[Item]:
+def items(fold: FabricFold, cfg: BurninSection) -> list[Item]:
     """The ``ib`` and ``nvlink`` items, where the node has HCA ports or NVLink."""
     out = []
     if fold.ports_first:
@@ -75,8 +76,8 @@ def _rate(rise: int, minutes: float) -> str:
     return f" ({rise / minutes:.1f}/min)" if minutes >= 1 else ""
 
 
-def _ports(fold: FabricFold, cfg: dict[str, Any]) -> tuple[str, VerdictStatus, str, str]:
-    ignored = cfg["ib_ignore_ports"]
+def _ports(fold: FabricFold, cfg: BurninSection) -> tuple[str, VerdictStatus, str, str]:
+    ignored = cfg.ib_ignore_ports
     names = [
         n
         for n, p in fold.ports_first.items()
@@ -106,7 +107,7 @@ def _ports(fold: FabricFold, cfg: dict[str, Any]) -> tuple[str, VerdictStatus, s
             "; ".join(failing + warning) + " during the run",
             "the link flapped under load: " + _CABLE,
         )
-    slow = _slow_ports(fold, names, labels, cfg["ib_rate_gbps"])
+    slow = _slow_ports(fold, names, labels, cfg.ib_rate_gbps)
     if warning or slow:
         step = (
             "physical layer: clean or reseat the connector, swap the cable or transceiver, then rerun"

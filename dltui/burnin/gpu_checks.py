@@ -7,6 +7,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
+from dltui.config import BurninSection
 from dltui.node.burnin import parse
 
 from .fold import GpuFold, RunFold
@@ -123,7 +124,7 @@ def preflight(index: int, gf: GpuFold | None, run: NodeRun) -> list[Item]:
     return items
 
 
-def gpu_checks(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
+def gpu_checks(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> list[Item]:
     items = [
         _xid(index, run, cfg),
         _ecc(index, gf),
@@ -137,7 +138,7 @@ def gpu_checks(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> li
     return items
 
 
-def _xid(index: int, run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _xid(index: int, run: NodeRun, cfg: BurninSection) -> Item:
     load = run.phase("load")
     start = load[0] if load else float("-inf")
     stop = load[1] if load else float("inf")
@@ -145,7 +146,7 @@ def _xid(index: int, run: NodeRun, cfg: dict[str, Any]) -> Item:
     for e in run.events:
         if e.kind != "xid" or e.gpu != index or e.time < start:
             continue
-        if e.data.get("xid") == 45 and stop <= e.time <= stop + cfg["xid_after_stop_s"]:
+        if e.data.get("xid") == 45 and stop <= e.time <= stop + cfg.xid_after_stop_s:
             continue  # the stressor stopping its own workers
         bad.append(e)
     if bad:
@@ -203,18 +204,18 @@ def _clock_events(index: int, gf: GpuFold) -> Item:
     return Item("throttle", PASS, "no HW/SW thermal slowdown or power brake", "", index)
 
 
-def _thermal(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _thermal(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> Item:
     step = "fix airflow, or lower the power limit or clocks, then rerun"
     hot = gf.temperature_max
-    if hot is not None and hot > cfg["temperature_max_c"]:
+    if hot is not None and hot > cfg.temperature_max_c:
         return Item(
-            "thermal", FAIL, f"core {hot:g} °C > {cfg['temperature_max_c']:g} °C", step, index
+            "thermal", FAIL, f"core {hot:g} °C > {cfg.temperature_max_c:g} °C", step, index
         )
-    if gf.margin_min is not None and gf.margin_min <= cfg["margin_min_c"]:
+    if gf.margin_min is not None and gf.margin_min <= cfg.margin_min_c:
         return Item("thermal", FAIL, f"margin down to {gf.margin_min:g} °C", step, index)
     hbm = gf.hbm_max
-    hbm_max = _facts_gpu(run, index, "memory_temperature_max_c") or cfg["hbm_max_c"]
-    if hbm is not None and hbm > hbm_max - cfg["hbm_headroom_c"]:
+    hbm_max = _facts_gpu(run, index, "memory_temperature_max_c") or cfg.hbm_max_c
+    if hbm is not None and hbm > hbm_max - cfg.hbm_headroom_c:
         return Item("thermal", FAIL, f"HBM {hbm:g} °C, max {hbm_max:g} °C", step, index)
     if hot is None:
         return Item("thermal", NOT_RUN, "no temperature reported", "", index)
@@ -234,7 +235,7 @@ def _facts_gpu(run: NodeRun, index: int, name: str) -> Any:
     return None
 
 
-def _power(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item | None:
+def _power(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> Item | None:
     if (run.result.get("gpu") or {}).get("tool") != "gpu-burn":
         return None  # the sustained-power check is defined under gpu_burn only
     late = gf.after_ramp()
@@ -242,7 +243,7 @@ def _power(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item |
         return Item("power", NOT_RUN, "no power or power limit reported", "", index)
     median = late.power.median()
     limit = late.power_limit
-    if median < cfg["power_fraction_min"] * limit:
+    if median < cfg.power_fraction_min * limit:
         return Item(
             "power",
             FAIL,
@@ -253,7 +254,7 @@ def _power(index: int, gf: GpuFold, run: NodeRun, cfg: dict[str, Any]) -> Item |
     return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
 
 
-def _pcie(index: int, gf: GpuFold, cfg: dict[str, Any]) -> Item:
+def _pcie(index: int, gf: GpuFold, cfg: BurninSection) -> Item:
     last = gf.load_last
     assert last is not None  # judged only with samples under load
     if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
@@ -277,7 +278,7 @@ def _pcie(index: int, gf: GpuFold, cfg: dict[str, Any]) -> Item:
             index,
         )
     replays = gf.delta("pcie_replay_count")
-    if replays and replays > cfg["pcie_replay_max"]:
+    if replays and replays > cfg.pcie_replay_max:
         return Item(
             "pcie",
             FAIL,
@@ -299,7 +300,7 @@ def _pcie(index: int, gf: GpuFold, cfg: dict[str, Any]) -> Item:
 
 
 def consistency(
-    verdict: NodeVerdict, fold: RunFold | None, run: NodeRun, cfg: dict[str, Any]
+    verdict: NodeVerdict, fold: RunFold | None, run: NodeRun, cfg: BurninSection
 ) -> None:
     """Siblings compared: Gflop/s (from gpu_burn after the ramp) and SM clock spread."""
     rates: dict[int, float] = {}
@@ -311,7 +312,7 @@ def consistency(
                 rates[index] = statistics.median(tail)
     median = statistics.median(rates.values()) if len(rates) >= 2 else None
     for gv in verdict.gpus:
-        if median and gv.index in rates and rates[gv.index] < (1 - cfg["gflops_spread"]) * median:
+        if median and gv.index in rates and rates[gv.index] < (1 - cfg.gflops_spread) * median:
             gv.items.append(
                 Item(
                     "consistency",
@@ -326,7 +327,7 @@ def consistency(
         if clocks is not None and clocks.n >= 20:
             p5 = clocks.kth(clocks.n // 20)
             mid = clocks.median()
-            if p5 < cfg["sm_clock_p5_fraction"] * mid:
+            if p5 < cfg.sm_clock_p5_fraction * mid:
                 gv.items.append(
                     Item(
                         "consistency",

@@ -5,8 +5,8 @@ across the run's nodes, each one's disk against the others'."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from dltui.config import BurninSection
 from dltui.node.burnin import parse
 
 from .drive_check import judge as drives
@@ -15,7 +15,7 @@ from .items import FAIL, NOT_RUN, PASS, Item, NodeRun
 # --- host ----------------------------------------------------------------------------------
 
 
-def host_checks(run: NodeRun, cfg: dict[str, Any]) -> list[Item]:
+def host_checks(run: NodeRun, cfg: BurninSection) -> list[Item]:
     items: list[Item] = []
     plan, result = run.plan, run.result
     if plan.get("cpu") or plan.get("memory"):
@@ -93,7 +93,7 @@ def _kernel(run: NodeRun) -> list[Item]:
     return items or [Item("kernel", PASS, "no EDAC, MCE or PCIe AER line during the run")]
 
 
-def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _iperf(run: NodeRun, cfg: BurninSection) -> Item:
     rates = []
     for name in ("iperf3.json", "iperf3-R.json"):
         res = parse.parse_iperf3(run.outputs.get(name, ""))
@@ -102,7 +102,7 @@ def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
         rates.append(res.get("received_bits_per_s") or 0.0)
     speed = (run.result.get("net") or {}).get("line_rate_mbps")
     text = " / ".join(f"{r / 1e9:.2f}" for r in rates) + " Gbit/s (both directions)"
-    if speed and min(rates) < cfg["line_rate_fraction"] * speed * 1e6:
+    if speed and min(rates) < cfg.line_rate_fraction * speed * 1e6:
         return Item(
             "net",
             FAIL,
@@ -112,7 +112,7 @@ def _iperf(run: NodeRun, cfg: dict[str, Any]) -> Item:
     return Item("net", PASS, text + ("" if speed else "; line rate unknown, not compared"))
 
 
-def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _nccl(run: NodeRun, cfg: BurninSection) -> Item:
     """nccl-tests all_reduce_perf on this node's GPUs: data correct, bus bandwidth."""
     nccl = run.result.get("nccl") or {}
     if nccl.get("tool") is None:
@@ -133,9 +133,9 @@ def _nccl(run: NodeRun, cfg: dict[str, Any]) -> Item:
     text = f"avg busbw {avg:g} GB/s, 0 out-of-bounds"
     if code:
         return Item("nccl", FAIL, f"all_reduce_perf exit {code} ({text})", step)
-    expected = cfg["nccl_busbw_expected_gbps"]
-    if expected and avg < cfg["nccl_busbw_fraction"] * expected:
-        return Item("nccl", FAIL, f"{text} < {cfg['nccl_busbw_fraction']:g} x expected "
+    expected = cfg.nccl_busbw_expected_gbps
+    if expected and avg < cfg.nccl_busbw_fraction * expected:
+        return Item("nccl", FAIL, f"{text} < {cfg.nccl_busbw_fraction:g} x expected "
                     f"{expected:g} GB/s", step)
     return Item("nccl", PASS, text + (f" (expected {expected:g})" if expected else
                                       "; no expected value set, not compared"))
@@ -145,7 +145,7 @@ _BMC_POWER = re.compile(r"power supply|power unit|\bpsu|\bps\d|\bfan|\bvoltage|p
                         re.IGNORECASE)
 
 
-def _bmc(run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _bmc(run: NodeRun, cfg: BurninSection) -> Item:
     """New BMC event-log (SEL) lines about PSUs, fans or power during the run fail it."""
     bmc = run.result.get("bmc") or {}
     if bmc.get("tool") is None:
@@ -161,7 +161,7 @@ def _bmc(run: NodeRun, cfg: dict[str, Any]) -> Item:
     return Item("bmc", PASS, f"no new BMC PSU/fan/power event{other}")
 
 
-def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
+def _smoke(run: NodeRun, cfg: BurninSection) -> Item:
     """The operator's loader smoke test: a GPU idle (0 %) in >= 5 % of its samples after the
     first minute is the loader_starvation pattern."""
     smoke = run.result.get("smoke") or {}
@@ -180,7 +180,7 @@ def _smoke(run: NodeRun, cfg: dict[str, Any]) -> Item:
         return Item("smoke", NOT_RUN, f"the smoke test ended within its first {ramp}",
                     "give it a command that runs for a few minutes")
     zero = {int(k): int(v) for k, v in (smoke.get("zero") or {}).items()}
-    idle = {k: v / n for k, v in zero.items() if v / n >= cfg["smoke_idle_fraction"]}
+    idle = {k: v / n for k, v in zero.items() if v / n >= cfg.smoke_idle_fraction}
     if idle:
         shown = ", ".join(f"GPU {k} {100 * f:.0f} %" for k, f in sorted(idle.items()))
         return Item("smoke", FAIL, f"loader starvation: GPUs idle during the smoke test "

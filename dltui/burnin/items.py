@@ -138,7 +138,7 @@ class NodeRun:
         default=None, init=False, repr=False, compare=False
     )
 
-    def folded(self, ramp_s: float = DEFAULTS["ramp_s"]) -> RunFold:
+    def folded(self, ramp_s: float = BurninSection().ramp_s) -> RunFold:
         """The run's fold: the live one, else one made once from ``samples``."""
         if self.fold is not None:
             return self.fold

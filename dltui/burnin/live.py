@@ -57,7 +57,7 @@ def node_live_header(view: NodeRunView) -> dict[str, Any]:
             "time_left_s": left, "samples": view.collector.count, "reason": view.reason}
 
 
-def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> NodeLive:
+def node_live(view: NodeRunView, thresholds: v.Thresholds = None) -> NodeLive:
     s = view.status or {}
     tools = s.get("tools") or {}
     if view.verdict is not None:
@@ -71,7 +71,7 @@ def node_live(view: NodeRunView, thresholds: dict[str, Any] | None = None) -> No
         view.collector.facts,
         fold=view.collector.fold,
     )
-    so_far = v.judge(run, v.settings(thresholds)) if view.collector.count else None
+    so_far = v.judge(run, thresholds) if view.collector.count else None
     progress = _progress(s.get("progress") or {})
     gpus = []
     for g in so_far.gpus if so_far else []:

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import shutil
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 from dltui.core import format as fmt
 from dltui.core.text import clean
 
 from . import live
 from .remote import NodeRunView
+from .verdict import Thresholds
 
 LINE_EVERY_S = 10.0
 DRAW_EVERY_S = 1.0
@@ -24,7 +25,7 @@ JUDGE_EVERY_S = 5.0  # the verdict so far: a fold over the run's samples, not ev
 
 
 def for_stream(
-    stream: TextIO, hosts: list[str], thresholds: dict[str, Any] | None
+    stream: TextIO, hosts: list[str], thresholds: Thresholds
 ) -> LineProgress | LiveProgress:
     """The live display on a terminal, lines otherwise."""
     isatty = getattr(stream, "isatty", None)
@@ -58,7 +59,7 @@ class LineProgress:
 class LiveProgress:
     """One line per node, rewritten in place (cursor up, clear to the end of the screen)."""
 
-    def __init__(self, stream: TextIO, hosts: list[str], thresholds: dict[str, Any] | None):
+    def __init__(self, stream: TextIO, hosts: list[str], thresholds: Thresholds):
         self.stream = stream
         self.thresholds = thresholds
         self.rows: dict[str, str] = {h: f"{h}  starting" for h in hosts}

@@ -12,9 +12,21 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from dltui.config_schema import as_dict
 from dltui.core.format import value_span
 
-from .verdict import FAIL, NOT_RUN, PASS, WARN, NodeRun, NodeVerdict, VerdictStatus, exit_code
+from .verdict import (
+    FAIL,
+    NOT_RUN,
+    PASS,
+    WARN,
+    NodeRun,
+    NodeVerdict,
+    Thresholds,
+    VerdictStatus,
+    exit_code,
+    settings,
+)
 
 MAX_POINTS = 600  # per chart line: more than a 700-px chart can show
 CHARTS = (  # (title, [(field, label, colour)], unit)
@@ -36,7 +48,7 @@ _COLOUR = {PASS: "#2ca02c", WARN: "#e6a700", FAIL: "#d62728", NOT_RUN: "#7f7f7f"
 
 
 def document(
-    run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict], settings: dict[str, Any]
+    run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict], thresholds: Thresholds
 ) -> dict[str, Any]:
     """The JSON report: plan, phases, tools, verdicts, exit code."""
     nodes = []
@@ -69,7 +81,7 @@ def document(
         "run_id": run_id,
         "generated": time.time(),
         "exit_code": exit_code(list(verdicts)),
-        "settings": settings,
+        "settings": as_dict(settings(thresholds)),
         "nodes": nodes,
     }
 

@@ -91,7 +91,7 @@ class BurnIn:
                 run_id,
                 RunCollector(
                     sink,
-                    self.thresholds["ramp_s"],
+                    self.thresholds.ramp_s,
                     spool.Spool(spools / f"{_file_name(h)}.{os.getpid()}.jsonl", h),
                 ),
             )
@@ -128,9 +128,9 @@ class BurnIn:
                 plan.post_s,
                 plan.launcher,
                 plan.interval_s,
-                smoke=self.thresholds["smoke"] or None,
-                smoke_s=self.thresholds["smoke_s"],
-                smoke_ramp_s=self.thresholds["smoke_ramp_s"],
+                smoke=self.thresholds.smoke or None,
+                smoke_s=self.thresholds.smoke_s,
+                smoke_ramp_s=self.thresholds.smoke_ramp_s,
                 sysfs=plan.sysfs,
             )
             argv = [ship.DRIVER_NAME, "start", *args]

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from dltui.config import BURNIN_NODE_CHECKS, BurninSection
-from dltui.config_schema import as_dict, build
+from dltui.config_schema import build
 
 from .fabric import items as fabric_items
 from .fold import RunFold
@@ -38,25 +38,30 @@ from .items import (
 
 __all__ = [
     "DEFAULTS", "FAIL", "NODE_CHECKS", "NOT_RUN", "PASS", "WARN", "GpuVerdict", "Item",
-    "NodeRun", "NodeVerdict", "VerdictStatus", "exit_code", "judge", "settings", "worst",
+    "NodeRun", "NodeVerdict", "Thresholds", "VerdictStatus", "exit_code", "judge", "settings", "worst",
 ]
 
 # The node-wide checks a verdict can hold (what "optional" may name).
 NODE_CHECKS = BURNIN_NODE_CHECKS
 
 
-def settings(overrides: BurninSection | Mapping[str, Any] | None) -> dict[str, Any]:
-    """The verdict's thresholds: the config's checked ``[burnin]`` table, or overrides of the
-    defaults checked here the same way (an unknown key, a wrong type: ``ConfigError``)."""
-    if not isinstance(overrides, BurninSection):
-        overrides = build(BurninSection, dict(overrides or {}), "[burnin]")
-    return as_dict(overrides)
+# the config's checked [burnin] table, or overrides of its defaults (None: the defaults)
+Thresholds = BurninSection | Mapping[str, Any] | None
 
 
-def judge(run: NodeRun, cfg: dict[str, Any] | None = None) -> NodeVerdict:
-    cfg = cfg or DEFAULTS
-    verdict = NodeVerdict(run.node, optional=frozenset(cfg["optional"]))
-    fold = run.folded(cfg["ramp_s"])
+def settings(overrides: Thresholds) -> BurninSection:
+    """The verdict's thresholds, typed: the config's checked ``[burnin]`` table as it is, or
+    overrides of the defaults checked here the same way (an unknown key, a wrong type:
+    ``ConfigError``)."""
+    if isinstance(overrides, BurninSection):
+        return overrides
+    return build(BurninSection, dict(overrides or {}), "[burnin]")
+
+
+def judge(run: NodeRun, thresholds: Thresholds = None) -> NodeVerdict:
+    cfg = settings(thresholds)
+    verdict = NodeVerdict(run.node, optional=frozenset(cfg.optional))
+    fold = run.folded(cfg.ramp_s)
     expected = run.plan.get("expected_gpus")
     indexes = _gpu_indexes(run, fold)
     if expected is not None and len(indexes) != expected:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -49,6 +50,19 @@ def add_parser(sub, common: Callable[[argparse.ArgumentParser], None], host_help
         "answered unless this is given",
     )
     common(exp)
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """``dltui export [HOST ...] [--listen ADDR:PORT] [--allow-host NAME ...]``."""
+
+    hosts: tuple[str, ...] = ()
+    listen: str = DEFAULT_LISTEN
+    allow_hosts: tuple[str, ...] = ()  # --allow-host: Host names answered beyond loopback's own
+
+
+def options_from(args: argparse.Namespace) -> ExportOptions:
+    return ExportOptions(tuple(args.hosts), args.listen, tuple(args.allow_host))
 
 
 def serve(

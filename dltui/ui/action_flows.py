@@ -8,22 +8,24 @@ import asyncio
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
+from textual.app import App
+
 from dltui.actions import policy
 from dltui.actions.audit import MemoryAudit
 from dltui.actions.policy import ActionResult, ActionSettings
 from dltui.actions.service import ActionService
 from dltui.core import status as st
 from dltui.core.models import Sample
+from dltui.core.state import FleetState
 from dltui.core.units import known_units
 from dltui.transport.command import FleetRunner
 
+from .messages import ActionsReported
 from .screens.confirm import ConfirmScreen
 from .screens.prompt import PromptScreen
 
 if TYPE_CHECKING:
     from dltui.transport.base import Transport
-
-    from .app import DltuiApp
 
 _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
     policy.OK: "information",
@@ -34,9 +36,10 @@ _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
 
 class ActionFlows:
     def __init__(
-        self, app: DltuiApp, transports: Sequence[Transport], settings: ActionSettings
+        self, app: App[int], fleet: FleetState, transports: Sequence[Transport], settings: ActionSettings
     ) -> None:
-        self.app = app
+        self.app = app  # where the dialogs, the workers and the notices go
+        self.fleet = fleet
         self.runner = FleetRunner(transports)
         self.simulated = any(getattr(t, "simulated", False) for t in transports)
         self.service = ActionService(
@@ -58,7 +61,7 @@ class ActionFlows:
 
     def units_of(self, node: str) -> list[str]:
         """The node's units, those it has first (a group's ``units`` may name several)."""
-        state = self.app.fleet.nodes.get(node)
+        state = self.fleet.nodes.get(node)
         units = state.sample.units if state is not None and state.sample is not None else []
         return [u.name for u in (known_units(units) or units)]
 
@@ -66,7 +69,7 @@ class ActionFlows:
         """The unit whose journal the node screen follows: the first one the node has. None
         for a unit not found or a node without systemd: nothing to read, and asking would
         start a journalctl every JOURNAL_EVERY_S for ever."""
-        state = self.app.fleet.nodes.get(node)
+        state = self.fleet.nodes.get(node)
         units = known_units(state.sample.units) if state is not None and state.sample is not None else []
         return units[0].name if units else None
 
@@ -87,14 +90,14 @@ class ActionFlows:
         return any(g.processes for g in sample.gpus) or any(u.main_pid for u in known_units(sample.units))
 
     def _reachable(self, node: str) -> bool:
-        state = self.app.fleet.nodes.get(node)
+        state = self.fleet.nodes.get(node)
         return (
             self.available(node) and state is not None and state.status == st.OK
             and state.sample is not None
         )
 
     def _sample(self, node: str) -> Sample:
-        sample = self.app.fleet.nodes[node].sample
+        sample = self.fleet.nodes[node].sample
         assert sample is not None  # _reachable said so
         return sample
 
@@ -157,7 +160,7 @@ class ActionFlows:
         self.app.push_screen(prompt, asked)
 
     async def _signal(self, node: str, pid: str, sig: str = "TERM") -> None:
-        state = self.app.fleet.nodes.get(node)
+        state = self.fleet.nodes.get(node)
         sample = state.sample if state else None
         units = [u.name for u in sample.units] if sample else []
         gpu_pids = [p.pid for g in sample.gpus for p in g.processes] if sample else []
@@ -204,4 +207,4 @@ class ActionFlows:
                 severity=_SEVERITY.get(r.outcome, "error"),
                 timeout=8 if r.ok else 30,
             )
-        self.app.actions_reported()
+        self.app.post_message(ActionsReported())

@@ -15,8 +15,8 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from textual import events
-from textual.app import App, SystemCommand
+from textual import events, on
+from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
@@ -32,8 +32,9 @@ from dltui.transport.base import Retunable, Sink, Transport
 from . import commands, levels
 from .action_flows import ActionFlows
 from .fleet_query import SORT_KEYS, FilterError
-from .frame_stats import FrameStats
+from .frame_stats import FrameStats, HookedApp
 from .heap import HeapFreezer
+from .messages import ActionsReported, OpenNode, SignalRequested, UnitRequested
 from .plain import escape
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
 from .serve import ORIGIN_ENV
@@ -44,7 +45,7 @@ INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
 
 
-class DltuiApp(App[int]):
+class DltuiApp(HookedApp):
     CSS_PATH = "dltui.tcss"
     TITLE = "dltui"
     BINDINGS = [
@@ -71,7 +72,7 @@ class DltuiApp(App[int]):
         settings = ActionSettings.from_config(cfg)
         if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve)
             settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
-        self.actions = ActionFlows(self, transports, settings)
+        self.actions = ActionFlows(self, fleet, transports, settings)
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -88,15 +89,12 @@ class DltuiApp(App[int]):
 
     crashed: str | None = None  # the error that ended the app, in one line
 
-    def _handle_exception(self, error: Exception) -> None:
-        # Textual's hook for an unhandled error. It must not read as success, nor fill the
-        # terminal with a traceback of locals (node data among them): one line for the
-        # command line to print, the traceback for the log file.
+    def stopped_on_error(self, error: Exception) -> None:
+        # It must not read as success, nor fill the terminal with a traceback of locals (node
+        # data among them): one line for the command line to print, the traceback for the log.
         text = " ".join(f"{type(error).__name__}: {error}".split())
         self.crashed = "".join(c if c.isprintable() else "?" for c in text)[:300]
         logging.getLogger("dltui.ui").error("the dashboard stopped on an error", exc_info=error)
-        super()._handle_exception(error)
-        self._exit_renderables.clear()
 
     def notify(
         self,
@@ -121,9 +119,9 @@ class DltuiApp(App[int]):
             )
         if len(self.fleet) == 1:
             name = next(iter(self.fleet)).name
-            self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name), root=True))
+            self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name), actions=self.actions, root=True))
         else:
-            self._fleet_screen = FleetScreen(self.fleet, self.thresholds)
+            self._fleet_screen = FleetScreen(self.fleet, self.thresholds, actions=self.actions)
             self.push_screen(self._fleet_screen)
         self.set_interval(TICK_S, self.tick)
 
@@ -159,9 +157,8 @@ class DltuiApp(App[int]):
             self._keys_arrived.clear()
         return done
 
-    def _display(self, screen: Screen, renderable) -> None:
-        super()._display(screen, renderable)
-        if self._keys_acted and renderable is not None and self.frame_stats is not None:
+    def frame_painted(self) -> None:
+        if self._keys_acted and self.frame_stats is not None:
             for pressed in self._keys_acted:
                 self.frame_stats.key_done(pressed)
             self._keys_acted.clear()
@@ -189,16 +186,28 @@ class DltuiApp(App[int]):
                 timeout=60,
             )
 
-    # -- actions ------------------------------------------------------------------------------
+    # -- what the screens ask for (dltui.ui.messages) -------------------------------------------
 
-    def actions_reported(self) -> None:
-        """An action finished: redraw now rather than at the next tick."""
+    @on(ActionsReported)
+    def _actions_reported(self) -> None:
         view = self.data_screen
         if view is not None and hasattr(view, "action_done"):
             view.action_done()
 
+    @on(OpenNode)
+    def _open_node_asked(self, message: OpenNode) -> None:
+        self.open_node(message.name)
+
+    @on(UnitRequested)
+    def _unit_requested(self, message: UnitRequested) -> None:
+        self.actions.unit(message.nodes, message.verb)
+
+    @on(SignalRequested)
+    def _signal_requested(self, message: SignalRequested) -> None:
+        self.actions.signal(message.node, message.pid)
+
     def open_node(self, name: str) -> None:
-        self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name)))
+        self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name), actions=self.actions))
 
     def action_help_quit(self) -> None:
         """Ctrl-C quits, as in htop, btop and nvtop (Textual's default only says to press

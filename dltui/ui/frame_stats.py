@@ -4,7 +4,12 @@ frame as [wall-clock end, milliseconds, CPU milliseconds] so a benchmark can kee
 window. The CPU figure is the UI thread's own time over the frame (``time.thread_time``): on a
 machine shared with other load the wall clock also counts the time spent waiting for a core.
 Key presses likewise: from the key event's creation (its arrival from the terminal) until the
-screen under it has been repainted, in ``keys`` and ``each_key``."""
+screen under it has been repainted, in ``keys`` and ``each_key``.
+
+``HookedApp`` holds every override of a private Textual method that dltui makes: the paint
+that ends a key's latency, and the unhandled error that ends the app. Textual 8.2.8 has no
+public hook for either (tests/ui/test_private_hooks.py says what was looked at, and fails when
+an upgrade changes what is overridden)."""
 
 from __future__ import annotations
 
@@ -13,7 +18,36 @@ import os
 import time
 from pathlib import Path
 
+from rich.console import RenderableType
+from textual.app import App
+from textual.screen import Screen
+
 ENV = "DLTUI_FRAME_STATS"
+
+
+class HookedApp(App[int]):
+    """Textual's app with two public-named hooks in place of its private methods; the
+    dashboard overrides the hooks, never the private methods."""
+
+    def frame_painted(self) -> None:
+        """A screen update has just been written to the terminal (made, when headless)."""
+
+    def stopped_on_error(self, error: Exception) -> None:
+        """An unhandled error is about to end the app (Textual then exits with code 1)."""
+
+    def _display(self, screen: Screen, renderable: RenderableType | None) -> None:
+        # The compositor hands each update of the screen on top here, once, and Textual writes
+        # it to the driver in this call: the end of a frame.
+        super()._display(screen, renderable)
+        if renderable is not None:
+            self.frame_painted()
+
+    def _handle_exception(self, error: Exception) -> None:
+        self.stopped_on_error(error)
+        super()._handle_exception(error)
+        # Textual queued a traceback with its locals (node data among them) to print at exit:
+        # the hook has logged it, the terminal gets one line from the command
+        self._exit_renderables.clear()
 
 
 class FrameStats:

@@ -12,7 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -20,37 +19,21 @@ import psutil
 import pytest
 
 from dltui.burnin import remote, ship
+from tests.planted import NOBODY, VICTIM_TEXT, as_nobody, shared_tmp
 
 from .conftest import require
-
-NOBODY = 65534
-VICTIM_TEXT = "the operator's file, which must not change\n"
-
-
-def as_nobody(*argv: str) -> None:
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv], check=True)
 
 
 @pytest.fixture
 def node():
-    """A /tmp of its own (1777, as on a node), a victim file and a victim process of root's.
-    Outside pytest's own folder, which other users cannot enter."""
-    require(os.geteuid() == 0, "the path tests run as root, as dltui's node-side steps often do")
-    require(bool(shutil.which("setpriv")), "setpriv (util-linux) is missing")
-    base = Path(tempfile.mkdtemp(prefix="dltui-paths-"))
-    base.chmod(0o755)
-    tmp = base / "tmp"
-    tmp.mkdir()
-    tmp.chmod(0o1777)
-    victim = base / "victim"
-    victim.write_text(VICTIM_TEXT)
-    sleeper = subprocess.Popen(["sleep", "600"])
-    try:
-        yield tmp, victim, sleeper
-    finally:
-        sleeper.kill()
-        sleeper.wait()
-        shutil.rmtree(base)
+    """A /tmp of its own (1777, as on a node), a victim file and a victim process of root's."""
+    with shared_tmp("dltui-paths-") as (_, tmp, victim):
+        sleeper = subprocess.Popen(["sleep", "600"])
+        try:
+            yield tmp, victim, sleeper
+        finally:
+            sleeper.kill()
+            sleeper.wait()
 
 
 def sh(command: str, tmp: Path, **env: str) -> subprocess.CompletedProcess:

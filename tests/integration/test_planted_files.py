@@ -9,27 +9,19 @@ one line naming the path, and nothing is sent. Under umask 000 what dltui makes 
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from .conftest import require
+from tests.planted import NOBODY, VICTIM_TEXT, as_nobody, shared_tmp
 
 ROOT = Path(__file__).resolve().parents[2]
-NOBODY = 65534
-VICTIM_TEXT = "the operator's file, which must not change\n"
 LINK = "is a symbolic link; dltui does not write through links"
 THEIRS = "belongs to nobody (uid 65534), not to you; dltui does not write into another user's file"
-
-
-def as_nobody(*argv: str) -> None:
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv], check=True)
 
 
 def mode(path: Path) -> int:
@@ -39,25 +31,13 @@ def mode(path: Path) -> int:
 @pytest.fixture
 def shared():
     """A /tmp of its own (1777), a victim file of root's, a private state folder and a fake
-    ``systemctl`` that writes down every call. Outside pytest's own folder, which other
-    users cannot enter."""
-    require(os.geteuid() == 0, "the planted-file tests run as root, as dltui often does")
-    require(bool(shutil.which("setpriv")), "setpriv (util-linux) is missing")
-    base = Path(tempfile.mkdtemp(prefix="dltui-planted-"))
-    base.chmod(0o755)
-    tmp = base / "tmp"
-    tmp.mkdir()
-    tmp.chmod(0o1777)
-    victim = base / "victim"
-    victim.write_text(VICTIM_TEXT)
-    (base / "bin").mkdir()
-    fake = base / "bin" / "systemctl"
-    fake.write_text(f'#!/bin/sh\necho "$*" >> {base}/systemctl.calls\n')
-    fake.chmod(0o755)
-    try:
+    ``systemctl`` that writes down every call."""
+    with shared_tmp("dltui-planted-") as (base, _, _):
+        (base / "bin").mkdir()
+        fake = base / "bin" / "systemctl"
+        fake.write_text(f'#!/bin/sh\necho "$*" >> {base}/systemctl.calls\n')
+        fake.chmod(0o755)
         yield base
-    finally:
-        shutil.rmtree(base)
 
 
 def dltui(base: Path, *args: str, state: Path | None = None, umask: int = 0o022) -> subprocess.CompletedProcess:

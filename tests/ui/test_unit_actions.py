@@ -9,7 +9,7 @@ from textual.widgets import Input, Label
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.ui.action_flows import ActionFlows
-from dltui.ui.screens import ConfirmScreen, NodeScreen, PromptScreen
+from dltui.ui.screens import ConfirmScreen, FleetScreen, NodeScreen, PromptScreen
 from dltui.ui.widgets import UnitPane
 
 from .demo_fleet import demo_app, feed
@@ -18,10 +18,15 @@ FULL = (160, 48)
 
 
 def _with_actions(app, demo, read_only=False):
-    """The demo's simulated actions (the app in these tests runs no transport of its own)."""
+    """The demo's simulated actions (the app in these tests runs no transport of its own),
+    handed to the app and to the fleet and node screens it has already built (the app makes
+    its actions once, before any screen, and hands them to each screen it builds)."""
     app.actions = ActionFlows(
-        app, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
+        app, app.fleet, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
     )
+    for screen in app.screen_stack:
+        if isinstance(screen, (FleetScreen, NodeScreen)):
+            screen.actions = app.actions
 
 
 def test_unit_pane_of_the_crash_looping_node(snap_compare):
@@ -224,7 +229,7 @@ async def test_an_unwritable_audit_log_is_a_plain_refusal_on_the_dashboard(tmp_p
     nodes = _UnsimulatedNodes(demo)
     async with app.run_test(size=FULL) as pilot:
         feed(app, demo)
-        app.actions = ActionFlows(app, [nodes], ActionSettings(settle_s=0.3, poll_s=0.05))
+        app.actions = ActionFlows(app, app.fleet, [nodes], ActionSettings(settle_s=0.3, poll_s=0.05))
         app.open_node("gpu01")
         await pilot.pause()
         before = demo._nodes[0].unit.invocation
@@ -269,7 +274,7 @@ async def test_a_browser_tabs_actions_are_audited_with_its_address(monkeypatch):
     async with app.run_test(size=FULL) as pilot:
         feed(app, demo)
         settings = replace(app.actions.service.settings, settle_s=0.3, poll_s=0.05)
-        app.actions = ActionFlows(app, [demo], settings)
+        app.actions = ActionFlows(app, app.fleet, [demo], settings)
         app.open_node("gpu01")
         await pilot.pause()
         await pilot.press("R")

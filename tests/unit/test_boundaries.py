@@ -72,11 +72,22 @@ def module_of(path: Path) -> str:
 def imported_modules(path: Path):
     """Absolute names of every module ``path`` imports (``from a import b`` gives ``a.b`` too:
     b may be a module)."""
+    for stem, names in _imports(path, ast.walk(_tree(path))):
+        yield stem
+        yield from (f"{stem}.{name}" for name in names)
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), str(path))
+
+
+def _imports(path: Path, nodes):
+    """(absolute module, names taken from it) for each import statement among ``nodes``."""
     module = module_of(path)
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    for node in nodes:
         if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
+            yield from ((alias.name, ()) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -84,8 +95,7 @@ def imported_modules(path: Path):
                 stem = ".".join(base + ([node.module] if node.module else []))
             else:
                 stem = node.module or ""
-            yield stem
-            yield from (f"{stem}.{alias.name}" for alias in node.names)
+            yield stem, tuple(alias.name for alias in node.names)
 
 
 def layer_of(module: str) -> str | None:
@@ -297,3 +307,89 @@ def test_a_fleet_is_built_in_one_place_the_composition_root():
                 if name in makers:
                     where.append(f"{module}:{node.lineno} {name}()")
     assert where == []
+
+
+def _module_level(body):
+    """The statements of ``body`` outside functions: an import inside one runs later, after
+    both modules exist. The ``if TYPE_CHECKING:`` blocks count: a loop only the type checker
+    follows still ties the two modules to each other."""
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        yield node
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            yield from _module_level(getattr(node, field, None) or [])
+
+
+def import_graph() -> dict[str, set[str]]:
+    """dltui module -> the dltui modules it imports at module level. ``from a import b``
+    is an edge to ``a.b`` where b is a module, else to ``a`` (so a package's ``__init__`` that
+    re-exports its modules is not a cycle with each of them)."""
+    graph: dict[str, set[str]] = {}
+    for path in SOURCES:
+        edges = graph.setdefault(module_of(path), set())
+        for stem, names in _imports(path, _module_level(_tree(path).body)):
+            targets = [f"{stem}.{n}" if f"{stem}.{n}" in MODULES else stem for n in names] or [stem]
+            edges.update(t for t in targets if t in MODULES and t != module_of(path))
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of modules (Tarjan's), each as a path that
+    starts and ends on the same module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for nxt in sorted(graph.get(module, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[module] = min(low[module], low[nxt])
+            elif nxt in stack:
+                low[module] = min(low[module], index[nxt])
+        if low[module] == index[module]:
+            group = set()
+            while module not in group:
+                group.add(stack.pop())
+            groups.append(group)
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    cycles = []
+    for group in groups:
+        if len(group) < 2:
+            continue
+        start = min(group)
+        path, seen = [start], {start}
+        while True:  # walk inside the group until a module repeats: that loop is a cycle
+            nxt = min(m for m in graph[path[-1]] if m in group)
+            if nxt in seen:
+                cycles.append([*path[path.index(nxt):], nxt])
+                break
+            path.append(nxt)
+            seen.add(nxt)
+    return cycles
+
+
+def test_no_import_cycles_anywhere_in_dltui():
+    """No two dltui modules import each other, directly or through others, at module level
+    (``if TYPE_CHECKING:`` blocks included; imports inside functions are not counted). A cycle
+    makes the import order matter and ties the layers in a knot; the node code has its own
+    check above."""
+    cycles = import_cycles(import_graph())
+    assert cycles == [], "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_the_cycle_check_finds_a_cycle_and_reads_the_imports_it_must():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert import_cycles(graph) == [["a", "b", "c", "a"]]
+    assert import_cycles({"a": {"b"}, "b": set()}) == []
+    real = import_graph()
+    assert "dltui.ui.action_flows" in real["dltui.ui.app"]  # from .action_flows import ActionFlows
+    assert "dltui.actions.policy" in real["dltui.ui.messages"]  # under if TYPE_CHECKING:
+    assert "dltui.ui.screens.chart" not in real["dltui.ui.screens.fleet"]  # inside a method

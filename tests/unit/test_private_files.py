@@ -14,11 +14,9 @@ import json
 import logging
 import os
 import re
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -32,35 +30,17 @@ from dltui.core.state import FleetState
 from dltui.node.burnin.plan import RUN_ID
 from dltui.transport.recording.recorder import Recorder, RecordError
 from dltui.transport.ssh.options import SshOptions
-from tests.needs import require
+from tests.planted import NOBODY, VICTIM_TEXT, as_nobody, shared_tmp
 
-NOBODY = 65534
-VICTIM_TEXT = "the operator's file, which must not change\n"
 LINK = "is a symbolic link; dltui does not write through links"
 THEIRS = "belongs to nobody (uid 65534), not to you; dltui does not write into another user's file"
 
 
-def as_nobody(*argv: str) -> None:
-    subprocess.run(["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", *argv], check=True)
-
-
 @pytest.fixture
 def shared():
-    """A /tmp of its own (1777) and a victim file of root's; outside pytest's own folder,
-    which other users cannot enter."""
-    require(os.geteuid() == 0, "the planted-file tests run as root, as dltui often does")
-    require(bool(shutil.which("setpriv")), "setpriv (util-linux) is missing")
-    base = Path(tempfile.mkdtemp(prefix="dltui-planted-"))
-    base.chmod(0o755)
-    tmp = base / "tmp"
-    tmp.mkdir()
-    tmp.chmod(0o1777)
-    victim = base / "victim"
-    victim.write_text(VICTIM_TEXT)
-    try:
+    """A /tmp of its own (1777) and a victim file of root's."""
+    with shared_tmp("dltui-planted-") as (_, tmp, victim):
         yield tmp, victim
-    finally:
-        shutil.rmtree(base)
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from dltui.ui.serve.auth import (
     presented_token,
     read_token_file,
 )
-from dltui.ui.serve.command import child_argv, demo_refusal
+from dltui.ui.serve.command import ServeOptions, child_argv, demo_refusal, options_from
 from dltui.ui.serve.server import _TabService
 
 
@@ -45,18 +45,20 @@ def test_with_demo_each_tab_runs_the_demo_fleet():
     ]
 
 
-def _serve_args(**given) -> argparse.Namespace:
+def _serve_options(**given) -> ServeOptions:
+    """serve's options as its converter makes them from the parsed line."""
     args = dict(demo=True, hosts=[], jump=None, ssh_config=None, identity=[], known_hosts=None,
-                accept_new_host_keys=False, prometheus=None, match=None)
-    return argparse.Namespace(**{**args, **given})
+                accept_new_host_keys=False, prometheus=None, match=None, listen="127.0.0.1:0",
+                token_file=None, allow_actions=False, debug=False)
+    return options_from(argparse.Namespace(**{**args, **given}), [])
 
 
 def test_demo_with_nodes_or_ssh_options_is_refused_in_one_line():
-    assert demo_refusal(_serve_args()) is None
-    assert demo_refusal(_serve_args(demo=False, hosts=["gpu01"])) is None
-    assert "drop gpu01" in demo_refusal(_serve_args(hosts=["gpu01"]))
-    assert "-J/--jump" in demo_refusal(_serve_args(jump="bastion"))
-    assert "--prometheus" in demo_refusal(_serve_args(prometheus="http://p:9090"))
+    assert demo_refusal(_serve_options()) is None
+    assert demo_refusal(_serve_options(demo=False, hosts=["gpu01"])) is None
+    assert "drop gpu01" in demo_refusal(_serve_options(hosts=["gpu01"]))
+    assert "-J/--jump" in demo_refusal(_serve_options(jump="bastion"))
+    assert "--prometheus" in demo_refusal(_serve_options(prometheus="http://p:9090"))
 
 
 def test_random_tokens_are_long_and_differ():

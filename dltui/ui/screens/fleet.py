@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
-
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,14 +11,11 @@ from dltui.core.state import FleetState
 
 from .. import charts, levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
+from ..messages import ActionOffers, OpenNode, UnitRequested
 from ..widgets import FleetSummary, FleetTable
 from ..widgets.chart import PlotextChart
 from ..widgets.footer import DltuiFooter
 from .prompt import PromptScreen
-
-if TYPE_CHECKING:
-    from ..app import DltuiApp
-
 
 CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
 # The fleet chart's window: the shortest that holds the history kept so far (a fresh session
@@ -47,10 +42,11 @@ class FleetScreen(Screen):
     FleetScreen.-with-chart #fleet-chart { display: block; }
     """
 
-    def __init__(self, fleet: FleetState, thresholds: levels.NodeThresholds) -> None:
+    def __init__(self, fleet: FleetState, thresholds: levels.NodeThresholds, *, actions: ActionOffers) -> None:
         super().__init__()
         self.fleet = fleet
         self.thresholds = thresholds
+        self.actions = actions
         self.sort_key = "name"
         self.filter: Filter | None = None
         self._mode_chosen = False
@@ -143,8 +139,7 @@ class FleetScreen(Screen):
     def _offers_unit(self) -> bool:
         """Restart / stop / start where they can act: a unit known on the picked nodes (or
         the one under the cursor); never under --read-only or on a recording."""
-        flows = getattr(self.app, "actions", None)
-        return flows is not None and self._ready and flows.unit_offered(self.action_targets())
+        return self._ready and self.actions.unit_offered(self.action_targets())
 
     def action_targets(self) -> list[str]:
         """The nodes a fleet action acts on: those picked with space, else the cursor's."""
@@ -157,7 +152,7 @@ class FleetScreen(Screen):
     def action_unit(self, verb: str) -> None:
         names = self.action_targets()
         if names:
-            cast("DltuiApp", self.app).actions.unit(names, verb)
+            self.post_message(UnitRequested(names, verb))
 
     def action_done(self) -> None:
         self.query_one(FleetTable).marked.clear()
@@ -204,7 +199,7 @@ class FleetScreen(Screen):
 
     @on(FleetTable.Opened)
     def _open(self, event: FleetTable.Opened) -> None:
-        cast("DltuiApp", self.app).open_node(event.name)
+        self.post_message(OpenNode(event.name))
 
 
 def _filter_problem(text: str) -> str | None:

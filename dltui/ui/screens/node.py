@@ -14,6 +14,7 @@ from textual.widget import Widget
 from dltui.core.state import FleetState, NodeState
 
 from .. import levels
+from ..messages import ActionOffers, SignalRequested, UnitRequested
 from ..widgets import (
     AlertsPane,
     CpuPane,
@@ -33,8 +34,6 @@ from ..widgets.footer import DltuiFooter
 
 if TYPE_CHECKING:
     from dltui.actions.journal import JournalFollower
-
-    from ..app import DltuiApp
 
 NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
 GPU_PANE_MIN_W = 46
@@ -79,11 +78,20 @@ class NodeScreen(Screen):
     NodeScreen.-narrow.-no-gpus #host { grid-size: 1; }
     """
 
-    def __init__(self, fleet: FleetState, name: str, thresholds: levels.Thresholds, *, root: bool = False) -> None:
+    def __init__(
+        self,
+        fleet: FleetState,
+        name: str,
+        thresholds: levels.Thresholds,
+        *,
+        actions: ActionOffers,
+        root: bool = False,
+    ) -> None:
         super().__init__()
         self.fleet = fleet
         self.node_name = name
         self.thresholds = thresholds
+        self.actions = actions
         self.root = root  # the only node: there is no fleet to go back to
         self._version = -1
         self._gpu_indexes: list[int] | None = None
@@ -125,8 +133,8 @@ class NodeScreen(Screen):
     # -- the unit's journal, followed while this screen is open -----------------------------
 
     def _follow_journal(self) -> None:
-        flows = getattr(self.app, "actions", None)
-        if flows is None or not flows.runner.can_run(self.node_name) or not self.display:
+        flows = self.actions
+        if not flows.runner.can_run(self.node_name) or not self.display:
             return
         unit = flows.unit_of(self.node_name)
         if unit is None:
@@ -148,8 +156,7 @@ class NodeScreen(Screen):
             pane.redraw()
 
     def action_done(self) -> None:
-        flows = getattr(self.app, "actions", None)
-        result = flows.results.get(self.node_name) if flows is not None else None
+        result = self.actions.results.get(self.node_name)
         if result is not None:
             pane = self.query_one(UnitPane)
             pane.last_action = f"{result.action}: {result.outcome}: {result.message}"
@@ -211,20 +218,17 @@ class NodeScreen(Screen):
             engine = self.fleet.engine
             rules = engine.acknowledgeable() if engine is not None else ()
             return any(rule in rules for rule, _ in self.node.alerts)
-        flows = getattr(self.app, "actions", None)
-        if flows is None:
-            return False
         if action == "unit":
-            return flows.unit_offered([self.node_name])
-        return flows.signal_offered(self.node_name)
+            return self.actions.unit_offered([self.node_name])
+        return self.actions.signal_offered(self.node_name)
 
     def action_unit(self, verb: str) -> None:
-        cast("DltuiApp", self.app).actions.unit([self.node_name], verb)
+        self.post_message(UnitRequested([self.node_name], verb))
 
     def action_signal(self) -> None:
         """TERM the process picked in the processes pane; with none picked, ask its PID."""
         pid = self.query_one(ProcessesPane).selected_pid
-        cast("DltuiApp", self.app).actions.signal(self.node_name, pid)
+        self.post_message(SignalRequested(self.node_name, pid))
 
     def action_back(self) -> None:
         self.app.pop_screen()

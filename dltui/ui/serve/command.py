@@ -15,21 +15,52 @@ import signal
 import socket
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 DEFAULT_LISTEN = "127.0.0.1:8765"
 # serve's own options: everything else on its command line goes to each tab's dashboard
 OWN_VALUED = ("--listen", "--token-file")
 OWN_FLAGS = ("--allow-actions", "--demo")
-# what the demo fleet cannot take: it reaches no node (attribute, option)
-_NOT_FOR_DEMO = (
-    ("jump", "-J/--jump"),
-    ("ssh_config", "-F/--ssh-config"),
-    ("identity", "-i/--identity"),
-    ("known_hosts", "--known-hosts"),
-    ("accept_new_host_keys", "--accept-new-host-keys"),
-    ("prometheus", "--prometheus"),
-    ("match", "--match"),
-)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """``dltui serve``: its own options, and the command line each tab's dashboard runs."""
+
+    tab_argv: tuple[str, ...]  # serve's command line after the word 'serve' (see child_argv)
+    hosts: tuple[str, ...] = ()
+    listen: str = DEFAULT_LISTEN
+    token_file: str | None = None
+    allow_actions: bool = False
+    demo: bool = False
+    prometheus: str | None = None
+    debug: bool = False
+    # the node-reaching options given, as typed (-J/--jump ...): what --demo cannot go with
+    reaching_nodes: tuple[str, ...] = ()
+
+
+def options_from(args: argparse.Namespace, argv: list[str]) -> ServeOptions:
+    """``argv``: serve's command line after the word ``serve``."""
+    given = (
+        (args.jump, "-J/--jump"),
+        (args.ssh_config, "-F/--ssh-config"),
+        (args.identity, "-i/--identity"),
+        (args.known_hosts, "--known-hosts"),
+        (args.accept_new_host_keys, "--accept-new-host-keys"),
+        (args.prometheus, "--prometheus"),
+        (args.match, "--match"),
+    )
+    return ServeOptions(
+        tab_argv=tuple(argv),
+        hosts=tuple(args.hosts),
+        listen=args.listen,
+        token_file=args.token_file,
+        allow_actions=args.allow_actions,
+        demo=args.demo,
+        prometheus=args.prometheus,
+        debug=args.debug,
+        reaching_nodes=tuple(flag for value, flag in given if value),
+    )
 
 
 def add_parser(
@@ -97,49 +128,49 @@ def child_argv(argv: list[str], allow_actions: bool, demo: bool = False) -> list
     return ["demo" if demo else "watch", *out]
 
 
-def demo_refusal(args: argparse.Namespace) -> str | None:
-    """Why ``--demo`` cannot be served with these arguments, in one line; None when it can."""
-    if not args.demo:
+def demo_refusal(options: ServeOptions) -> str | None:
+    """Why ``--demo`` cannot be served with these options, in one line; None when it can."""
+    if not options.demo:
         return None
-    if args.hosts:
-        return f"serve --demo serves the simulated fleet, not nodes: drop {' '.join(args.hosts)} or --demo"
-    named = [flag for attr, flag in _NOT_FOR_DEMO if getattr(args, attr, None)]
-    if named:
-        return f"serve --demo reaches no node: {', '.join(named)} cannot go with it"
+    if options.hosts:
+        return f"serve --demo serves the simulated fleet, not nodes: drop {' '.join(options.hosts)} or --demo"
+    if options.reaching_nodes:
+        return f"serve --demo reaches no node: {', '.join(options.reaching_nodes)} cannot go with it"
     return None
 
 
-def what_is_served(args: argparse.Namespace) -> str:
+def what_is_served(options: ServeOptions) -> str:
     """One line on stderr: what the tabs show, and how the URL is to be used."""
-    mode = "actions allowed, audited" if args.allow_actions else "read-only"
-    if args.demo:
+    mode = "actions allowed, audited" if options.allow_actions else "read-only"
+    if options.demo:
         fleet = "the simulated demo fleet"
-    elif args.prometheus:
-        fleet = f"the fleet of {args.prometheus}"
+    elif options.prometheus:
+        fleet = f"the fleet of {options.prometheus}"
     else:
-        fleet = ", ".join(args.hosts) if args.hosts else "this machine"
+        fleet = ", ".join(options.hosts) if options.hosts else "this machine"
     return (
         f"dltui: serving the dashboard of {fleet} ({mode}); open the URL above: its #token= part "
         "is the secret, kept by the browser tab; Ctrl-C stops"
     )
 
 
-def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """``argv``: serve's command line after the word ``serve``."""
+def run(options: ServeOptions) -> int:
+    """Serve until Ctrl-C or SIGTERM (exit 0); 2 for what cannot be served, said in one line."""
     from dltui.export.server import ListenError, is_loopback, parse_listen
 
     from .auth import TokenCheck, TokenError, new_token, page_url, read_token_file
     from .page import PageError
     from .server import DashboardServer
 
-    refusal = demo_refusal(args)
+    refusal = demo_refusal(options)
     if refusal:
         print(f"dltui: {refusal}", file=sys.stderr)
         return 2
     try:
-        host, port = parse_listen(args.listen)
-        token = read_token_file(args.token_file) if args.token_file else new_token()
-        command = shlex.join([sys.executable, "-m", "dltui", *child_argv(argv, args.allow_actions, args.demo)])
+        host, port = parse_listen(options.listen)
+        token = read_token_file(options.token_file) if options.token_file else new_token()
+        tab = child_argv(list(options.tab_argv), options.allow_actions, options.demo)
+        command = shlex.join([sys.executable, "-m", "dltui", *tab])
         server = DashboardServer(command, TokenCheck(token))
     except (ListenError, TokenError, PageError) as exc:
         print(f"dltui: {exc}", file=sys.stderr)
@@ -147,20 +178,20 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         sock = _bind(host, port)
     except OSError as exc:
-        print(f"dltui: cannot listen on {args.listen}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"dltui: cannot listen on {options.listen}: {exc.strerror or exc}", file=sys.stderr)
         return 2
     if not is_loopback(host):
         print(
             f"dltui: serving on {host}, beyond this machine: anyone with the URL sees the fleet"
-            + (" and can act on it" if args.allow_actions else ""),
+            + (" and can act on it" if options.allow_actions else ""),
             file=sys.stderr,
         )
-    if "demo" in args.hosts:  # 'dltui demo' is the simulated fleet; here it is a host's name
+    if "demo" in options.hosts:  # 'dltui demo' is the simulated fleet; here it is a host's name
         print("dltui: serving the SSH host 'demo'; the simulated fleet is: dltui serve --demo", file=sys.stderr)
     print(page_url(host, sock.getsockname()[1], token), flush=True)
-    print(what_is_served(args), file=sys.stderr, flush=True)
+    print(what_is_served(options), file=sys.stderr, flush=True)
     try:
-        asyncio.run(_serve(server, sock, getattr(args, "debug", False)))
+        asyncio.run(_serve(server, sock, options.debug))
     except KeyboardInterrupt:
         pass
     return 0
