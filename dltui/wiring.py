@@ -25,6 +25,7 @@ from dltui.transport.ssh.options import SshOptions
 
 if TYPE_CHECKING:
     from dltui.actions.arguments import ActionOptions
+    from dltui.actions.policy import ActionSettings
     from dltui.burnin.arguments import BurnInOptions
     from dltui.core.gpu_inventory import GpuInventory
     from dltui.core.state import FleetState
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from dltui.transport.recording.recorder import Recorder
     from dltui.ui.app import DltuiApp
     from dltui.ui.serve.command import ServeOptions
+    from dltui.ui.services import DashboardServices
 
 log = logging.getLogger("dltui.wiring")
 
@@ -276,9 +278,53 @@ def dashboard_app(settings: Settings, source: Source) -> tuple[DltuiApp, Fleet]:
     from dltui.ui.app import build_app
 
     fleet = build(settings, source)
-    app = build_app(fleet.transports, settings.config, fleet=fleet.state)
+    services = dashboard_services(fleet.transports, settings.config)
+    app = build_app(fleet.transports, settings.config, fleet=fleet.state, services=services)
     app.sink = fleet.sink
     return app, fleet
+
+
+def dashboard_services(
+    transports: Sequence[Transport], cfg: Config, *, actions: ActionSettings | None = None
+) -> DashboardServices:
+    """What the dashboard acts through, for the command line and for the tests and screenshots
+    that build an app on their own fleet: the action service over ``transports`` (``actions``:
+    its settings, ``[actions]`` of ``cfg`` by default) and the burn-in launcher of its SSH
+    nodes. The UI builds none of it: the audit, the SSH options and the simulated choice are
+    made here."""
+    import os
+    import sys
+
+    from dltui.actions.audit import MemoryAudit
+    from dltui.actions.policy import ActionSettings
+    from dltui.actions.service import ActionService
+    from dltui.transport.command import FleetRunner
+    from dltui.transport.demo import DemoTransport
+    from dltui.ui.serve import ORIGIN_ENV
+    from dltui.ui.services import DashboardServices
+
+    settings = actions if actions is not None else ActionSettings.from_config(cfg)
+    if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve): its lines name the browser
+        settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
+    runner = FleetRunner(transports)
+    # the demo's actions are simulated (and say so): audited in memory, never in the real log
+    simulated = any(isinstance(t, DemoTransport) for t in transports)
+    service = ActionService(runner, settings, MemoryAudit() if simulated else None)
+    # An SshFleet exists only once its module is imported: a demo or a replay never pays for
+    # asyncssh (nor the burn-in's modules) to learn it has no SSH node.
+    ssh = []
+    if "dltui.transport.ssh.fleet" in sys.modules:
+        from dltui.transport.ssh.fleet import SshFleet
+
+        ssh = [t for t in transports if isinstance(t, SshFleet)]
+    launcher = None
+    if ssh:
+        from dltui.burnin.session import BurnInLauncher
+
+        hosts = tuple(name for t in ssh for name in t.names)
+        # one audit for the dashboard's changes, burn-ins too: it knows who acts (origin)
+        launcher = BurnInLauncher(ssh[0].options, hosts, service.audit, cfg)
+    return DashboardServices(service, runner, simulated, launcher)
 
 
 def snapshot(settings: Settings, options: SnapshotOptions) -> int:

@@ -13,14 +13,12 @@ import tempfile
 from pathlib import Path
 
 from dltui.actions import simulated
-from dltui.actions.policy import ActionSettings
 from dltui.burnin import demo as burnin_demo
 from dltui.config import Config
 from dltui.transport.demo import DemoTransport
-from dltui.ui.action_flows import ActionFlows
 from dltui.ui.app import build_app
 from dltui.ui.themes import PACKAGED_DIR
-from dltui.wiring import fleet_state
+from dltui.wiring import dashboard_services, fleet_state
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "screenshots"
@@ -56,8 +54,9 @@ async def shoot(name: str, nodes: int, theme: str, size: tuple[int, int], keys: 
     cfg = Config(theme=theme)
     demo = DemoTransport(nodes=nodes, seed=7, commands=simulated.answer)
     fleet = fleet_state(cfg, demo.names, clock=demo.clock)
-    app = build_app([], cfg, fleet=fleet, theme_dirs=[PACKAGED_DIR])
-    app.actions = ActionFlows(app, fleet, [demo], ActionSettings())  # the demo's simulated actions
+    # the demo's simulated actions, as dltui.wiring hands them to the dashboard; the app runs no
+    # transport of its own (the script steps the demo into the fleet itself)
+    app = build_app([], cfg, fleet=fleet, services=dashboard_services([demo], cfg), theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=size) as pilot:
         demo.step_into(fleet, STEPS)
         app.tick()

@@ -21,6 +21,7 @@ from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection, Config
 from dltui.core.text import clean, clean_value
 from dltui.transport.ssh.errors import Failure
+from dltui.transport.ssh.options import SshOptions
 
 from . import disk_speed, remote, report, ship, spool, verdict
 from .remote import NodeRunView, NodeShell, RunCollector
@@ -352,6 +353,24 @@ class BurnIn:
                     return  # the local copy is what counts; the node may be gone
 
         await asyncio.gather(*(one(h) for h in self.hosts))
+
+
+@dataclass(frozen=True)
+class BurnInLauncher:
+    """What the dashboard may start or follow a burn-in with, built by ``dltui.wiring`` (the UI
+    builds no SSH pool of its own): the SSH options of its nodes, the SSH nodes a run may act on,
+    the dashboard's audit log (which knows who acts: a browser tab's address under dltui serve)
+    and the config (``[burnin]``, the sampling interval, ``read_only``)."""
+
+    options: SshOptions
+    hosts: tuple[str, ...]
+    audit: AuditLog
+    cfg: Config
+
+    def session(self, hosts: list[str], run_id: str) -> BurnIn:
+        """A session on ``hosts`` (each one of ``self.hosts``) with its own connections, closed
+        when the run ends (``session.shell.close()``)."""
+        return BurnIn(NodeShell(self.options), hosts, run_id, thresholds=self.cfg.burnin, audit=self.audit)
 
 
 def _finish(pending: Pending, answer: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ from dltui.node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
 from . import format as fmt
 from . import status as st
 from .models import NodeEvent, NodeFacts, Sample
+from .series import DISK_METRICS, HOTTEST_GPU_C, NETWORK_METRICS, Metric, SeriesKey
 from .status import Status
 from .timeline import CRITICAL, INFO, WARNING, Alert, Severity, TimelineEntry, severity_rank
 
@@ -31,7 +32,6 @@ TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
 _GAP = -32768  # an int16 ring's gap: the one int16 its scaled readings never take
-HOTTEST_GPU_C = "gpu.hottest_temperature_c"
 
 # Series kept as int16 (2 bytes a point instead of float32's 4), by the unit their name ends
 # with, and the scale that sets the resolution they keep. Other units (bytes, counts) stay float32.
@@ -43,10 +43,11 @@ STORAGE_SCALES = (
 )
 
 
-def storage_scale(key: str) -> int:
-    """The int16 scale of the series named ``key`` (see ``STORAGE_SCALES``), or 0 for float32."""
+def storage_scale(name: str) -> int:
+    """The int16 scale of the series or metric named ``name`` (see ``STORAGE_SCALES``), or 0
+    for float32."""
     for suffix, scale in STORAGE_SCALES:
-        if key.endswith(suffix):
+        if name.endswith(suffix):
             return scale
     return 0
 
@@ -166,25 +167,33 @@ class Ring:
 _MONOTONIC = (max, min)  # reducers that commute with scaling: pick(stored) / scale exactly
 
 
-def sample_metrics(sample: Sample) -> Iterator[tuple[str, float | None]]:
-    """The series kept as history, named ``area.[device.]field``."""
+def sample_metrics(sample: Sample) -> Iterator[tuple[SeriesKey, float | None]]:
+    """The series kept as history, each with its key."""
     return zip(_keys_of(_shape_of(sample)), _values_of(sample), strict=True)
 
 
-_GPU_SERIES = (
-    "memory_used_percent",
-    "temperature_c",
-    "memory_temperature_c",
-    "temperature_margin_c",
-    "power_w",
-    "sm_clock_mhz",
+_CPU = (Metric.CPU_TOTAL_PERCENT, Metric.CPU_IOWAIT_PERCENT)
+_MEMORY = (Metric.MEMORY_USED_PERCENT, Metric.MEMORY_SWAP_USED_BYTES)
+_PRESSURE = (
+    Metric.PRESSURE_CPU_SOME_AVG10_PERCENT,
+    Metric.PRESSURE_IO_SOME_AVG10_PERCENT,
+    Metric.PRESSURE_IO_FULL_AVG10_PERCENT,
+    Metric.PRESSURE_MEMORY_SOME_AVG10_PERCENT,
 )
-_KEYS: dict[tuple, tuple[str, ...]] = {}  # a sample's shape -> its series' names, in order
+_GPU_SERIES = (  # after utilisation (and its sub-second minimum), in ``_values_of``'s order
+    Metric.GPU_MEMORY_USED_PERCENT,
+    Metric.GPU_TEMPERATURE_C,
+    Metric.GPU_MEMORY_TEMPERATURE_C,
+    Metric.GPU_TEMPERATURE_MARGIN_C,
+    Metric.GPU_POWER_W,
+    Metric.GPU_SM_CLOCK_MHZ,
+)
+_KEYS: dict[tuple, tuple[SeriesKey, ...]] = {}  # a sample's shape -> its series' keys, in order
 
 
 def _shape_of(sample: Sample) -> tuple:
     """What decides which series a sample has (not their values): samples of one node almost
-    always share it, so the series' names are built once, not some hundred strings a sample."""
+    always share it, so the series' keys are built once, not some hundred keys a sample."""
     gpus = sample.gpus
     return (
         sample.cpu is not None,
@@ -198,37 +207,31 @@ def _shape_of(sample: Sample) -> tuple:
     )
 
 
-def _keys_of(shape: tuple) -> tuple[str, ...]:
+def _keys_of(shape: tuple) -> tuple[SeriesKey, ...]:
     keys = _KEYS.get(shape)
     if keys is not None:
         return keys
     cpu, memory, pressure, tasks, disks, networks, hottest, gpus = shape
-    out: list[str] = []
+    out: list[SeriesKey] = []
     if cpu:
-        out += ["cpu.total_percent", "cpu.iowait_percent"]
+        out += [SeriesKey(m) for m in _CPU]
     if memory:
-        out += ["memory.used_percent", "memory.swap_used_bytes"]
+        out += [SeriesKey(m) for m in _MEMORY]
     if pressure:
-        out += [
-            "pressure.cpu_some_avg10_percent",
-            "pressure.io_some_avg10_percent",
-            "pressure.io_full_avg10_percent",
-            "pressure.memory_some_avg10_percent",
-        ]
+        out += [SeriesKey(m) for m in _PRESSURE]
     if tasks:
-        out.append("tasks.d_state_processes")
+        out.append(SeriesKey(Metric.TASKS_D_STATE_PROCESSES))
     for d in disks:
-        out += [f"disk.{d}.read_bytes_per_s", f"disk.{d}.write_bytes_per_s", f"disk.{d}.busy_percent"]
+        out += [SeriesKey(m, d) for m in DISK_METRICS]
     for n in networks:
-        out += [f"network.{n}.rx_bytes_per_s", f"network.{n}.tx_bytes_per_s"]
+        out += [SeriesKey(m, n) for m in NETWORK_METRICS]
     if hottest:  # one series a node for the fleet's trends and chart, whatever its GPU count
         out.append(HOTTEST_GPU_C)
     for index, subs in gpus:
-        p = f"gpu.{index}."
-        out.append(p + "utilization_percent")
+        out.append(SeriesKey(Metric.GPU_UTILIZATION_PERCENT, index))
         if subs:  # the lowest sub-second reading: a data loader's stalls, which the mean hides
-            out.append(p + "utilization_min_percent")
-        out += [p + name for name in _GPU_SERIES]
+            out.append(SeriesKey(Metric.GPU_UTILIZATION_MIN_PERCENT, index))
+        out += [SeriesKey(m, index) for m in _GPU_SERIES]
     if len(_KEYS) > 1024:  # bounded: shapes are few unless devices come and go all day
         _KEYS.clear()
     keys = _KEYS[shape] = tuple(out)
@@ -285,13 +288,13 @@ class NodeHistory:
     def __init__(self, capacity: int = HISTORY_POINTS):
         self.capacity = capacity
         self.time = Ring(capacity, "d")
-        self.series: dict[str, Ring] = {}
+        self.series: dict[SeriesKey, Ring] = {}
         self.samples = 0
         # series -> the sample count when it last appeared; for the series of the shape bound
         # now, the count when that shape was bound (they appear in every sample since)
-        self.last_seen: dict[str, int] = {}
+        self.last_seen: dict[SeriesKey, int] = {}
         self._shape: tuple | None = None
-        self._keys: tuple[str, ...] = ()
+        self._keys: tuple[SeriesKey, ...] = ()
         self._rings: list[Ring] = []  # the series of ``_keys``, in their order
         self._absent: list[Ring] = []  # every other series: a gap this sample
         self._dedupe = False  # the bound shape names a series twice (two devices of one name)
@@ -323,7 +326,8 @@ class NodeHistory:
         for key in keys:
             last_seen[key] = self.samples
             if key not in self.series:  # new in this sample: gaps before it, aligned in time
-                self.series[key] = Ring(self.capacity, size=len(self.time) - 1, scale=storage_scale(key))
+                scale = storage_scale(key.metric.value)
+                self.series[key] = Ring(self.capacity, size=len(self.time) - 1, scale=scale)
         wanted = set(keys)
         self._shape, self._keys = shape, keys
         self._rings = [self.series[k] for k in keys]
@@ -339,8 +343,17 @@ class NodeHistory:
         if gone:
             self._absent = [ring for k, ring in self.series.items() if k not in bound]
 
-    def get(self, key: str, n: int | None = None) -> list[float | None]:
-        ring = self.series.get(key)
+    def ring(self, key: SeriesKey) -> Ring | None:
+        """The ring of the series ``key``, or None while this node has none (no such device,
+        or not reported yet). A key no series can have is a ``KeyError``, never None."""
+        if not isinstance(key, SeriesKey) or not key.valid():
+            raise KeyError(key)
+        return self.series.get(key)
+
+    def get(self, key: SeriesKey, n: int | None = None) -> list[float | None]:
+        """The newest ``n`` values of the series ``key`` (all when None), oldest first; ``[]``
+        while this node has no such series (see ``ring``)."""
+        ring = self.ring(key)
         return ring.values(n) if ring is not None else []
 
 

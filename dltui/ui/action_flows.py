@@ -5,27 +5,26 @@ read-only) is ``dltui.actions``; this module only asks and tells."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from textual.app import App
 
 from dltui.actions import policy
-from dltui.actions.audit import MemoryAudit
-from dltui.actions.policy import ActionResult, ActionSettings
-from dltui.actions.service import ActionService
+from dltui.actions.policy import ActionResult
 from dltui.core import status as st
 from dltui.core.models import Sample
 from dltui.core.state import FleetState
 from dltui.core.units import known_units
-from dltui.transport.command import FleetRunner
 
 from .messages import ActionsReported
 from .screens.confirm import ConfirmScreen
 from .screens.prompt import PromptScreen
 
 if TYPE_CHECKING:
-    from dltui.transport.base import Transport
+    from dltui.actions.service import ActionService
+    from dltui.transport.command import FleetRunner
+
+    from .services import DashboardServices
 
 _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
     policy.OK: "information",
@@ -35,29 +34,32 @@ _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
 
 
 class ActionFlows:
-    def __init__(
-        self, app: App[int], fleet: FleetState, transports: Sequence[Transport], settings: ActionSettings
-    ) -> None:
+    def __init__(self, app: App[int], fleet: FleetState, services: DashboardServices | None) -> None:
+        """``services``: what ``dltui.wiring`` built to act with (the service, its runner, and
+        whether it is the demo's simulation); None: an app that shows and never acts (a
+        prepared fleet the caller fills, as the tests' and the screenshots' are)."""
         self.app = app  # where the dialogs, the workers and the notices go
         self.fleet = fleet
-        self.runner = FleetRunner(transports)
-        self.simulated = any(getattr(t, "simulated", False) for t in transports)
-        self.service = ActionService(
-            self.runner, settings, MemoryAudit() if self.simulated else None
-        )
-        # the log of every change this dashboard makes, burn-ins too: under dltui serve, each
-        # of its lines names the browser (ActionSettings.origin)
-        self.audit = self.service.audit
-        self.read_only = settings.read_only
+        self.runner: FleetRunner | None = services.runner if services is not None else None
+        self.simulated = services.simulated if services is not None else False
+        # its audit is the log of every change this dashboard makes, burn-ins too: under dltui
+        # serve, each of its lines names the browser (ActionSettings.origin)
+        self.service: ActionService | None = services.actions if services is not None else None
+        self.read_only = self.service.settings.read_only if self.service is not None else True
         self.results: dict[str, ActionResult] = {}  # newest result per node, for the unit pane
 
     def available(self, node: str | None = None) -> bool:
         """Whether actions are offered at all (hidden under --read-only and on a recording)."""
-        if self.read_only:
+        if self.read_only or self.runner is None:
             return False
         if node is None:
             return any(self.runner.can_run(n) for n in self.runner.by_node)
         return self.runner.can_run(node)
+
+    def _acting(self) -> ActionService:
+        """The service, where an action was offered (``available``: there is one)."""
+        assert self.service is not None, "an action ran on a dashboard that offers none"
+        return self.service
 
     def units_of(self, node: str) -> list[str]:
         """The node's units, those it has first (a group's ``units`` may name several)."""
@@ -131,7 +133,7 @@ class ActionFlows:
         self.app.push_screen(prompt, chosen)
 
     async def _unit(self, nodes: list[str], verb: str, unit: str) -> None:
-        lines = await asyncio.gather(*(self.service.preview_unit(n, verb, unit) for n in nodes))
+        lines = await asyncio.gather(*(self._acting().preview_unit(n, verb, unit) for n in nodes))
         title = f"{verb} {unit} on {len(nodes)} node{'s' if len(nodes) != 1 else ''}" + self._sim()
         note = "verified after: a new InvocationID, active, stable" if verb != "stop" else ""
         screen = ConfirmScreen(title, list(zip(nodes, lines, strict=True)), note)
@@ -140,7 +142,7 @@ class ActionFlows:
             return
         for n in nodes:
             self.app.notify(f"{n}: {verb} {unit}…", timeout=3)
-        results = await asyncio.gather(*(self.service.unit_change(n, verb, unit) for n in nodes))
+        results = await asyncio.gather(*(self._acting().unit_change(n, verb, unit) for n in nodes))
         self._report(results)
 
     # -- signals ------------------------------------------------------------------------------
@@ -164,7 +166,7 @@ class ActionFlows:
         sample = state.sample if state else None
         units = [u.name for u in sample.units] if sample else []
         gpu_pids = [p.pid for g in sample.gpus for p in g.processes] if sample else []
-        line = await self.service.preview_signal(node, pid, sig, units, gpu_pids)
+        line = await self._acting().preview_signal(node, pid, sig, units, gpu_pids)
         if isinstance(line, ActionResult):
             self._report([line])
             return
@@ -177,7 +179,7 @@ class ActionFlows:
         if not await self._confirm(ConfirmScreen(title, [(node, line)], note)):
             self.app.notify(f"signal {sig} {pid}: cancelled, nothing was sent")
             return
-        result = await self.service.signal(node, pid, sig, units, gpu_pids)
+        result = await self._acting().signal(node, pid, sig, units, gpu_pids)
         self._report([result])
         if sig == "TERM" and result.outcome == policy.FAILED and "still running" in result.message:
             await self._signal(node, pid, "KILL")

@@ -6,9 +6,7 @@ script; the fleet it shows is always made by ``dltui.wiring`` (``wiring.fleet_st
 
 from __future__ import annotations
 
-import dataclasses
 import logging
-import os
 import signal
 import sys
 import time
@@ -22,7 +20,6 @@ from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen, Screen
 from textual.worker import WorkerState
 
-from dltui.actions.policy import ActionSettings
 from dltui.config import Config
 from dltui.config import theme_dirs as default_theme_dirs
 from dltui.core.state import FleetState
@@ -37,7 +34,7 @@ from .heap import HeapFreezer
 from .messages import ActionsReported, OpenNode, SignalRequested, UnitRequested
 from .plain import escape
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
-from .serve import ORIGIN_ENV
+from .services import DashboardServices
 from .themes import DEFAULT_THEME, load_themes
 
 # `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
@@ -57,7 +54,10 @@ class DltuiApp(HookedApp):
         Binding("minus", "interval(-1)", "Faster", show=False),
     ]
 
-    def __init__(self, fleet: FleetState, transports: Sequence[Transport], cfg: Config, theme_dirs: list[Path]) -> None:
+    def __init__(
+        self, fleet: FleetState, transports: Sequence[Transport], cfg: Config, theme_dirs: list[Path],
+        services: DashboardServices | None = None,
+    ) -> None:
         super().__init__()
         self.fleet = fleet
         self.sink: Sink = fleet  # what transports write into: the fleet, or a recorder in front of it
@@ -69,10 +69,9 @@ class DltuiApp(HookedApp):
         self.frame_stats = FrameStats.from_env()
         self._keys_arrived: list[float] = []
         self._keys_acted: list[float] = []
-        settings = ActionSettings.from_config(cfg)
-        if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve)
-            settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
-        self.actions = ActionFlows(self, fleet, transports, settings)
+        # what it acts through, built by dltui.wiring (None: it shows and never acts)
+        self.services = services
+        self.actions = ActionFlows(self, fleet, services)
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -274,7 +273,8 @@ class DltuiApp(HookedApp):
         elif verb in ("burnin", "attach"):
             from .burnin_launch import open_burnin
 
-            open_burnin(self, verb, arg)
+            shown = _shown_nodes(self.fleet, self._fleet_screen)
+            open_burnin(self, self.services.burnin if self.services else None, shown, verb, arg)
         elif verb == "stack":
             self.push_screen(StackScreen(self.fleet))
         elif verb == "node":
@@ -342,18 +342,44 @@ class DltuiApp(HookedApp):
             )
 
 
+def _shown_nodes(fleet: FleetState, screen: FleetScreen | None) -> list[str]:
+    """The nodes picked on the fleet screen (space); none picked: the ones it shows (its
+    filter), else every node. What ``:burnin`` may act on (the SSH nodes among them)."""
+    nodes = list(fleet)
+    marked = _marked(screen)
+    if marked:
+        nodes = [n for n in nodes if n.name in marked]
+    elif screen is not None and screen.filter is not None:
+        now = fleet.clock()
+        nodes = [n for n in nodes if screen.filter(n, now)]
+    return [n.name for n in nodes]
+
+
+def _marked(screen: FleetScreen | None) -> set[str]:
+    if screen is None:
+        return set()
+    try:
+        from .widgets import FleetTable
+
+        return set(getattr(screen.query_one(FleetTable), "marked", ()) or ())
+    except Exception:  # noqa: BLE001 - not composed yet: nothing picked
+        return set()
+
+
 def build_app(
     transports: Sequence[Transport],
     cfg: Config,
     *,
     fleet: FleetState,
+    services: DashboardServices | None = None,
     theme_dirs: list[Path] | None = None,
 ) -> DltuiApp:
     """The app on ``fleet`` (built by ``dltui.wiring``, the one place a fleet is made: for the
     command line, and for the tests and screenshots through ``wiring.fleet_state``), with the
-    ``transports`` that fill it (none for a fleet the caller fills itself)."""
+    ``transports`` that fill it (none for a fleet the caller fills itself) and the ``services``
+    it acts through (``wiring.dashboard_services``; None: an app that never acts)."""
     return DltuiApp(
-        fleet, transports, cfg, theme_dirs if theme_dirs is not None else default_theme_dirs()
+        fleet, transports, cfg, theme_dirs if theme_dirs is not None else default_theme_dirs(), services
     )
 
 

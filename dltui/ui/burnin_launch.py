@@ -9,57 +9,20 @@ name the browser)."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from dltui.actions.audit import AuditError, AuditLog
+from textual.app import App
+
+from dltui.actions.audit import AuditError
 from dltui.burnin.arguments import duration
-from dltui.burnin.remote import NodeShell, new_run_id
-from dltui.burnin.session import BurnIn, Plan
+from dltui.burnin.remote import new_run_id
+from dltui.burnin.session import BurnIn, BurnInLauncher, Plan
 from dltui.burnin.ship import check_run_id
+from dltui.config import Config
 
 from .screens.burnin import BurnInScreen
 from .screens.prompt import PromptScreen
-
-
-def _ssh_options(app: Any):
-    for transport in app.transports:
-        options = getattr(transport, "options", None)
-        if options is not None:
-            return options
-    raise ValueError("burn-in runs on SSH nodes; this dashboard has none")
-
-
-def _selected(app: Any) -> list[str]:
-    """The SSH nodes picked on the fleet screen (space); none picked: the ones it shows (its
-    filter), else every SSH node."""
-    remote = {n for t in app.transports if getattr(t, "options", None) is not None for n in t.names}
-    fleet = getattr(app, "_fleet_screen", None)
-    now = app.fleet.clock()
-    nodes = list(app.fleet)
-    marked = _marked(fleet)
-    if marked:
-        nodes = [n for n in nodes if n.name in marked]
-    elif fleet is not None and fleet.filter is not None:
-        nodes = [n for n in nodes if fleet.filter(n, now)]
-    return [n.name for n in nodes if n.name in remote]
-
-
-def _marked(fleet: Any) -> set[str]:
-    if fleet is None:
-        return set()
-    try:
-        from .widgets import FleetTable
-
-        return set(getattr(fleet.query_one(FleetTable), "marked", ()) or ())
-    except Exception:  # noqa: BLE001 - not composed yet: nothing picked
-        return set()
-
-
-def _audit(app: Any) -> AuditLog:
-    """The dashboard's audit log, which knows who acts (a browser tab's address under dltui
-    serve)."""
-    return app.actions.audit
 
 
 def _attached(session: BurnIn, read_only: bool) -> None:
@@ -73,24 +36,31 @@ def _attached(session: BurnIn, read_only: bool) -> None:
             raise ValueError(f"{exc}; not attached") from None
 
 
-def open_burnin(app: Any, verb: str, arg: str) -> None:
-    """Raises ValueError with the reason when it cannot (the app shows it)."""
-    options = _ssh_options(app)
-    hosts = _selected(app)
+def open_burnin(
+    app: App[int], launcher: BurnInLauncher | None, shown: Sequence[str], verb: str, arg: str
+) -> None:
+    """``:burnin`` / ``:attach`` on the SSH nodes among ``shown`` (those picked on the fleet
+    screen, else those it shows): ``launcher`` (built by ``dltui.wiring``; None without an SSH
+    node) makes the session, ``app`` asks, shows and tells. Raises ValueError with the reason
+    when it cannot (the app shows it)."""
+    if launcher is None:
+        raise ValueError("burn-in runs on SSH nodes; this dashboard has none")
+    remote = set(launcher.hosts)
+    hosts = [n for n in shown if n in remote]
     if not hosts:
         raise ValueError("no SSH node shown: clear or change the filter")
-    audit = _audit(app)
+    cfg = launcher.cfg
     if verb == "attach":
         if not arg:
             raise ValueError(":attach RUN (the run id 'dltui burn-in' printed)")
         run_id = check_run_id(arg.strip())
-        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin, audit=audit)
-        _attached(session, app.cfg.read_only)
-        _launch(app, session, None)
+        session = launcher.session(hosts, run_id)
+        _attached(session, cfg.read_only)
+        _launch(app, cfg, session, None)
         return
-    if app.cfg.read_only:
+    if cfg.read_only:
         why = "burn-in loads the nodes fully: refused under --read-only"
-        BurnIn(NodeShell(options), hosts, "-", audit=audit).refused("burnin-start", why)
+        launcher.session(hosts, "-").refused("burnin-start", why)
         raise ValueError(why)
     try:
         seconds = duration(arg or "2h")
@@ -102,8 +72,7 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
         if answer != "yes":
             app.notify("burn-in not started", severity="information")
             return
-        session = BurnIn(NodeShell(options), hosts, run_id, thresholds=app.cfg.burnin, audit=audit)
-        _launch(app, session, Plan.from_config(app.cfg, duration_s=seconds))
+        _launch(app, cfg, launcher.session(hosts, run_id), Plan.from_config(cfg, duration_s=seconds))
 
     app.push_screen(
         PromptScreen(
@@ -115,13 +84,13 @@ def open_burnin(app: Any, verb: str, arg: str) -> None:
     )
 
 
-def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
-    if app.cfg.read_only:  # followed and judged in memory: no local copy of the samples
+def _launch(app: App[int], cfg: Config, session: BurnIn, plan: Plan | None) -> None:
+    if cfg.read_only:  # followed and judged in memory: no local copy of the samples
         for view in session.views.values():
             view.collector.spool = None
 
     async def stop() -> None:
-        if app.cfg.read_only:
+        if cfg.read_only:
             why = "stopping a burn-in changes the nodes: refused under --read-only"
             session.refused("burnin-stop", why)
             app.notify(why, title="burn-in stop", severity="error")
@@ -142,28 +111,31 @@ def _launch(app: Any, session: BurnIn, plan: Plan | None) -> None:
                     app.notify(f"{host}: not started: {why}", severity="error")
             await session.follow()
             code = await session.judge()
-            await _report(app, session, code)
+            await _report(app, cfg, session, code)
             for notice in session.notices:
                 app.notify(notice, title=f"burn-in {session.run_id}", severity="warning")
         finally:
             await session.shell.close()
+
+    def stop_asked() -> None:
+        app.run_worker(stop(), exit_on_error=False)
 
     app.run_worker(work(), name=f"burn-in {session.run_id}", group="burn-in", exit_on_error=False)
     app.push_screen(
         BurnInScreen(
             session.run_id,
             session.views,
-            on_stop=lambda: app.run_worker(stop(), exit_on_error=False),
+            on_stop=stop_asked,
             failed=session.failed,
         )
     )
 
 
-async def _report(app: Any, session: BurnIn, code: int) -> None:
+async def _report(app: App[int], cfg: Config, session: BurnIn, code: int) -> None:
     """The report in ``burnin-RUN/`` of the current directory, and a copy on the nodes; a
     read-only dashboard writes neither, here or there, and says where a report comes from."""
     title = f"burn-in {session.run_id} done"
-    if app.cfg.read_only:
+    if cfg.read_only:
         app.notify(
             f"exit {code}; read-only: no report written (dltui burn-in attach {session.run_id} "
             "HOST... writes one)",

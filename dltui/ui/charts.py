@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import plotext as plt
 
 from dltui.core.format import value_span
-from dltui.core.state import HOTTEST_GPU_C, NodeState
+from dltui.core.series import HOTTEST_GPU_C, Metric, SeriesKey
+from dltui.core.state import NodeState
 
 WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
 _TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
@@ -73,10 +74,10 @@ class HistoryWindow:
         self.per = max(1, -(-self.count // max(1, points)))
         self.times = clock.squeezed(self.count, self.per, max)
 
-    def series(self, key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
+    def series(self, key: SeriesKey, label: str, color: str = COLORS[0], pick=max) -> Series:
         """``pick`` reduces each group (the worst case: ``max`` for heat, ``min`` for clocks and
         utilisation); gaps (node away, value not reported) are left out, never drawn as zeros."""
-        ring = self.node.history.series.get(key)
+        ring = self.node.history.ring(key)
         values = ring.squeezed(self.count, self.per, pick) if ring is not None and self.count else []
         both = zip(self.times, values, strict=False)
         pairs = [(x, y) for x, y in both if x is not None and y is not None]
@@ -226,13 +227,12 @@ def gpu_chart(
     """One of a GPU's charts (``GPU_CHARTS``): heat, power against its enforced limit, SM clock
     against its maximum, utilisation."""
     start = end - window_s
-    p = f"gpu.{gpu}."
     spans = alert_spans(node, gpu, start, end)
     sample = next((g for g in node.sample.gpus if g.index == gpu), None) if node.sample else None
     window = HistoryWindow(node, start, end, points)
 
-    def line(key: str, label: str, color: str = COLORS[0], pick=max) -> Series:
-        return window.series(p + key, label, color, pick)
+    def line(metric: Metric, label: str, color: str = COLORS[0], pick=max) -> Series:
+        return window.series(SeriesKey(metric, gpu), label, color, pick)
 
     def level(value: float | None, label: str, like: Series) -> list[Series]:
         # Limits are not kept as history: the current one, drawn across the window and so named.
@@ -242,31 +242,31 @@ def gpu_chart(
 
     if kind == "heat":
         heat = [
-            line("temperature_c", "GPU"),
-            line("memory_temperature_c", "HBM", COLORS[1]),
-            line("temperature_margin_c", "margin", COLORS[2], min),
+            line(Metric.GPU_TEMPERATURE_C, "GPU"),
+            line(Metric.GPU_MEMORY_TEMPERATURE_C, "HBM", COLORS[1]),
+            line(Metric.GPU_TEMPERATURE_MARGIN_C, "margin", COLORS[2], min),
         ]
         return Chart(
             f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans
         )
     if kind == "power":
-        power = line("power_w", "power")
+        power = line(Metric.GPU_POWER_W, "power")
         limit = sample.power_limit_w if sample else None
         label = f"limit {limit:.0f} W (now)" if limit else ""
         return Chart(
             "power vs enforced limit", "W", start, end, [power, *level(limit, label, power)], spans
         )
     if kind == "clock":
-        clock = line("sm_clock_mhz", "SM clock", pick=min)
+        clock = line(Metric.GPU_SM_CLOCK_MHZ, "SM clock", pick=min)
         top = sample.sm_clock_max_mhz if sample else None
         label = f"max {top:.0f} MHz" if top else ""
         return Chart(
             "SM clock vs max", "MHz", start, end, [clock, *level(top, label, clock)], spans
         )
     util = [
-        line("utilization_percent", "mean a sample", pick=min),
+        line(Metric.GPU_UTILIZATION_PERCENT, "mean a sample", pick=min),
         # The lowest sub-second reading, where the probe sends them: a loader's stalls.
-        line("utilization_min_percent", "lowest sub-second", COLORS[1], min),
+        line(Metric.GPU_UTILIZATION_MIN_PERCENT, "lowest sub-second", COLORS[1], min),
     ]
     util = [s for s in util if s.times]
     return Chart(
@@ -279,7 +279,7 @@ def node_chart(node: NodeState, window_s: int, end: float, points: int) -> Chart
     start = end - window_s
     gpus = [g.index for g in node.sample.gpus] if node.sample else []
     window = HistoryWindow(node, start, end, points)
-    lines = [window.series(f"gpu.{i}.temperature_c", f"GPU{i}") for i in gpus]
+    lines = [window.series(SeriesKey(Metric.GPU_TEMPERATURE_C, i), f"GPU{i}") for i in gpus]
     return Chart(
         f"{node.name}: every GPU's temperature",
         "°C",

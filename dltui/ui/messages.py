@@ -51,7 +51,7 @@ class ActionOffers(Protocol):
     footer keys, the palette) and to show its outcome; ``ActionFlows`` is the one there is."""
 
     @property
-    def runner(self) -> FleetRunner: ...
+    def runner(self) -> FleetRunner | None: ...  # None: the dashboard acts on nothing
 
     @property
     def results(self) -> Mapping[str, ActionResult]: ...

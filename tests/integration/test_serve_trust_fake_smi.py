@@ -233,6 +233,19 @@ def _find(cells: dict[tuple[int, int], str], text: str) -> tuple[int, int]:
     raise AssertionError(f"{text!r} is not on the screen")
 
 
+async def _located(frames: list[bytes], resized_at: list[int], text: str) -> tuple[int, int]:
+    """Where ``text`` stands on the screen as drawn since the last resize (cells drawn before it
+    are stale), waiting for the frames that draw it (a loaded machine delivers them late)."""
+    deadline = asyncio.get_running_loop().time() + WAIT_S
+    while True:
+        await asyncio.sleep(0.5)  # let the frame that shows it settle
+        try:
+            return _find(_cells(frames[resized_at[-1]:]), text)
+        except AssertionError:
+            if asyncio.get_running_loop().time() > deadline:
+                raise
+
+
 async def test_serve_a_url_a_node_shows_is_text_never_a_link_fake_smi(link_lab, tmp_path):
     pw = _playwright()
     lab, home = link_lab
@@ -250,17 +263,23 @@ async def test_serve_a_url_a_node_shows_is_text_never_a_link_fake_smi(link_lab, 
                 sizes: list[dict] = []
                 screen = Screen()
 
+                resized_at = [0]  # frames[i:] after the last resize repaint the whole screen
+
+                def sent(f) -> None:
+                    if f.startswith('["resize"'):
+                        sizes.append(json.loads(f)[1])
+                        resized_at.append(len(frames))
+
                 def watch(ws) -> None:
                     ws.on("framereceived", lambda f: (screen.received(f), isinstance(f, bytes) and frames.append(f)))
-                    ws.on("framesent", lambda f: f.startswith('["resize"') and sizes.append(json.loads(f)[1]))
+                    ws.on("framesent", sent)
 
                 page.on("websocket", watch)
                 popups: list = []
                 page.on("popup", lambda popup: popups.append(popup))
                 await page.goto(url)
                 await screen.wait_for(LINK)  # one node: its screen, with its processes
-                await asyncio.sleep(1)  # let the frame that shows it settle
-                row, col = _find(_cells(frames), LINK)
+                row, col = await _located(frames, resized_at, LINK)
                 box = await page.locator(".xterm-screen").bounding_box()
                 cell_w, cell_h = box["width"] / sizes[-1]["width"], box["height"] / sizes[-1]["height"]
                 x, y = box["x"] + (col + len(LINK) / 2) * cell_w, box["y"] + (row + 0.5) * cell_h

@@ -6,6 +6,7 @@ import dataclasses
 from textual.widgets import Input, Label
 
 from dltui.config import Config
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import FleetState
 from dltui.transport.demo import DemoTransport
 from dltui.ui.app import DltuiApp, build_app
@@ -252,7 +253,7 @@ async def test_transports_run_as_workers_and_fill_the_screen():
         app.tick()
         await pilot.pause()
         assert listed(app) == ["gpu01", "gpu02", "gpu03"]
-        assert all(n.history.get("gpu.0.utilization_percent") for n in app.fleet)
+        assert all(n.history.get(SeriesKey(Metric.GPU_UTILIZATION_PERCENT, 0)) for n in app.fleet)
 
 
 async def test_a_failing_transport_is_reported_and_the_app_keeps_running():

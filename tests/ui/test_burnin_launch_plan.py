@@ -17,7 +17,7 @@ from dltui.transport.ssh.fleet import SshFleet
 from dltui.transport.ssh.options import SshOptions
 from dltui.ui.app import build_app
 from dltui.ui.themes import PACKAGED_DIR
-from dltui.wiring import fleet_state
+from dltui.wiring import dashboard_services, fleet_state
 
 NODE = "127.0.0.1:9"  # the discard port: nothing listens there
 REPO = Path(__file__).resolve().parents[2]
@@ -42,7 +42,8 @@ async def test_a_burnin_from_the_dashboard_samples_at_the_configured_interval_as
     monkeypatch.chdir(tmp_path)  # where a report would go
     cfg = load(str(config))
     transport = SshFleet([NODE], cfg.interval_s, SshOptions(sysfs=cfg.probe.sysfs))
-    app = build_app([transport], cfg, fleet=fleet_state(cfg, [NODE]), theme_dirs=[PACKAGED_DIR])
+    services = dashboard_services([transport], cfg)  # as dltui.wiring hands them to the dashboard
+    app = build_app([transport], cfg, fleet=fleet_state(cfg, [NODE]), services=services, theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=(120, 40)) as pilot:
         app.execute("burnin 30s")
         await pilot.pause()

@@ -18,7 +18,7 @@ from dltui.ui.plain import escape
 from dltui.ui.screens import NodeScreen
 from dltui.ui.themes import PACKAGED_DIR
 from dltui.ui.widgets import GpuPane, NodeHeader, ProcessesPane, UnitPane
-from dltui.wiring import fleet_state
+from dltui.wiring import dashboard_services, fleet_state
 from tests.hostile import HOSTILE, unsafe_strings
 from tests.unit.test_wire import collected
 
@@ -62,7 +62,9 @@ def links_in(content: Content) -> list[str]:
 
 async def test_a_hostile_node_opens_and_shows_its_text_as_written():
     fleet = hostile_fleet()
-    app = build_app([JournalNode()], Config(), fleet=fleet, theme_dirs=[PACKAGED_DIR])
+    node = JournalNode()
+    services = dashboard_services([node], Config())  # its journal is read through the actions' runner
+    app = build_app([node], Config(), fleet=fleet, services=services, theme_dirs=[PACKAGED_DIR])
     async with app.run_test(size=(160, 48)) as pilot:
         app.tick()
         await pilot.pause()

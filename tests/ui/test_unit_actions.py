@@ -11,6 +11,7 @@ from dltui.config import Config
 from dltui.ui.action_flows import ActionFlows
 from dltui.ui.screens import ConfirmScreen, FleetScreen, NodeScreen, PromptScreen
 from dltui.ui.widgets import UnitPane
+from dltui.wiring import dashboard_services
 
 from .demo_fleet import demo_app, feed
 
@@ -21,9 +22,8 @@ def _with_actions(app, demo, read_only=False):
     """The demo's simulated actions (the app in these tests runs no transport of its own),
     handed to the app and to the fleet and node screens it has already built (the app makes
     its actions once, before any screen, and hands them to each screen it builds)."""
-    app.actions = ActionFlows(
-        app, app.fleet, [demo], ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
-    )
+    settings = ActionSettings(read_only=read_only, settle_s=0.3, poll_s=0.05)
+    app.actions = ActionFlows(app, app.fleet, dashboard_services([demo], app.cfg, actions=settings))
     for screen in app.screen_stack:
         if isinstance(screen, (FleetScreen, NodeScreen)):
             screen.actions = app.actions
@@ -229,7 +229,8 @@ async def test_an_unwritable_audit_log_is_a_plain_refusal_on_the_dashboard(tmp_p
     nodes = _UnsimulatedNodes(demo)
     async with app.run_test(size=FULL) as pilot:
         feed(app, demo)
-        app.actions = ActionFlows(app, app.fleet, [nodes], ActionSettings(settle_s=0.3, poll_s=0.05))
+        settings = ActionSettings(settle_s=0.3, poll_s=0.05)
+        app.actions = ActionFlows(app, app.fleet, dashboard_services([nodes], app.cfg, actions=settings))
         app.open_node("gpu01")
         await pilot.pause()
         before = demo._nodes[0].unit.invocation
@@ -270,11 +271,11 @@ async def test_a_browser_tabs_actions_are_audited_with_its_address(monkeypatch):
 
     monkeypatch.setenv(ORIGIN_ENV, "browser 10.1.2.3")
     app, demo = demo_app()
-    assert app.actions.service.settings.origin == "browser 10.1.2.3"
+    assert dashboard_services([demo], app.cfg).actions.settings.origin == "browser 10.1.2.3"
     async with app.run_test(size=FULL) as pilot:
         feed(app, demo)
-        settings = replace(app.actions.service.settings, settle_s=0.3, poll_s=0.05)
-        app.actions = ActionFlows(app, app.fleet, [demo], settings)
+        settings = ActionSettings(settle_s=0.3, poll_s=0.05)  # the origin is wiring's to add
+        app.actions = ActionFlows(app, app.fleet, dashboard_services([demo], app.cfg, actions=settings))
         app.open_node("gpu01")
         await pilot.pause()
         await pilot.press("R")

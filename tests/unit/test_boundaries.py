@@ -13,7 +13,9 @@ never import the UI, nor each other. Besides:
 - the operator's side imports from ``dltui.node`` only the contract both ends read (``schema``,
   ``wire``, ``xid``) and what it ships (NODE_SHIPPED);
 - Textual, Rich and plotext only in the UI; asyncssh never in ``core``;
-- no module takes another package's ``_private`` names.
+- no module takes another package's ``_private`` names;
+- nothing under ``dltui.ui`` builds a service (actions, audit, runners, SSH) or opens a
+  connection: ``dltui.wiring`` builds them and hands them to the app, typed.
 
 A new package must be given a place in LAYERS: the first test fails until it has one.
 """
@@ -393,3 +395,51 @@ def test_the_cycle_check_finds_a_cycle_and_reads_the_imports_it_must():
     assert "dltui.ui.action_flows" in real["dltui.ui.app"]  # from .action_flows import ActionFlows
     assert "dltui.actions.policy" in real["dltui.ui.messages"]  # under if TYPE_CHECKING:
     assert "dltui.ui.screens.chart" not in real["dltui.ui.screens.fleet"]  # inside a method
+
+
+# What only the composition root (``dltui.wiring``) builds for the dashboard: the action service
+# and what it sends through, the audit log, the SSH connections (the fleet's, the session
+# runner's, the burn-in's shell). The UI is handed them, typed (``dltui.ui.services``).
+SERVICE_MAKERS = {
+    "ActionService", "FleetRunner", "NodeShell", "SessionRunner", "SshFleet", "AuditLog", "MemoryAudit",
+    "SshCommands", "BurnIn",
+}
+CONNECTORS = {"connect", "connect_reverse"}  # asyncssh's: a connection of its own
+
+
+def _makers_called(path: Path, module: str) -> list[str]:
+    """``name()`` for each call of a service maker, or of a connect, in ``path`` (read as
+    ``module``), by bare name or as an attribute (``remote.NodeShell(...)``,
+    ``asyncssh.connect(...)``)."""
+    found = []
+    for node in ast.walk(_tree(path)):
+        if isinstance(node, ast.Call):
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", None)
+            if name in SERVICE_MAKERS or name in CONNECTORS:
+                found.append(f"{module}:{node.lineno} {name}()")
+    return found
+
+
+def test_the_ui_builds_no_service_and_opens_no_connection():
+    """``dltui.wiring`` builds what the dashboard acts through (``wiring.dashboard_services``)
+    and hands it to the app; a screen or a flow that made its own would act past the root's
+    choices: a second SSH pool beside the fleet's, the real audit log for the demo's simulated
+    actions, an audit that forgets which browser tab acts."""
+    where = [hit for path in sorted((PACKAGE / "ui").rglob("*.py")) for hit in _makers_called(path, module_of(path))]
+    where += [f"{module} imports {mod}" for module, mod in OWN if under(module, "dltui.ui") and under(mod, "asyncssh")]
+    assert where == []
+
+
+def test_the_service_check_sees_what_it_must(tmp_path):
+    fake = tmp_path / "fake.py"
+    fake.write_text(
+        "from dltui.burnin import remote\n"
+        "import asyncssh\n"
+        "FleetRunner([])\n"
+        "remote.NodeShell(options)\n"
+        "async def f():\n"
+        "    await asyncssh.connect('h')\n"
+        "launcher.session(['a'], 'r')\n"  # through what the root handed over: allowed
+    )
+    found = [hit.split(" ")[-1] for hit in _makers_called(fake, "dltui.ui.fake")]
+    assert found == ["FleetRunner()", "NodeShell()", "connect()"]

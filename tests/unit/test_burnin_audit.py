@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from dltui.actions.audit import AuditLog
-from dltui.burnin.session import BurnIn, Plan
+from dltui.burnin.session import BurnIn, BurnInLauncher, Plan
 from dltui.transport.ssh.options import SshOptions
 
 
@@ -95,25 +95,17 @@ def test_start_and_stop_are_audited_per_node_refusals_too(state):
 
 
 def test_dashboard_burnin_refused_under_read_only_is_audited(state):
+    from dltui.config import Config
     from dltui.ui.burnin_launch import open_burnin
 
-    node = SimpleNamespace(name="gpu01")
-    app = SimpleNamespace(
-        transports=[SimpleNamespace(options=SshOptions(), names=["gpu01"])],
-        fleet=_Fleet([node]),
-        cfg=SimpleNamespace(read_only=True, burnin=None),
-        actions=SimpleNamespace(audit=AuditLog()),  # the dashboard's: ActionFlows.audit
-    )
+    # as dltui.wiring builds it for the dashboard: its SSH nodes, its audit log, its config
+    launcher = BurnInLauncher(SshOptions(), ("gpu01",), AuditLog(), Config(read_only=True))
+    app = SimpleNamespace()  # refused before anything is asked or shown
     with pytest.raises(ValueError, match="read-only"):
-        open_burnin(app, "burnin", "10s")
+        open_burnin(app, launcher, ["gpu01"], "burnin", "10s")  # type: ignore[arg-type]
     (entry,) = _entries(state)
     assert (entry["node"], entry["action"], entry["outcome"]) == ("gpu01", "burnin-start", "refused")
     assert entry["argv"] is None and "read-only" in entry["message"]
-
-
-class _Fleet(list):
-    def clock(self) -> float:
-        return 0.0
 
 
 def test_start_and_stop_send_nothing_when_the_audit_log_cannot_be_written(state):

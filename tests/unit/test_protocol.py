@@ -4,6 +4,7 @@ import json
 
 import pytest
 
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import FleetState
 from dltui.node.schema import GPU_FIELDS, PROTOCOL
 from dltui.node.wire import Encoder
@@ -31,7 +32,7 @@ def test_hello_samples_events_and_errors_reach_the_fleet_state():
     assert node.sample.time == 2.0
     assert node.sample.gpus[0].utilization_percent == 0.0
     assert node.sample.disks[0].name == "nvme0n1"
-    assert node.history.get("gpu.0.utilization_percent") == [97.0, 0.0]
+    assert node.history.get(SeriesKey(Metric.GPU_UTILIZATION_PERCENT, 0)) == [97.0, 0.0]
     kinds = [e.kind for e in node.timeline]
     assert kinds == ["probe-error", "xid"]
     assert node.timeline[0].message == "diskstats: Permission denied"

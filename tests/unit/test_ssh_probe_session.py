@@ -4,12 +4,15 @@ import json
 
 import asyncssh
 
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import FleetState
 from dltui.node.wire import Encoder
 from dltui.transport.protocol import ProbeReader
 from dltui.transport.ssh.fleet import MAX_LINE_BYTES, STDERR_KEPT_BYTES, _ProbeSession
 from tests.unit.test_protocol import hello
 from tests.unit.test_wire import collected
+
+UTIL0 = SeriesKey(Metric.GPU_UTILIZATION_PERCENT, 0)
 
 
 class Channel:
@@ -42,7 +45,7 @@ async def test_lines_cut_anywhere_by_packets_arrive_whole_and_in_order():
         session.data_received(data[cut:cut + 37], None)
     node = fleet.nodes["gpu01"]
     assert said == [fleet]  # "ok" once, on the hello
-    assert node.history.get("gpu.0.utilization_percent") == [10.0, 20.0, 30.0]
+    assert node.history.get(UTIL0) == [10.0, 20.0, 30.0]
     assert session.reader.malformed == 0 and chan.closed == 0
 
 
@@ -65,7 +68,7 @@ async def test_a_runaway_line_without_newline_is_dropped_as_malformed_and_stream
     assert session.reader.malformed == 1 and len(session.partial) < MAX_LINE_BYTES
     session.data_received(b"tail of the runaway\n" + probe_bytes().split(b"\n", 1)[1], None)
     assert session.reader.malformed == 2  # its tail is one more bad line, then good ones
-    assert fleet.nodes["gpu01"].history.get("gpu.0.utilization_percent") == [10.0, 20.0, 30.0]
+    assert fleet.nodes["gpu01"].history.get(UTIL0) == [10.0, 20.0, 30.0]
     assert chan.closed == 0
 
 
@@ -99,6 +102,6 @@ async def test_a_last_line_without_newline_is_read_at_end_of_file():
     fleet = FleetState(["gpu01"], clock=lambda: 100.0)
     session, chan, said = session_for(fleet)
     session.data_received(probe_bytes().rstrip(b"\n"), None)
-    assert fleet.nodes["gpu01"].history.get("gpu.0.utilization_percent") == [10.0, 20.0]
+    assert fleet.nodes["gpu01"].history.get(UTIL0) == [10.0, 20.0]
     session.eof_received()
-    assert fleet.nodes["gpu01"].history.get("gpu.0.utilization_percent") == [10.0, 20.0, 30.0]
+    assert fleet.nodes["gpu01"].history.get(UTIL0) == [10.0, 20.0, 30.0]

@@ -7,6 +7,7 @@ import pytest
 
 from dltui.core import status as st
 from dltui.core.models import GpuFacts, GpuSample, NodeFacts, Sample
+from dltui.core.series import HOTTEST_GPU_C, Metric, SeriesKey
 from dltui.core.state import FleetState, NodeHistory, Ring, storage_scale
 from dltui.ui.spark import downsample
 
@@ -112,8 +113,9 @@ def test_squeezed_int16_is_downsample_of_its_values(pick, gaps):
 def test_history_keeps_unit_series_as_int16_and_the_rest_as_float32():
     h = NodeHistory(capacity=10)
     h.record(Sample(time=1.0, gpus=[GpuSample(0, temperature_c=61.0, power_w=412.34, sm_clock_mhz=1980)]))
-    assert h.series["gpu.0.temperature_c"]._data.typecode == "h" and h.get("gpu.0.power_w") == [412.3]
-    assert h.get("gpu.0.sm_clock_mhz") == [1980.0] and h.get("gpu.hottest_temperature_c") == [61.0]
+    assert h.series[SeriesKey(Metric.GPU_TEMPERATURE_C, 0)]._data.typecode == "h"
+    assert h.get(SeriesKey(Metric.GPU_POWER_W, 0)) == [412.3]
+    assert h.get(SeriesKey(Metric.GPU_SM_CLOCK_MHZ, 0)) == [1980.0] and h.get(HOTTEST_GPU_C) == [61.0]
     assert h.time._data.typecode == "d"
 
 
@@ -123,8 +125,37 @@ def test_history_series_stay_aligned_when_a_gpu_appears_late_or_vanishes():
     h.record(Sample(time=2.0, gpus=[GpuSample(0, utilization_percent=50.0)]))
     h.record(Sample(time=3.0))
     assert h.time.values() == [1.0, 2.0, 3.0]
-    assert h.get("gpu.0.utilization_percent") == [None, 50.0, None]
-    assert h.get("no.such.series") == []
+    assert h.get(SeriesKey(Metric.GPU_UTILIZATION_PERCENT, 0)) == [None, 50.0, None]
+    assert h.get(SeriesKey(Metric.GPU_UTILIZATION_PERCENT, 1)) == []  # no such GPU on this node (yet)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "gpu.0.utilization_percent",  # a name, as series were addressed before they had keys
+        ("gpu.utilization_percent", 0),  # not a SeriesKey
+        SeriesKey("gpu.utilization_percent", 0),  # type: ignore[arg-type]  # a name, not a Metric
+        SeriesKey(Metric.GPU_UTILIZATION_PERCENT),  # a GPU's metric without its GPU
+        SeriesKey(Metric.GPU_UTILIZATION_PERCENT, "0"),  # a GPU is named by its index
+        SeriesKey(Metric.DISK_BUSY_PERCENT, 0),  # a disk by its name
+        SeriesKey(Metric.CPU_TOTAL_PERCENT, 0),  # the node's own series has no device
+        SeriesKey(Metric.GPU_HOTTEST_TEMPERATURE_C, 0),  # one a node, not a GPU
+    ],
+)
+def test_a_series_that_cannot_exist_is_a_key_error_not_an_empty_one(key):
+    h = NodeHistory(capacity=10)
+    h.record(Sample(time=1.0, cpu=None, gpus=[GpuSample(0, utilization_percent=50.0, temperature_c=60.0)]))
+    with pytest.raises(KeyError):
+        h.get(key)
+    with pytest.raises(KeyError):
+        h.ring(key)
+
+
+def test_every_metric_names_its_device_and_its_storage():
+    assert SeriesKey(Metric.GPU_MEMORY_TEMPERATURE_C, 3).name == "gpu.3.memory_temperature_c"
+    assert SeriesKey(Metric.NETWORK_RX_BYTES_PER_S, "eth0").name == "network.eth0.rx_bytes_per_s"
+    assert HOTTEST_GPU_C.name == "gpu.hottest_temperature_c" and HOTTEST_GPU_C.valid()
+    assert {m.value.partition(".")[0] for m in Metric} == {"cpu", "memory", "pressure", "tasks", "disk", "network", "gpu"}
 
 
 def test_status_changes_go_to_the_timeline_with_their_reason():
@@ -168,11 +199,12 @@ def test_series_of_a_device_gone_for_the_whole_history_are_forgotten(monkeypatch
         h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0), NetworkSample("cali1", 2.0)]))
     for t in range(3, 12):
         h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0)]))
-    assert "network.cali1.rx_bytes_per_s" in h.series  # still inside the history window
+    cali1, eth0 = (SeriesKey(Metric.NETWORK_RX_BYTES_PER_S, n) for n in ("cali1", "eth0"))
+    assert cali1 in h.series  # still inside the history window
     for t in range(12, 15):
         h.record(Sample(time=float(t), networks=[NetworkSample("eth0", 1.0)]))
-    assert "network.cali1.rx_bytes_per_s" not in h.series
-    assert h.get("network.eth0.rx_bytes_per_s") == [1.0] * 10
+    assert cali1 not in h.series
+    assert h.get(eth0) == [1.0] * 10
 
 
 def test_history_follows_a_change_of_shape_and_a_name_given_twice():
@@ -186,9 +218,9 @@ def test_history_follows_a_change_of_shape_and_a_name_given_twice():
     h.record(Sample(time=3.0, disks=[DiskSample("sdb", 30.0)]))
     h.record(Sample(time=4.0, disks=[DiskSample("sdb", 40.0), DiskSample("sdb", 41.0)]))
     h.record(Sample(time=5.0, disks=[DiskSample("sda", 5.0)]))
-    assert h.get("disk.sda.read_bytes_per_s") == [1.0, 2.0, None, None, 5.0]
-    assert h.get("disk.sdb.read_bytes_per_s") == [None, 20.0, 30.0, 41.0, None]
-    assert list(h.series) == [
+    assert h.get(SeriesKey(Metric.DISK_READ_BYTES_PER_S, "sda")) == [1.0, 2.0, None, None, 5.0]
+    assert h.get(SeriesKey(Metric.DISK_READ_BYTES_PER_S, "sdb")) == [None, 20.0, 30.0, 41.0, None]
+    assert [k.name for k in h.series] == [
         "disk.sda.read_bytes_per_s",
         "disk.sda.write_bytes_per_s",
         "disk.sda.busy_percent",
@@ -200,7 +232,7 @@ def test_history_follows_a_change_of_shape_and_a_name_given_twice():
 
 def test_sample_metrics_names_every_series_with_its_value():
     from dltui.core.models import CpuSample, NetworkSample
-    from dltui.core.state import HOTTEST_GPU_C, sample_metrics
+    from dltui.core.state import sample_metrics
 
     sample = Sample(
         time=1.0,
@@ -211,8 +243,8 @@ def test_sample_metrics_names_every_series_with_its_value():
             GpuSample(1, utilization_percent=90.0, temperature_c=70.0),
         ],
     )
-    got = dict(sample_metrics(sample))
+    got = {k.name: v for k, v in sample_metrics(sample)}
     assert got["cpu.total_percent"] == 12.0 and got["network.eth0.tx_bytes_per_s"] == 6.0
-    assert got[HOTTEST_GPU_C] == 70.0
+    assert got[HOTTEST_GPU_C.name] == 70.0
     assert got["gpu.0.utilization_min_percent"] == 40.0 and "gpu.1.utilization_min_percent" not in got
     assert got["gpu.1.temperature_c"] == 70.0 and got["gpu.1.power_w"] is None

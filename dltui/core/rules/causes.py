@@ -24,6 +24,7 @@ from dltui.node.schema import D_STATE_EVERY_TICKS
 
 from .. import format as fmt
 from ..models import Sample
+from ..series import Metric, SeriesKey
 from .memory import NodeMemory
 
 READINGS = 3
@@ -71,20 +72,21 @@ def explain(
     numbers: dict[str, Any] = {}
     evidence = _evidence(sample, numbers)
 
-    def held(key: str, threshold: float, readings: int = READINGS) -> bool:
-        values = history.get(key, readings) if history is not None else []
+    def held(metric: Metric, threshold: float, readings: int = READINGS) -> bool:
+        values = history.get(SeriesKey(metric), readings) if history is not None else []
         return len(values) == readings and all(v is not None and v >= threshold for v in values)
 
-    if held("pressure.io_some_avg10_percent", p["io_some"]) or held("pressure.io_full_avg10_percent", p["io_full"]):
+    io_some, io_full = Metric.PRESSURE_IO_SOME_AVG10_PERCENT, Metric.PRESSURE_IO_FULL_AVG10_PERCENT
+    if held(io_some, p["io_some"]) or held(io_full, p["io_full"]):
         return Cause("io", "io pressure high on the last 3 readings", evidence, numbers)
-    if held("tasks.d_state_processes", p["d_state_processes"], D_STATE_READINGS):
+    if held(Metric.TASKS_D_STATE_PROCESSES, p["d_state_processes"], D_STATE_READINGS):
         return Cause("io", "processes stuck in D state (waiting on I/O) in 3 scans in a row", evidence, numbers)
     slow = _slow_disk(node, sample, p)
     if slow:
         return Cause("io", slow, evidence, numbers)
-    if held("pressure.cpu_some_avg10_percent", p["cpu_some"]):
+    if held(Metric.PRESSURE_CPU_SOME_AVG10_PERCENT, p["cpu_some"]):
         return Cause("cpu", "cpu pressure high on the last 3 readings", evidence, numbers)
-    if held("pressure.memory_some_avg10_percent", p["memory_some"]):
+    if held(Metric.PRESSURE_MEMORY_SOME_AVG10_PERCENT, p["memory_some"]):
         return Cause("memory", "memory pressure high on the last 3 readings (page cache thrashing)", evidence, numbers)
     nic = _network_lines_up(node, sample, starved_share, p)
     if nic:
@@ -153,7 +155,7 @@ def _network_lines_up(
     best: str | None = None
     best_rx: list[float] = []
     for nic in sample.networks:
-        readings = history.get(f"network.{nic.name}.rx_bytes_per_s", n)
+        readings = history.get(SeriesKey(Metric.NETWORK_RX_BYTES_PER_S, nic.name), n)
         rx = [v for v in readings if v is not None]
         if len(rx) == n and (not best_rx or fmean(rx) > fmean(best_rx)):
             best, best_rx = nic.name, rx

@@ -134,7 +134,8 @@ class NodeScreen(Screen):
 
     def _follow_journal(self) -> None:
         flows = self.actions
-        if not flows.runner.can_run(self.node_name) or not self.display:
+        runner = flows.runner  # None: a dashboard that acts on nothing
+        if runner is None or not runner.can_run(self.node_name) or not self.display:
             return
         unit = flows.unit_of(self.node_name)
         if unit is None:
@@ -142,7 +143,7 @@ class NodeScreen(Screen):
         if self._journal is None or self._journal.unit != unit:
             from dltui.actions.journal import JournalFollower
 
-            self._journal = JournalFollower(flows.runner, self.node_name, unit)
+            self._journal = JournalFollower(runner, self.node_name, unit)
         if any(w.group == "journal" and not w.is_finished for w in self.workers):
             return  # the last read is still running (a slow node): let it finish
         self.run_worker(self._poll_journal(self._journal), group="journal", exit_on_error=False)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -25,10 +26,9 @@ class CpuPane(Pane):
             return waiting(node)
         width = self.inner_width - 14
         self.set_border_text(subtitle=self.span_label(node, width))
+        total = self.spark(node, SeriesKey(Metric.CPU_TOTAL_PERCENT), width, 0, 100)
         lines = [
-            metric_line(
-                "total", fmt.pct(c.total_percent), levels.OK, self.spark(node, "cpu.total_percent", width, 0, 100)
-            ),
+            metric_line("total", fmt.pct(c.total_percent), levels.OK, total),
             labelled(
                 "user ", fmt.pct(c.user_percent), "  sys ", fmt.pct(c.system_percent),
                 "  iowait ", fmt.pct(c.iowait_percent), "  steal ", fmt.pct(c.steal_percent),

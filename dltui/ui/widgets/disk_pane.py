@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -41,7 +42,7 @@ class DiskPane(Pane):
                     fmt.size(d.write_bytes_per_s).rjust(8),
                     (fmt.pct(d.busy_percent).rjust(6), _alarm(busy_level)),
                     " ",
-                    (self.spark(node, f"disk.{d.name}.busy_percent", width, 0, 100), "$primary"),
+                    (self.spark(node, SeriesKey(Metric.DISK_BUSY_PERCENT, d.name), width, 0, 100), "$primary"),
                     fmt.num(d.await_ms, 1, "ms").rjust(8),
                 )
             )

@@ -14,7 +14,8 @@ from dltui.core import fabric
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import GpuSample, Sample
-from dltui.core.state import HOTTEST_GPU_C, NodeState
+from dltui.core.series import HOTTEST_GPU_C
+from dltui.core.state import NodeState
 from dltui.core.timeline import CRITICAL, INFO, WARNING, alert_order, severity_rank
 from dltui.core.units import ACTIVE, FAILED, FLAPPING, badge
 

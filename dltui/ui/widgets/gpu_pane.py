@@ -8,6 +8,7 @@ from textual.content import Content
 from dltui.core import format as fmt
 from dltui.core.models import GpuFacts, GpuSample
 from dltui.core.rules import RULES
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 from dltui.core.timeline import CRITICAL, INFO
 
@@ -59,33 +60,36 @@ class GpuPane(Pane):
 
     def _metrics(self, node: NodeState, g: GpuSample, facts: GpuFacts | None, width: int) -> list[Content]:
         th = self.thresholds
-        key = f"gpu.{self.index}."
+        util = SeriesKey(Metric.GPU_UTILIZATION_PERCENT, self.index)
+        memory = SeriesKey(Metric.GPU_MEMORY_USED_PERCENT, self.index)
+        temp = SeriesKey(Metric.GPU_TEMPERATURE_C, self.index)
+        power = SeriesKey(Metric.GPU_POWER_W, self.index)
         mem = g.memory_used_percent
         # The power sparkline's top: the enforced limit, else the board's maximum, else the highest seen.
         power_high = g.power_limit_w or (facts.power_limit_max_w if facts else None)
         if not power_high:
-            power_high = max((v for v in node.history.get(key + "power_w") if v is not None), default=1.0)
+            power_high = max((v for v in node.history.get(power) if v is not None), default=1.0)
         return [
             metric_line(
                 "util",
                 fmt.pct(g.utilization_percent),
                 levels.utilization(g.utilization_percent, th),
-                self.spark(node, key + "utilization_percent", width, 0, 100, pick=min),
+                self.spark(node, util, width, 0, 100, pick=min),
             ),
             metric_line(
                 "memory",
                 fmt.pct(mem),
                 levels.OK,  # a full GPU memory is normal: caching allocators hold it on purpose
-                self.spark(node, key + "memory_used_percent", width, 0, 100),
+                self.spark(node, memory, width, 0, 100),
             ),
             metric_line(
                 "temp",
                 fmt.num(g.temperature_c, 0, "°C"),
                 levels.temperature(g.temperature_c, g.temperature_margin_c, th),
-                self.spark(node, key + "temperature_c", width, 20, 95),
+                self.spark(node, temp, width, 20, 95),
             ),
             metric_line(
-                "power", fmt.num(g.power_w, 0, "W"), levels.OK, self.spark(node, key + "power_w", width, 0, power_high)
+                "power", fmt.num(g.power_w, 0, "W"), levels.OK, self.spark(node, power, width, 0, power_high)
             ),
         ]
 

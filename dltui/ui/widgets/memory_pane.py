@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -33,7 +34,7 @@ class MemoryPane(Pane):
                     "used",
                     fmt.pct(used),
                     levels.memory(used, self.thresholds),
-                    self.spark(node, "memory.used_percent", width, 0, 100),
+                    self.spark(node, SeriesKey(Metric.MEMORY_USED_PERCENT), width, 0, 100),
                 ),
                 Content.assemble(
                     f"{fmt.size(m.used_bytes)}/{fmt.size(m.total_bytes)}",

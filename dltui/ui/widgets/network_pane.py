@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 
 from .fabric_lines import port_lines
@@ -29,6 +30,7 @@ class NetworkPane(Pane):
         ]
         for n in s.networks:
             errors = sum(v for v in (n.rx_errors_total, n.tx_errors_total) if v)
+            rx = SeriesKey(Metric.NETWORK_RX_BYTES_PER_S, n.name)
             lines.append(
                 Content.assemble(
                     (n.name.ljust(name_w), "bold"),
@@ -36,7 +38,7 @@ class NetworkPane(Pane):
                     fmt.size(n.tx_bytes_per_s).rjust(8),
                     "  ",
                     (
-                        self.spark(node, f"network.{n.name}.rx_bytes_per_s", width, 0, _line_rate(speeds.get(n.name))),
+                        self.spark(node, rx, width, 0, _line_rate(speeds.get(n.name))),
                         "$primary",
                     ),
                     _speed(speeds.get(n.name)).rjust(6),

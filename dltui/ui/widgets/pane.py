@@ -16,6 +16,7 @@ from textual.visual import Visual
 from textual.widget import Widget
 
 from dltui.core import format as fmt
+from dltui.core.series import SeriesKey
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -125,7 +126,7 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
     def inner_width(self) -> int:
         return max(10, self.content_region.width or self.size.width or 40)
 
-    def spark(self, node: NodeState, key: str, width: int, low: float, high: float, pick=max) -> str:
+    def spark(self, node: NodeState, key: SeriesKey, width: int, low: float, high: float, pick=max) -> str:
         """The sparkline of one history series, squeezed to ``width`` characters."""
         per_char = _samples_per_char(node, width)
         values = node.history.get(key, width * per_char)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 
 from .. import levels
@@ -28,17 +29,17 @@ class PressurePane(Pane):
             lines.append(Content.styled("n/a: this kernel reports no PSI", "$foreground-muted"))
         else:
             for label, some, full, key in (
-                ("cpu", p.cpu_some_avg10_percent, p.cpu_full_avg10_percent, "pressure.cpu_some_avg10_percent"),
-                ("io", p.io_some_avg10_percent, p.io_full_avg10_percent, "pressure.io_some_avg10_percent"),
+                ("cpu", p.cpu_some_avg10_percent, p.cpu_full_avg10_percent, Metric.PRESSURE_CPU_SOME_AVG10_PERCENT),
+                ("io", p.io_some_avg10_percent, p.io_full_avg10_percent, Metric.PRESSURE_IO_SOME_AVG10_PERCENT),
                 (
                     "memory",
                     p.memory_some_avg10_percent,
                     p.memory_full_avg10_percent,
-                    "pressure.memory_some_avg10_percent",
+                    Metric.PRESSURE_MEMORY_SOME_AVG10_PERCENT,
                 ),
             ):
                 level = levels.pressure(label, some, full, self.thresholds)
-                line = metric_line(label, fmt.num(some, 1, "%"), level, self.spark(node, key, width, 0, 100))
+                line = metric_line(label, fmt.num(some, 1, "%"), level, self.spark(node, SeriesKey(key), width, 0, 100))
                 lines.append(Content.assemble(line, ("  full ", "$foreground-muted"), fmt.num(full, 1, "%").rjust(5)))
         t = s.tasks
         if t is not None:
