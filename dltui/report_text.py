@@ -5,9 +5,17 @@ from __future__ import annotations
 from dltui.core import format as fmt
 from dltui.core import status as st
 from dltui.core.models import DriveSample, StackFacts
-from dltui.core.state import FleetState
+from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import alert_order
-from dltui.snapshot import node_status
+
+
+def node_status(node: NodeState) -> tuple[st.Status, str | None]:
+    """The status a snapshot reports, in this text and in its JSON alike: a node that never
+    sent a sample is not ``ok``; a down node's reason without the transport's retry plan (the
+    snapshot stops trying when it ends)."""
+    if node.status == st.OK and node.sample is None:
+        return st.TIMEOUT, "connected, but no sample arrived in the snapshot window"
+    return node.status, st.without_retry(node.reason)
 
 
 def render(fleet: FleetState) -> str:

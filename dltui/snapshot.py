@@ -12,10 +12,11 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from dltui import stopping
+from dltui import report_text, stopping
 from dltui.core import status as st
-from dltui.core.state import FleetState, NodeState
+from dltui.core.state import FleetState
 from dltui.core.timeline import alert_order, severity_rank
+from dltui.report_text import node_status
 
 if TYPE_CHECKING:
     from dltui.transport.base import Sink, Transport
@@ -37,8 +38,6 @@ def main(
     if as_json:
         print(to_json(fleet))
     else:
-        from dltui import report_text  # it reads node_status from here
-
         print(report_text.render(fleet), end="")
     return exit_code(fleet)
 
@@ -93,14 +92,6 @@ def _waiting_for(fleet: FleetState, first: dict[str, float], seconds: float, now
         ):
             return True
     return False
-
-
-def node_status(node: NodeState) -> tuple[st.Status, str | None]:
-    """The status to report: a node that never sent a sample is not ``ok``; a down node's
-    reason without the transport's retry plan (the snapshot stops trying when it ends)."""
-    if node.status == st.OK and node.sample is None:
-        return st.TIMEOUT, "connected, but no sample arrived in the snapshot window"
-    return node.status, st.without_retry(node.reason)
 
 
 def exit_code(fleet: FleetState) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 from dltui.core.models import DriveSample, StackFacts
 
-from .metrics import PERCENT, Labels, Page, labels
+from .page import PERCENT, Labels, Page, labels
 
 HOUR = 3600.0
 # (name, type, help, getter, scale)

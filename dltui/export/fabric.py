@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dltui.core.models import IbPortSample, NvlinkSample, Sample
 
-from .metrics import Labels, Page, labels
+from .page import Labels, Page, labels
 
 GBPS = 1e9 / 8  # Gb/s -> bytes per second
 

@@ -11,85 +11,18 @@ Pure Python, no Textual, no I/O: ``render(fleet)`` returns the page.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from dltui.core import status as st
 from dltui.core.models import GpuSample, NodeFacts, Sample
 from dltui.core.state import FleetState, NodeState
 
+from .drive_metrics import drive_families, stack_families
+from .fabric import render as fabric
+from .page import MHZ, MIB, PERCENT, US, Labels, Page, labels
+
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-MIB = 1024 * 1024
-MHZ = 1_000_000
-PERCENT = 0.01
-US = 1e-6
-
-
-def escape_label(value: str) -> str:
-    """Label values escape backslash, double quote and newline (the text format's rule)."""
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-
-class Labels(str):
-    """A label set, rendered and escaped once (``node="a",gpu="0"``): a GPU's labels are
-    written into some thirty families, so they are not rebuilt for each. ``+`` appends pairs."""
-
-    __slots__ = ()
-
-    def __add__(self, other: object) -> Labels:
-        more = other if isinstance(other, Labels) else labels(*other)  # type: ignore[misc]
-        if not more:
-            return self
-        return Labels(f"{self},{more}" if self else more)
-
-
-def labels(*pairs: tuple[str, str | None]) -> Labels:
-    """Pairs whose value is known: an unknown fact is left out, not written as ''."""
-    return Labels(",".join(f'{k}="{escape_label(v)}"' for k, v in pairs if v is not None))
-
-
-def _escape_help(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n")
-
-
-def _number(value: float) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, int):
-        return str(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "+Inf" if value > 0 else "-Inf"
-    return repr(float(value))
-
-
-@dataclass
-class Family:
-    name: str
-    type: str  # "gauge" or "counter"
-    help: str
-    samples: list[tuple[Labels, float]] = field(default_factory=list)
-
-    def add(self, labels: Labels, value: float | int | bool | None, scale: float = 1.0) -> None:
-        if value is None:
-            return  # not reported: no series
-        self.samples.append((labels, value * scale if scale != 1.0 else value))
-
-    def lines(self) -> Iterator[str]:
-        if not self.samples:
-            return
-        yield f"# HELP {self.name} {_escape_help(self.help)}"
-        yield f"# TYPE {self.name} {self.type}"
-        for body, value in self.samples:
-            if body:
-                yield f"{self.name}{{{body}}} {_number(value)}"
-            else:
-                yield f"{self.name} {_number(value)}"
-
-
 # (name, type, help, getter, scale): one GPU series per row, from GpuSample fields.
 GpuGetter = Callable[[GpuSample], Any]
 _GPU: tuple[tuple[str, str, str, GpuGetter, float], ...] = (
@@ -259,22 +192,6 @@ _CLOCK_EVENT_TIME = (
 )
 
 
-class Page:
-    """The families of one page, in a fixed order, filled node by node."""
-
-    def __init__(self) -> None:
-        self.families: dict[str, Family] = {}
-
-    def family(self, name: str, type_: str, help_: str) -> Family:
-        fam = self.families.get(name)
-        if fam is None:
-            fam = self.families[name] = Family(name, type_, help_)
-        return fam
-
-    def text(self) -> str:
-        return "".join(line + "\n" for fam in self.families.values() for line in fam.lines())
-
-
 def render(fleet: FleetState) -> str:
     page = Page()
     for node in fleet:
@@ -289,8 +206,6 @@ def _node(page: Page, node: NodeState) -> None:
     page.family("dltui_node_status", "gauge", "The node's connection status word (value 1).").add(
         n + (("status", node.status),), 1
     )
-    from .drive_metrics import drive_families, stack_families  # they build on this module
-
     if node.facts is not None:
         _facts(page, n, node.facts)
         if node.facts.stack is not None:
@@ -304,8 +219,6 @@ def _node(page: Page, node: NodeState) -> None:
         _host(page, n, node.sample)
         _gpus(page, node, node.sample)
         _units(page, n, node.sample)
-        from .fabric import render as fabric  # it builds on this module's Page and Labels
-
         fabric(page, n, node.sample, {g.index: _gpu_labels(node, g) for g in node.sample.gpus})
         drive_families(page, n, node.sample.drives)
     _alerts(page, node)

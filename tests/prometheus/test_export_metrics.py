@@ -10,7 +10,8 @@ from dltui.core.models import FilesystemSample, GpuFacts, GpuSample, MemorySampl
 from dltui.core.rules import build_engine
 from dltui.core.state import FleetState
 from dltui.core.timeline import Alert
-from dltui.export.metrics import CachedPage, escape_label, render
+from dltui.export.metrics import CachedPage, render
+from dltui.export.page import escape_label
 from dltui.transport.demo import DemoTransport
 
 from .tools import promtool_check

@@ -323,14 +323,17 @@ def _module_level(body):
             yield from _module_level(getattr(node, field, None) or [])
 
 
-def import_graph() -> dict[str, set[str]]:
-    """dltui module -> the dltui modules it imports at module level. ``from a import b``
-    is an edge to ``a.b`` where b is a module, else to ``a`` (so a package's ``__init__`` that
-    re-exports its modules is not a cycle with each of them)."""
+def import_graph(inside_functions: bool = False) -> dict[str, set[str]]:
+    """dltui module -> the dltui modules it imports at module level (and, with
+    ``inside_functions``, anywhere in it). ``from a import b`` is an edge to ``a.b`` where b is
+    a module, else to ``a`` (so a package's ``__init__`` that re-exports its modules is not a
+    cycle with each of them)."""
     graph: dict[str, set[str]] = {}
     for path in SOURCES:
         edges = graph.setdefault(module_of(path), set())
-        for stem, names in _imports(path, _module_level(_tree(path).body)):
+        tree = _tree(path)
+        nodes = list(ast.walk(tree)) if inside_functions else _module_level(tree.body)
+        for stem, names in _imports(path, nodes):
             targets = [f"{stem}.{n}" if f"{stem}.{n}" in MODULES else stem for n in names] or [stem]
             edges.update(t for t in targets if t in MODULES and t != module_of(path))
     return graph
@@ -387,6 +390,14 @@ def test_no_import_cycles_anywhere_in_dltui():
     assert cycles == [], "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
 
 
+def test_no_import_cycles_even_through_imports_inside_functions():
+    """A function-level import only hides a cycle (``export.metrics`` importing its own
+    ``fabric`` and ``drive_metrics`` inside ``_node``, ``snapshot`` importing ``report_text``
+    inside ``run`` while each imported it back): the lower module must not know the upper."""
+    cycles = import_cycles(import_graph(inside_functions=True))
+    assert cycles == [], "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
 def test_the_cycle_check_finds_a_cycle_and_reads_the_imports_it_must():
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert import_cycles(graph) == [["a", "b", "c", "a"]]
@@ -395,6 +406,7 @@ def test_the_cycle_check_finds_a_cycle_and_reads_the_imports_it_must():
     assert "dltui.ui.action_flows" in real["dltui.ui.app"]  # from .action_flows import ActionFlows
     assert "dltui.actions.policy" in real["dltui.ui.messages"]  # under if TYPE_CHECKING:
     assert "dltui.ui.screens.chart" not in real["dltui.ui.screens.fleet"]  # inside a method
+    assert "dltui.ui.screens.chart" in import_graph(inside_functions=True)["dltui.ui.screens.fleet"]
 
 
 # What only the composition root (``dltui.wiring``) builds for the dashboard: the action service
