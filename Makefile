@@ -18,13 +18,15 @@ LOCKED := PIP_CONSTRAINT=$(CURDIR)/$(LOCK)
 # Prometheus source; systemd, sudo and util-linux for the real systemd test nodes; stress-ng,
 # fio and iperf3 for the burn-in; smartmontools for the drive-health reader's real smartctl;
 # Chromium for `dltui serve` in a real browser (Playwright drives it; it never downloads a
-# browser of its own).
+# browser of its own); slurm-wlm and munge for the real Slurm lab (tests/integration/slurm_lab.py:
+# slurmctld + slurmd + munged on loopback with their own key, for drain/resume and job lookups).
 SYSTEM_TOOLS := /usr/sbin/sshd /usr/bin/ssh-keygen /usr/bin/tmux /usr/sbin/ip /usr/sbin/tc \
 	/usr/bin/prometheus /usr/bin/promtool /usr/bin/prometheus-node-exporter \
 	/lib/systemd/systemd /usr/bin/sudo /usr/bin/nsenter /usr/bin/setpriv \
-	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium /usr/sbin/smartctl
+	/usr/bin/stress-ng /usr/bin/fio /usr/bin/iperf3 /usr/bin/chromium /usr/sbin/smartctl \
+	/usr/sbin/slurmctld /usr/sbin/slurmd /usr/bin/scontrol /usr/bin/sbatch /usr/sbin/munged
 APT_PACKAGES := openssh-server openssh-client tmux iproute2 prometheus prometheus-node-exporter \
-	systemd sudo util-linux stress-ng fio iperf3 chromium smartmontools
+	systemd sudo util-linux stress-ng fio iperf3 chromium smartmontools slurm-wlm munge
 # The references `make bench` measures against (glances: bench/ui_cpu.py pip-installs it;
 # btop: bench/outside.py, with a config directory of its own).
 BENCH_TOOLS := /usr/bin/prometheus-node-exporter /usr/bin/tmux /usr/bin/btop

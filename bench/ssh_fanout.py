@@ -15,6 +15,9 @@ The nodes run on the same CPUs as dltui, so start-up times include every node's 
 probe starting; dltui's own CPU and the whole machine's busy CPU until the first samples are
 printed beside them. Probes sample on wall-clock ticks, so a fleet's samples reach dltui in
 one burst: the transport's fixed cost per wake-up is shared by more nodes the larger the fleet.
+Also, before the fleets: a cold probe start on this machine, as a node runs it (the loader
+and its payload from ``bundle``, ``python3 -I -S``, ``--count 1``: hello and one sample), its
+CPU (the median of a few) and the payload's bytes, the node-side share of a connection.
 Targets: first sample from 64 nodes <= 2 s; <= 0.1 ms CPU per node-sample in the transport.
 Needs root and openssh-server. Prints figures only; nothing is asserted.
 
@@ -24,6 +27,8 @@ Needs root and openssh-server. Prints figures only; nothing is asserted.
 import argparse
 import asyncio
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,10 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from dltui.core.state import FleetState  # noqa: E402
+from dltui.node import bundle  # noqa: E402
 from dltui.transport.protocol import ProbeReader  # noqa: E402
 from dltui.transport.ssh.fleet import SshFleet  # noqa: E402
 from dltui.transport.ssh.options import SshOptions  # noqa: E402
-from tests.integration.sshd import SshLab  # noqa: E402
+from tests.integration.sshd import SYSTEM_PATH, SshLab  # noqa: E402
 
 
 def openssh_fanout(names, home):
@@ -140,13 +146,38 @@ def run(n, interval_s, steady_s):
 DECODE = DecodeClock()
 
 
+def cold_probe_start(runs=7, python="python3"):
+    """(median CPU seconds of a cold probe start to its first sample, payload bytes): the
+    command and payload ssh would carry, run here ``runs`` times (children's rusage) with the
+    lab nodes' PATH (this shell's may find a pyenv shim first: +50 ms of bash a start)."""
+    command = bundle.ssh_command(1.0, 0.0, python=python) + " --count 1"
+    payload = bundle.payload()
+    spent = []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run(
+            ["sh", "-c", command], input=payload, capture_output=True, check=True, env={"PATH": SYSTEM_PATH}
+        )
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if b'"hello"' not in done.stdout:
+            raise SystemExit("probe did not start: %s" % done.stderr.decode()[-300:])
+        spent.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(spent), len(payload)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[16, 64], help="fleet sizes (default 16 64)")
-    parser.add_argument("--steady", type=float, default=30.0, help="seconds of steady state measured (default 30: whole ping periods)")
+    parser.add_argument(
+        "--steady", type=float, default=30.0, help="seconds of steady state measured (default 30: whole ping periods)"
+    )
     parser.add_argument("--interval", type=float, default=1.0, help="probe interval in seconds (default 1)")
     args = parser.parse_args()
-    print(f"{os.cpu_count()} CPUs; probe interval {args.interval:g} s; steady window {args.steady:g} s")
+    print(f"{os.cpu_count()} CPUs; probe interval {args.interval:g} s; steady window {args.steady:g} s; "
+          f"load {' '.join(open('/proc/loadavg').read().split()[:3])}")
+    cold_s, payload_bytes = cold_probe_start()
+    print(f"cold probe start (python3 -I -S, hello + 1 sample): {cold_s * 1e3:.1f} ms CPU (median of 7); "
+          f"payload {payload_bytes / 1024:.0f} KiB to every node")
     for n in args.nodes:
         spawn_s, openssh_s, first_s, first_cpu, first_busy, first_steal, cpu, decode, samples, wall, down = run(
             n, args.interval, args.steady
@@ -154,7 +185,8 @@ def main():
         per_sample, decode_s = cpu / max(samples, 1), decode / max(samples, 1)
         print(f"\n{n} nodes behind one jump (sshd spawn + ready {spawn_s:.2f} s)")
         print(f"  OpenSSH `ssh node true`, all in parallel: {openssh_s:.2f} s")
-        print(f"  dltui first sample from every node:      {first_s:.2f} s   ratio dltui/OpenSSH {first_s / openssh_s:.2f}")
+        print(f"  dltui first sample from every node:      {first_s:.2f} s   "
+              f"ratio dltui/OpenSSH {first_s / openssh_s:.2f}")
         print(f"    dltui's own CPU until then: {first_cpu:.2f} s ({first_cpu / n * 1e3:.0f} ms per node); the machine "
               f"was busy {first_busy:.2f} of {first_s * os.cpu_count():.2f} CPU-s, the rest being every sshd and "
               f"probe starting ({(first_busy - first_cpu - first_steal) / n * 1e3:.0f} ms per node) and "

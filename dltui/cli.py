@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from dltui.wiring import Settings, SnapshotOptions, Source
 
 SUBCOMMANDS = (
-    "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal", "completion",
+    "watch", "snapshot", "demo", "replay", "export", "serve", "burn-in", "unit", "signal",
+    "drain", "resume", "cordon", "uncordon", "completion",
 )
 HOST_HELP = (
     "nodes as ssh(1) takes them: a Host alias from the SSH config, user@host, host:port, "
@@ -59,6 +60,7 @@ class CommonOptions:
     identity: tuple[str, ...] = ()
     known_hosts: str | None = None
     accept_new_host_keys: bool = False
+    history_from: str | None = None  # --history-from URL: [prometheus] url
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,7 @@ class Shared:
     theme: bool = False
     read_only: bool = False
     record: bool = False
+    history: bool = False  # --history-from URL
 
     def add(self, parser: argparse.ArgumentParser) -> None:
         if self.ssh:
@@ -111,6 +114,13 @@ class Shared:
                 metavar="FILE",
                 help="also write every sample and event to FILE for 'dltui replay' (.gz compresses)",
             )
+        if self.history:
+            gen.add_argument(
+                "--history-from",
+                metavar="URL",
+                help="the Prometheus that keeps the nodes' past: charts reach back 6 h / 24 h / 7 d "
+                "(default: [prometheus] url of the config)",
+            )
         gen.add_argument("--log-file", metavar="FILE", help="dltui's log (default ~/.local/state/dltui/dltui.log)")
         gen.add_argument("--debug", action="store_true", help="log debug records too (connections, commands)")
 
@@ -133,16 +143,18 @@ class Shared:
             common = replace(common, read_only=args.read_only)
         if self.record:
             common = replace(common, record=args.record)
+        if self.history:
+            common = replace(common, history_from=args.history_from)
         return common
 
 
 # what each subcommand takes of the shared options
-WATCH = Shared(theme=True, read_only=True, record=True)
-SNAPSHOT = Shared(record=True)
-DEMO = Shared(ssh=False, theme=True, read_only=True, record=True)
+WATCH = Shared(theme=True, read_only=True, record=True, history=True)
+SNAPSHOT = Shared(record=True, history=True)
+DEMO = Shared(ssh=False, theme=True, read_only=True, record=True, history=True)
 REPLAY = Shared(ssh=False, interval=False, theme=True, read_only=True)
 EXPORT = Shared(record=True)
-SERVE = Shared(theme=True, read_only=True)
+SERVE = Shared(theme=True, read_only=True, history=True)
 ACTIONS = Shared(interval=False, read_only=True)
 BURN_IN = Shared(read_only=True)
 
@@ -172,6 +184,7 @@ def _hosts(parser: argparse.ArgumentParser, nargs: str = "*") -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     from dltui.actions.arguments import add_parsers as add_actions
+    from dltui.actions.sched_cli import add_parsers as add_scheduler
     from dltui.burnin.arguments import add_start_arguments
     from dltui.export.command import add_parser as add_export
     from dltui.ui.serve.command import add_parser as add_serve  # argparse only: no Textual
@@ -205,6 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
     _hosts(snap)
     snap.add_argument("--json", action="store_true", help="print one JSON document (schema: docs/json-schema.md)")
     _number(snap, "--seconds", "seconds", "how long to watch before reporting, 0.1 to 86400 (default 3)")
+    snap.add_argument(
+        "--since",
+        metavar="DURATION",
+        type=_since,
+        help="also report the alerts the rules find in the nodes' past from Prometheus (--history-from "
+        "or [prometheus] url) over this window, e.g. 7d, 24h (at most 30d)",
+    )
     add_prometheus(snap)
     SNAPSHOT.add(snap)
 
@@ -224,6 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_export(sub, EXPORT.add, HOST_HELP)
     add_serve(sub, SERVE.add, add_prometheus, _hosts)
     add_actions(sub, ACTIONS.add, _number)
+    add_scheduler(sub, ACTIONS.add)
     burn = sub.add_parser(
         "burn-in",
         help="start, attach to or stop a burn-in (dltui burn-in --help)",
@@ -314,6 +335,10 @@ def _prepared(args: argparse.Namespace, argv: list[str]) -> tuple[CommonOptions,
         return Command(ACTIONS, actions.unit_options_from, wiring.unit_actions).prepare(args)
     if name == "signal":
         return Command(ACTIONS, actions.signal_options_from, wiring.unit_actions).prepare(args)
+    if name in ("drain", "resume", "cordon", "uncordon"):
+        from dltui.actions import sched_cli
+
+        return Command(ACTIONS, sched_cli.options_from, wiring.scheduler_actions).prepare(args)
     return Command(WATCH, _hosts_source, wiring.dashboard).prepare(args)
 
 
@@ -329,7 +354,17 @@ def _hosts_source(args: argparse.Namespace) -> Source:
 def _snapshot_options(args: argparse.Namespace) -> SnapshotOptions:
     from dltui import wiring
 
-    return wiring.SnapshotOptions(_hosts_source(args), args.seconds, args.json)
+    return wiring.SnapshotOptions(_hosts_source(args), args.seconds, args.json, since_s=args.since)
+
+
+def _since(text: str) -> float:
+    """``--since``: a duration (``7d``, ``24h``, ``90m``) of at most 30 days."""
+    from dltui.history.plan import duration_s
+
+    seconds = duration_s(text)
+    if seconds is None or not 60 <= seconds <= 30 * 86400:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a duration from 1m to 30d, such as 7d or 24h")
+    return seconds
 
 
 def _demo_source(args: argparse.Namespace) -> Source:
@@ -359,6 +394,7 @@ def settings(common: CommonOptions) -> Settings:
         identity=common.identity,
         known_hosts=common.known_hosts,
         accept_new_host_keys=common.accept_new_host_keys,
+        history_from=common.history_from,
     )
 
 

@@ -223,6 +223,17 @@ class GroupSection:
         None, "the HCA ports' rate these nodes are built to: sets the ib_* rules' ib_rate_gbps", min=0, max=10**5,
         unit="Gb/s",
     )
+    slurm_node: str | None = key(
+        None, "these nodes' Slurm NodeName where it is not their short host name; {host} stands for that name "
+        '("{host}-ib")'
+    )
+    kubernetes_node: str | None = key(
+        None, "these nodes' Kubernetes node name ({host}: the short host name); set, the SCHED column reads "
+        "it with this machine's kubectl and cordon / uncordon act on it"
+    )
+    containers: tuple[str, ...] | None = key(
+        None, "the training containers of these nodes: names, or label selectors (label=KEY=VALUE)"
+    )
     rules: dict[str, dict[str, Any]] = key({}, "[groups.NAME.rules.RULE]: rule parameters for these nodes")
 
 
@@ -234,6 +245,14 @@ class ProbeSection:
         "/sys", "where the nodes' sysfs is mounted, an absolute path (a probe in a container: the host's at "
         "/host/sys, as node_exporter's --path.sysfs)"
     )
+
+
+@dataclass(frozen=True)
+class PrometheusSection:
+    """``[prometheus]``: the Prometheus that keeps the fleet's past (node_exporter, dcgm-exporter,
+    dltui export): the charts' 6 h / 24 h / 7 d windows and ``snapshot --since`` read it."""
+
+    url: str | None = key(None, "Prometheus's address, e.g. http://prometheus:9090 (--history-from overrides it)")
 
 
 @dataclass(frozen=True)
@@ -250,6 +269,7 @@ class Config:
     actions: ActionsSection = table(ActionsSection, "[actions]")
     burnin: BurninSection = table(BurninSection, "[burnin]")
     probe: ProbeSection = table(ProbeSection, "[probe]")
+    prometheus: PrometheusSection = table(PrometheusSection, "[prometheus]")
     rules: dict[str, dict[str, Any]] = key({}, "[rules.RULE]: rule parameters for every node (see Alerts)")
     groups: dict[str, GroupSection] = key({}, "[groups.NAME]: node groups")
     source: str | None = dataclasses.field(default=None, metadata={"internal": True})  # the file read

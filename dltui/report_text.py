@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from dltui.core import format as fmt
+from dltui.core import gpu_fields, vendors
 from dltui.core import status as st
-from dltui.core.models import DriveSample, StackFacts
+from dltui.core.attribution import gpu_holder
+from dltui.core.models import DriveSample, GpuSample, StackFacts
+from dltui.core.scheduler import view_lines
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import alert_order
 
@@ -34,7 +37,7 @@ def render(fleet: FleetState) -> str:
         f, s = node.facts, node.sample
         if f is not None:
             gpu = (
-                f"driver {f.driver_version or 'n/a'}, CUDA {f.cuda_version or 'n/a'}"
+                ", ".join(f"{what} {version or 'n/a'}" for what, version in vendors.driver_words(f))  # each vendor's
                 if f.gpu_source
                 else (f.gpu_note or "no GPUs")
             )
@@ -43,6 +46,7 @@ def render(fleet: FleetState) -> str:
             )
             if f.stack is not None:
                 out.append(f"  stack: {stack_words(f.stack)}")
+        out.extend(f"  {line}" for line in view_lines(node.scheduler))  # Slurm's / Kubernetes' view
         if s is None:
             out.append("")
             continue
@@ -88,16 +92,28 @@ def render(fleet: FleetState) -> str:
                 out.append(f"  GPU{g.index} {g.name or ''}: {g.error}")
                 continue
             reasons = ",".join(r for r in g.clock_event_reasons or () if r != "gpu_idle") or "-"
+            clocks = f"clocks-event {reasons}"
+            if vendors.vendor(g.vendor) is not vendors.NVIDIA:  # no clock-event reasons: its throttle status
+                clocks = "throttled " + {True: "yes", False: "no", None: "n/a"}[g.throttled]
             out.append(
-                f"  GPU{g.index} {g.name or ''}: util "
+                f"  GPU{g.index} {_model(g)}: util "
                 f"{fmt.pct(g.utilization_percent)} mem {fmt.mib(g.memory_used_mib)}/"
                 f"{fmt.mib(g.memory_total_mib)} temp {fmt.num(g.temperature_c, 0, '°C')}"
-                f" power {fmt.num(g.power_w, 0, 'W')}/{fmt.num(g.power_limit_w, 0, 'W')} clocks-event {reasons}"
+                f" power {fmt.num(g.power_w, 0, 'W')}/{fmt.num(g.power_limit_w, 0, 'W')} {clocks}"
+                + "".join(f" {tag} {value}" for tag, value in gpu_fields.details(g))  # the field table's
             )
+            holder = gpu_holder(g, node.jobs, node.containers)
+            if holder:
+                out.append(f"    held by {holder}")
         if not s.gpus:
             out.append("  gpus: none")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def _model(g: GpuSample) -> str:
+    """NVIDIA's name as it reports it; another vendor's with its maker ("AMD Instinct MI300X")."""
+    return (g.name or "") if vendors.vendor(g.vendor) is vendors.NVIDIA else vendors.label(g.vendor, g.name)
 
 
 def drive_words(d: DriveSample) -> str:
@@ -140,6 +156,8 @@ def stack_words(st: StackFacts) -> str:
         None: "automatic upgrades n/a",
     }
     words = f"{held[st.driver_held]}, {upgrades[st.auto_upgrades]}"
+    if st.rocm_version:
+        words = f"ROCm {st.rocm_version}, " + words
     if st.auto_upgrades and st.auto_upgrades_skip_driver:
         words += " (driver excluded)"
     if st.reboot_reasons:

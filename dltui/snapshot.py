@@ -8,17 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from dltui import report_text, stopping
 from dltui.core import status as st
+from dltui.core.scheduler import view_dict
 from dltui.core.state import FleetState
 from dltui.core.timeline import alert_order, severity_rank
 from dltui.report_text import node_status
 
 if TYPE_CHECKING:
+    from dltui.history import HistorySource
+    from dltui.history.past import NodePast
     from dltui.transport.base import Sink, Transport
 
 SCHEMA_VERSION = 1
@@ -27,18 +31,41 @@ EXIT_OK, EXIT_WARNING, EXIT_CRITICAL, EXIT_UNKNOWN = 0, 1, 2, 3
 
 
 def main(
-    fleet: FleetState, transports: Sequence[Transport], seconds: float, as_json: bool, sink: Sink | None = None
+    fleet: FleetState,
+    transports: Sequence[Transport],
+    seconds: float,
+    as_json: bool,
+    sink: Sink | None = None,
+    history: HistorySource | None = None,
+    since_s: float | None = None,
 ) -> int:
     """Watch, print the report (text or JSON) and answer the exit code; interrupted (Ctrl-C,
-    SIGTERM, SIGHUP): connections closed, nothing printed, UNKNOWN."""
+    SIGTERM, SIGHUP): connections closed, nothing printed, UNKNOWN. With ``history`` and
+    ``since_s`` (``--since``), each node's past alerts over that window too: reported beside
+    the live verdict, never part of the exit code (that judges the nodes as they are now)."""
+    found: list[NodePast] = []
     try:
         stopping.run(watch(fleet, transports, seconds, sink=sink))
+        if history is not None and since_s is not None:
+            from dltui.history.past import pasts
+
+            nodes = [(n.name, n.facts.hostname if n.facts else None) for n in fleet]
+            found = stopping.run(pasts(history, nodes, since_s))
     except KeyboardInterrupt:
         return EXIT_UNKNOWN
     if as_json:
-        print(to_json(fleet))
+        doc = report(fleet)
+        by_name = {p.name: p for p in found}
+        for node in doc["nodes"] if found else ():
+            past = by_name.get(node["name"])
+            node["history"] = past.to_dict() if past is not None else None
+        print(json.dumps(doc, indent=2, sort_keys=False))
     else:
         print(report_text.render(fleet), end="")
+        if found:
+            from dltui.history.past import render_text
+
+            print("\n" + render_text(found), end="")
     return exit_code(fleet)
 
 
@@ -120,6 +147,11 @@ def report(fleet: FleetState) -> dict[str, Any]:
                 "alerts": [a.to_dict() for a in sorted(node.alerts.values(), key=alert_order)],
                 "timeline": [e.to_dict() for e in list(node.timeline)[-TIMELINE_IN_REPORT:]],
                 "malformed_lines": node.malformed_lines,
+                # what the GPU processes' Slurm jobs and containers are (docs/snapshot-json.md)
+                "jobs": [dataclasses.asdict(j) for _, j in sorted(node.jobs.items())],
+                "containers": [dataclasses.asdict(c) for _, c in sorted(node.containers.items())],
+                # Slurm's / Kubernetes' view of the node, read once at the snapshot's start
+                "scheduler": view_dict(node.scheduler),
                 "rules_na": {
                     "node" if gpu is None else str(gpu): sorted(ids)
                     for gpu, ids in sorted(node.rules_na.items(), key=_gpu_order)

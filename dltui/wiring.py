@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dltui.config import Config, load
@@ -26,12 +26,16 @@ from dltui.transport.ssh.options import SshOptions
 if TYPE_CHECKING:
     from dltui.actions.arguments import ActionOptions
     from dltui.actions.policy import ActionSettings
+    from dltui.actions.sched_cli import SchedOptions
     from dltui.burnin.arguments import BurnInOptions
     from dltui.core.gpu_inventory import GpuInventory
     from dltui.core.state import FleetState
     from dltui.export.command import ExportOptions
+    from dltui.history import HistorySource
     from dltui.transport.base import Sink, Transport
+    from dltui.transport.command import HostCommands
     from dltui.transport.recording.recorder import Recorder
+    from dltui.transport.ssh.commands import SshCommands
     from dltui.ui.app import DltuiApp
     from dltui.ui.serve.command import ServeOptions
     from dltui.ui.services import DashboardServices
@@ -60,6 +64,7 @@ def load_settings(
     identity: Sequence[str] = (),
     known_hosts: str | None = None,
     accept_new_host_keys: bool = False,
+    history_from: str | None = None,
 ) -> Settings:
     """Command line > environment > config file > defaults. Raises ``ConfigError`` (one line
     naming the file and the key) for anything the file or a rule setting gets wrong."""
@@ -71,6 +76,8 @@ def load_settings(
         changes["theme"] = theme
     if read_only:
         changes["read_only"] = True
+    if history_from:
+        changes["prometheus"] = dataclasses.replace(cfg.prometheus, url=history_from)
     cfg = dataclasses.replace(cfg, **changes) if changes else cfg
     _check_rules_and_units(cfg)
     if jump:  # a hop ssh would refuse stops every command here, in one line, before any connect
@@ -144,6 +151,7 @@ class SnapshotOptions:
     source: Source
     seconds: float = 3.0
     as_json: bool = False  # --json
+    since_s: float | None = None  # --since: the past alerts over this window, from Prometheus
 
 
 @dataclass
@@ -156,6 +164,14 @@ class Fleet:
     sink: Sink
     recorder: Recorder | None = None
     inventory: GpuInventory | None = None
+    # Readers that run beside the transports on their connections and write into the same sink
+    # (what the GPU processes' job and container ids mean): no node of their own.
+    lookups: list[Transport] = field(default_factory=list)
+
+    @property
+    def streams(self) -> list[Transport]:
+        """Everything a command runs into ``sink``: the transports, then the lookups."""
+        return [*self.transports, *self.lookups]
 
     def close(self) -> None:
         if self.recorder is not None:
@@ -200,8 +216,12 @@ def transports(settings: Settings, source: Source) -> tuple[list[Transport], Cal
     from dltui.actions.unit_config import UnitConfig
     from dltui.transport.factory import build_transports
 
-    # each node's probe extras: the units and checkpoint glob of its group
-    extras = UnitConfig(cfg).for_node
+    # each node's probe extras: the units, checkpoint glob and training containers of its group
+    units = UnitConfig(cfg)
+
+    def extras(node: str) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+        return (*units.for_node(node), units.containers_for(node))
+
     return build_transports(list(source.names), cfg.interval_s, settings.ssh, extras), None
 
 
@@ -236,9 +256,13 @@ def fleet_state(
     return FleetState(list(names), engine=engine, clock=clock or time.time)
 
 
-def build(settings: Settings, source: Source, *, snapshot_window_s: float | None = None) -> Fleet:
+def build(
+    settings: Settings, source: Source, *, snapshot_window_s: float | None = None, scheduler: bool = False
+) -> Fleet:
     """The fleet for a dashboard (``snapshot_window_s`` None) or a snapshot that judges what it
-    saw in its window. Raises ``RecordError`` when ``--record`` cannot be created."""
+    saw in its window. Raises ``RecordError`` when ``--record`` cannot be created. ``scheduler``:
+    the nodes' Slurm / Kubernetes state is read beside them (snapshot, export; the dashboard
+    runs the same poller from its own timer, ``dashboard_services``)."""
     from dltui.transport.factory import node_names
     from dltui.transport.recording.recorder import Recorder
 
@@ -248,13 +272,27 @@ def build(settings: Settings, source: Source, *, snapshot_window_s: float | None
     state = fleet_state(
         settings.config, names, clock=clock, inventory=inventory, snapshot_window_s=snapshot_window_s
     )
+    lookups: list[Transport] = []
+    if isinstance(source, (Hosts, Demo)):  # what the GPU processes' job and container ids mean
+        from dltui.transport.attribution import AttributionLookups
+        from dltui.transport.command import FleetRunner
+
+        lookups.append(AttributionLookups(state, FleetRunner(made), names))
+    if scheduler and isinstance(source, Hosts):  # the demo simulates no scheduler
+        from dltui.transport.scheduler import SchedulerReads, poller_for
+
+        # a snapshot reads each node once, at its start (again only after a failed read)
+        once = snapshot_window_s is not None
+        poller = poller_for(FleetRunner(made), settings.config, interval_s=float("inf") if once else 30.0)
+        if poller is not None:
+            lookups.append(SchedulerReads(state, poller))
     recorder = Recorder.create(state, settings.record, names) if settings.record else None
     log.debug(
         "fleet of %d node(s) from %s; config %s; interval %g s; recording to %s",
         len(names), type(source).__name__, settings.config.source or "(none)", settings.config.interval_s,
         settings.record or "(nothing)",
     )
-    return Fleet(made, state, recorder if recorder is not None else state, recorder, inventory)
+    return Fleet(made, state, recorder if recorder is not None else state, recorder, inventory, lookups)
 
 
 # -- the commands, built here and run by their own modules ---------------------------------
@@ -278,8 +316,8 @@ def dashboard_app(settings: Settings, source: Source) -> tuple[DltuiApp, Fleet]:
     from dltui.ui.app import build_app
 
     fleet = build(settings, source)
-    services = dashboard_services(fleet.transports, settings.config)
-    app = build_app(fleet.transports, settings.config, fleet=fleet.state, services=services)
+    services = dashboard_services(fleet.transports, _history_config(settings.config, source))
+    app = build_app(fleet.streams, settings.config, fleet=fleet.state, services=services)
     app.sink = fleet.sink
     return app, fleet
 
@@ -293,12 +331,11 @@ def dashboard_services(
     nodes. The UI builds none of it: the audit, the SSH options and the simulated choice are
     made here."""
     import os
-    import sys
 
     from dltui.actions.audit import MemoryAudit
     from dltui.actions.policy import ActionSettings
     from dltui.actions.service import ActionService
-    from dltui.transport.command import FleetRunner
+    from dltui.transport.command import FleetRunner, TakesCommands
     from dltui.transport.demo import DemoTransport
     from dltui.ui.serve import ORIGIN_ENV
     from dltui.ui.services import DashboardServices
@@ -307,40 +344,85 @@ def dashboard_services(
     if os.environ.get(ORIGIN_ENV):  # a browser tab's dashboard (dltui serve): its lines name the browser
         settings = dataclasses.replace(settings, origin=os.environ[ORIGIN_ENV])
     runner = FleetRunner(transports)
+    history = history_source(cfg)  # the charts' past, the burn-in report's "before the run"
     # the demo's actions are simulated (and say so): audited in memory, never in the real log
     simulated = any(isinstance(t, DemoTransport) for t in transports)
     service = ActionService(runner, settings, MemoryAudit() if simulated else None)
-    # An SshFleet exists only once its module is imported: a demo or a replay never pays for
-    # asyncssh (nor the burn-in's modules) to learn it has no SSH node.
-    ssh = []
-    if "dltui.transport.ssh.fleet" in sys.modules:
-        from dltui.transport.ssh.fleet import SshFleet
-
-        ssh = [t for t in transports if isinstance(t, SshFleet)]
+    # The burn-in runs where a transport offers the whole node-command contract on its own
+    # connections (the SSH fleet: TakesCommands.node_commands), asked, not guessed; a demo or
+    # a replay has none, and never imports asyncssh nor the burn-in's modules to learn it.
     launcher = None
-    if ssh:
+    offered = [(t.names, c) for t in transports if isinstance(t, TakesCommands) and (c := t.node_commands())]
+    if offered:
         from dltui.burnin.session import BurnInLauncher
 
-        hosts = tuple(name for t in ssh for name in t.names)
+        hosts, commands = offered[0]  # one SSH fleet serves every SSH node
         # one audit for the dashboard's changes, burn-ins too: it knows who acts (origin)
-        launcher = BurnInLauncher(ssh[0].options, hosts, service.audit, cfg)
-    return DashboardServices(service, runner, simulated, launcher)
+        launcher = BurnInLauncher(commands, tuple(hosts), service.audit, cfg, history)
+    scheduler = sched_actions = targets = None
+    if not simulated:  # the demo simulates no scheduler
+        from dltui.actions.scheduler import SchedulerActions
+        from dltui.transport.command import LocalRunner
+        from dltui.transport.scheduler import poller_for
+
+        scheduler = poller_for(runner, cfg)
+        if scheduler is not None:
+            targets = scheduler.targets
+            sched_actions = SchedulerActions(service, LocalRunner())
+    from dltui.actions.containers import ContainerActions
+
+    return DashboardServices(
+        service, runner, simulated, launcher, scheduler, sched_actions, targets, history=history,
+        containers=ContainerActions(service),
+    )
 
 
 def snapshot(settings: Settings, options: SnapshotOptions) -> int:
     from dltui import snapshot as command
 
     seconds = options.seconds
-    with build(settings, options.source, snapshot_window_s=seconds) as fleet:
-        return command.main(fleet.state, fleet.transports, seconds, options.as_json, sink=fleet.sink)
+    history = None
+    if options.since_s is not None:
+        history = history_source(_history_config(settings.config, options.source))
+        if history is None:
+            from dltui.config import ConfigError
+
+            raise ConfigError("--since needs the Prometheus that keeps the past: --history-from URL or "
+                              "[prometheus] url")
+    with build(settings, options.source, snapshot_window_s=seconds, scheduler=True) as fleet:
+        return command.main(
+            fleet.state, fleet.streams, seconds, options.as_json, sink=fleet.sink,
+            history=history, since_s=options.since_s,
+        )
+
+
+def _history_config(cfg: Config, source: Source) -> Config:
+    """A fleet read from ``--prometheus URL`` has its past there too, unless the config (or
+    ``--history-from``) names another Prometheus for it."""
+    if isinstance(source, Prometheus) and source.url and not cfg.prometheus.url:
+        return dataclasses.replace(cfg, prometheus=dataclasses.replace(cfg.prometheus, url=source.url))
+    return cfg
+
+
+def history_source(cfg: Config) -> HistorySource | None:
+    """The nodes' past from ``[prometheus] url`` (``--history-from`` sets it), in any mode: the
+    dashboard's charts, ``snapshot --since``, the burn-in's "before the run". Each window is
+    replayed through a fresh engine of the config's rules, groups and settings, as live data
+    is judged. None without a URL."""
+    if not cfg.prometheus.url:
+        return None
+    from dltui.core.rules import build_engine
+    from dltui.history import HistorySource
+
+    return HistorySource(cfg.prometheus.url, engine=lambda: build_engine(cfg))
 
 
 def export(settings: Settings, options: ExportOptions) -> int:
     """``dltui export``: the nodes' metrics at /metrics until stopped."""
     from dltui.export.command import serve
 
-    with build(settings, Hosts(options.hosts)) as fleet:
-        return serve(fleet.state, fleet.transports, options.listen, sink=fleet.sink, allow_hosts=options.allow_hosts)
+    with build(settings, Hosts(options.hosts), scheduler=True) as fleet:
+        return serve(fleet.state, fleet.streams, options.listen, sink=fleet.sink, allow_hosts=options.allow_hosts)
 
 
 def serve(settings: Settings, options: ServeOptions) -> int:
@@ -357,12 +439,37 @@ def burn_in(settings: Settings, options: BurnInOptions) -> int:
     """``dltui burn-in [attach|stop]``: the run lives on the nodes, reached with ``settings.ssh``
     and judged by ``[burnin]``."""
     from dltui.burnin.cli import run
+    from dltui.transport.ssh.commands import SshCommands
 
-    return run(options, settings.config, settings.ssh)
+    return run(options, settings.config, SshCommands(settings.ssh), history_source(settings.config))
+
+
+def scheduler_actions(settings: Settings, options: SchedOptions) -> int:
+    """``dltui drain|resume|cordon|uncordon ...``: Slurm on each node (this machine in process,
+    the rest over SSH), kubectl on this machine."""
+    from dltui.actions.sched_cli import run
+    from dltui.transport.command import LocalRunner
+
+    return run(options, settings.config, host_commands(settings), LocalRunner())
 
 
 def unit_actions(settings: Settings, options: ActionOptions) -> int:
-    """``dltui unit ...`` and ``dltui signal ...``."""
+    """``dltui unit ...`` and ``dltui signal ...``: this machine in process, the rest over SSH."""
     from dltui.actions.cli import run
 
-    return run(options, settings.config, settings.ssh)
+    return run(options, settings.config, host_commands(settings))
+
+
+def host_commands(settings: Settings) -> HostCommands:
+    """The runner of the commands without a dashboard (``unit``, ``signal``, ``drain``, …):
+    this machine in process, the rest over SSH (``SshCommands``, made for the first node that
+    is not this machine: a command on this machine never imports asyncssh)."""
+    from dltui.transport.command import HostCommands
+    from dltui.transport.local import LOCAL_NAMES
+
+    def over_ssh() -> SshCommands:
+        from dltui.transport.ssh.commands import SshCommands
+
+        return SshCommands(settings.ssh)
+
+    return HostCommands(LOCAL_NAMES, over_ssh)

@@ -150,6 +150,17 @@ ROWS: list[tuple[str, list[tuple]]] = [
                 ],
                 {"instant": True},
             ),
+            (
+                "table",
+                "AMD GPUs: junction (hotspot) °C, XGMI link errors in the last hour",
+                "none",
+                12,
+                [
+                    (f"max by (node, gpu) (dltui_gpu_hotspot_temperature_celsius{{{N}}})", "hotspot °C"),
+                    (f"sum by (node, gpu) (increase(dltui_gpu_xgmi_errors_total{{{N}}}[1h]))", "XGMI errors"),
+                ],
+                {"instant": True},
+            ),
         ],
     ),
     (

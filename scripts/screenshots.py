@@ -42,11 +42,16 @@ SHOTS = (
     ("chart-fleet", 12, "dltui-dark", (160, 48), ("v",)),
     ("node-failing-drive", 12, "dltui-dark", (160, 48), ("j",) * 9 + ("enter",)),
     ("stack", 12, "dltui-dark", (160, 48), ("V",)),
+    # the other vendors' nodes of the mixed fleet: gpu09 an AMD MI300X node, gpu12 an Intel Gaudi 3 node
+    ("node-amd-mi300x", 12, "dltui-dark", (160, 48), ("j",) * 8 + ("enter",)),
+    ("node-intel-gaudi", 12, "dltui-dark", (160, 48), ("j",) * 11 + ("enter",)),
 )
 # The burn-in screen follows a run on real nodes, which the demo fleet does not make: its
 # picture is the one its snapshot test draws from a seeded run (tests/ui/test_burnin_screen.py).
 COPIED = {
     "burnin-mid-run": ROOT / "tests/ui/__snapshots__/test_burnin_screen/test_burnin_screen_mid_run.svg",
+    # a week from a real Prometheus (promtool-built blocks of a seeded week): tests/ui/test_history_chart.py
+    "chart-node-7-days": ROOT / "tests/ui/__snapshots__/test_history_chart/test_chart_of_a_node_over_7_days.svg",
 }
 
 

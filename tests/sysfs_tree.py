@@ -96,3 +96,69 @@ def eight_hcas(root: Path, rate: str = "100 Gb/sec (4X EDR)") -> Path:
         write(port(root, f"mlx5_{i}") / "rate", rate)
         write(port(root, f"mlx5_{i}") / "phys_state", "5: LinkUp")
     return root
+
+
+# -- amdgpu cards ------------------------------------------------------------------------------
+
+# One MI250 GCD's readings as ``rocm-smi -a --json`` reported them (tests/fixtures/amd/
+# rocm-smi-showallinfo-mi250-rocm6.json: edge 43, junction 44, memory 53 °C, 91 W of 560,
+# GPU use 0 %, sclk 800 of 500-1700 MHz, mclk 1600, PCIe replay count 3824, bus 0000:29:00.0,
+# VBIOS 113-D65209-073), written as the amdgpu driver's files show them. No sysfs capture of an
+# AMD GPU exists under a permissive licence: the layout follows the kernel's amdgpu
+# documentation (Documentation/gpu/amdgpu/driver-misc.rst, thermal.rst), the values the capture.
+MI250_FILES = {
+    "vendor": "0x1002",
+    "device": "0x740c",
+    "gpu_busy_percent": "0",
+    "mem_busy_percent": "0",
+    "mem_info_vram_total": str(64 << 30),
+    "mem_info_vram_used": str(10 << 20),
+    "current_link_speed": "16.0 GT/s PCIe",
+    "current_link_width": "16",
+    "max_link_speed": "16.0 GT/s PCIe",
+    "max_link_width": "16",
+    "pcie_replay_count": "3824",
+    "pp_dpm_sclk": "0: 500Mhz\n1: 800Mhz *\n2: 1700Mhz",
+    "pp_dpm_mclk": "0: 400Mhz\n1: 700Mhz\n2: 1200Mhz\n3: 1600Mhz *",
+    "vbios_version": "113-D65209-073",
+    "serial_number": "PCB052715-0006",
+    "unique_id": "1f9de0957d137942",
+    "product_name": "AMD INSTINCT MI250 (MCM) OAM AC MBA",
+    "ras/umc_err_count": "ue: 0\nce: 0",
+    "ras/xgmi_wafl_err_count": "ue: 0\nce: 0",
+    "hwmon/hwmon{n}/temp1_label": "edge",
+    "hwmon/hwmon{n}/temp1_input": "43000",
+    "hwmon/hwmon{n}/temp1_crit": "100000",
+    "hwmon/hwmon{n}/temp1_emergency": "105000",
+    "hwmon/hwmon{n}/temp2_label": "junction",
+    "hwmon/hwmon{n}/temp2_input": "44000",
+    "hwmon/hwmon{n}/temp2_crit": "110000",
+    "hwmon/hwmon{n}/temp2_emergency": "115000",
+    "hwmon/hwmon{n}/temp3_label": "mem",
+    "hwmon/hwmon{n}/temp3_input": "53000",
+    "hwmon/hwmon{n}/temp3_crit": "95000",
+    "hwmon/hwmon{n}/temp3_emergency": "105000",
+    "hwmon/hwmon{n}/power1_average": "91000000",
+    "hwmon/hwmon{n}/power1_cap": "560000000",
+    "hwmon/hwmon{n}/power1_cap_max": "560000000",
+}
+
+
+def amd_cards(root: Path, count: int = 2) -> Path:
+    """``count`` amdgpu cards under ``root``/class/drm (card0..), each its own PCI device
+    (bus 0000:29+i:00.0) holding MI250_FILES, with a display connector beside card0 as real
+    trees have; returns ``root``."""
+    for i in range(count):
+        device = root / "devices" / "pci0000:00" / f"0000:{0x29 + i:02x}:00.0"
+        for name, value in MI250_FILES.items():
+            write(device / name.format(n=2 + i), value)
+        card = root / "class" / "drm" / f"card{i}"
+        card.mkdir(parents=True, exist_ok=True)
+        (card / "device").symlink_to(device)
+    (root / "class" / "drm" / "card0-DP-1").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def amd_file(root: Path, card: int, name: str) -> Path:
+    """One of card ``card``'s files (``name`` as in MI250_FILES, hwmon's number filled in)."""
+    return root / "class" / "drm" / f"card{card}" / "device" / name.format(n=2 + card)

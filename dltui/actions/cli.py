@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
-from collections.abc import Sequence
 
 from dltui import stopping
 from dltui.config import Config
-from dltui.transport.command import CommandResult, LocalRunner
+from dltui.transport.command import HostCommands
 
 from . import policy
 from .arguments import ActionOptions, SignalOptions
@@ -21,32 +20,8 @@ from .policy import ActionResult, ActionSettings, exit_code
 from .unit_config import UnitConfig
 
 
-class _NodeRunner:
-    """This machine for 'localhost', SSH (one connection per node, reused) for the rest."""
-
-    def __init__(self, ssh_options):
-        from dltui.transport.local import LOCAL_NAMES
-
-        self.local_names = LOCAL_NAMES
-        self.local = LocalRunner()
-        self.ssh_options = ssh_options
-        self.ssh = None
-
-    async def run_command(self, node: str, argv: Sequence[str], timeout_s: float) -> CommandResult:
-        if node in self.local_names:
-            return await self.local.run_command(node, argv, timeout_s)
-        if self.ssh is None:
-            from dltui.transport.ssh.commands import SshCommands
-
-            self.ssh = SshCommands(self.ssh_options)
-        return await self.ssh.run_command(node, argv, timeout_s)
-
-    async def close(self) -> None:
-        if self.ssh is not None:
-            await self.ssh.close()
-
-
-def run(options: ActionOptions, cfg: Config, ssh_options, print_fn=print) -> int:
+def run(options: ActionOptions, cfg: Config, runner: HostCommands, print_fn=print) -> int:
+    """``runner``: this machine and the SSH nodes (built by ``dltui.wiring``), closed at the end."""
     from dltui.transport.hostspec import expand_ranges
 
     settings = ActionSettings.from_config(cfg)
@@ -57,7 +32,7 @@ def run(options: ActionOptions, cfg: Config, ssh_options, print_fn=print) -> int
         # Ctrl-C, SIGTERM and SIGHUP cancel the actions in flight: each writes its outcome,
         # interrupted, before the command exits (a restart half-verified is never left
         # without a record).
-        results = stopping.run(_run(options, settings, units, hosts, ssh_options))
+        results = stopping.run(_run(options, settings, units, hosts, runner))
     except KeyboardInterrupt as exc:
         signum = getattr(exc, "signum", signal.SIGINT)
         print(
@@ -72,11 +47,10 @@ def run(options: ActionOptions, cfg: Config, ssh_options, print_fn=print) -> int
 
 
 async def _run(
-    options: ActionOptions, settings: ActionSettings, units: UnitConfig, hosts: list[str], ssh_options
+    options: ActionOptions, settings: ActionSettings, units: UnitConfig, hosts: list[str], runner: HostCommands
 ) -> list[ActionResult]:
     from .service import ActionService  # not for building the parser: `dltui --help` stays quick
 
-    runner = _NodeRunner(ssh_options)
     service = ActionService(runner, settings)
     try:
         if isinstance(options, SignalOptions):

@@ -86,3 +86,25 @@ def journal_lines(value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= JOURNAL_LINES_MAX:
         raise InvalidName(f"{value!r} journal lines: give 1 to {JOURNAL_LINES_MAX}")
     return value
+
+
+# Docker's own rule for a container name ([a-zA-Z0-9][a-zA-Z0-9_.-]+), and a label selector
+# label=KEY or label=KEY=VALUE with the characters labels use: never an option, never a space.
+_CONTAINER_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+_LABEL_RE = re.compile(r"label=[A-Za-z0-9][A-Za-z0-9_./-]{0,127}(?:=[A-Za-z0-9_./:@+-]{0,255})?")
+
+
+def container_name(text: str) -> str:
+    """A container's name (what docker restart / stop / start may be given)."""
+    if not isinstance(text, str) or not _CONTAINER_RE.fullmatch(text):
+        raise InvalidName(f"{text!r} is not a container name (letters, digits, '_', '.', '-'; a letter or digit first)")
+    return text
+
+
+def container_ref(text: str) -> str:
+    """A configured training container: a name, or a label selector ``label=KEY[=VALUE]``."""
+    if isinstance(text, str) and text.startswith("label="):
+        if not _LABEL_RE.fullmatch(text):
+            raise InvalidName(f"{text!r} is not a label selector (label=KEY or label=KEY=VALUE)")
+        return text
+    return container_name(text)

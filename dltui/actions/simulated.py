@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from dltui.transport.demo import jobs as demo_jobs
 from dltui.transport.demo.node import SimNode
 
 from .commands import IDENTITY_ARGV
@@ -36,6 +37,10 @@ def answer(n: SimNode, argv: list[str], now: float) -> tuple[str, int]:
         pid = int(argv[-1].split("/")[2])
         mine = pid == unit.main_pid or pid in n.gpu_pids()
         return "0\n" + ("0::/system.slice/dl_train.service\n" if mine else "0::/user.slice\n"), 0
+    if tool in ("scontrol", "docker"):  # what the GPU processes' job or container is
+        known = demo_jobs.answer(n.index, argv, now)
+        if known is not None:
+            return known
     if tool == "nvidia-smi":
         return "".join(f"{pid}\n" for pid in n.gpu_pids()), 0
     if tool == "kill":

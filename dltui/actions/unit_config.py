@@ -23,6 +23,7 @@ class UnitConfig:
     def __init__(self, cfg: Config | None = None):
         source = (cfg.source if cfg else None) or "config"
         self.groups: list[tuple[tuple[str, ...], tuple[str, ...] | None, str | None]] = []
+        self.containers: list[tuple[tuple[str, ...], tuple[str, ...]]] = []  # (host patterns, containers)
         for name, group in (cfg.groups if cfg else {}).items():
             units = group.units
             if units is not None:
@@ -36,6 +37,17 @@ class UnitConfig:
                     f'{source}: [groups.{name}] checkpoint must be a glob such as "/data/ckpt/*.pt"'
                 )
             self.groups.append((tuple(h.lower() for h in group.hosts), units, checkpoint))
+            if group.containers is not None:
+                try:
+                    wanted = tuple(names.container_ref(c) for c in group.containers)
+                except names.InvalidName as exc:
+                    raise ConfigError(f"{source}: [groups.{name}] containers: {exc}") from None
+                self.containers.append((tuple(h.lower() for h in group.hosts), wanted))
+
+    def containers_for(self, node: str) -> tuple[str, ...]:
+        """The training containers of ``node``: the first matching group's that names them."""
+        low = node.lower()
+        return next((c for hosts, c in self.containers if any(fnmatchcase(low, h) for h in hosts)), ())
 
     def for_node(self, node: str) -> tuple[tuple[str, ...], str | None]:
         """(units, checkpoint glob or None) for ``node``."""

@@ -44,9 +44,9 @@ def add_start_arguments(
     p.add_argument("--duration", type=duration, default=7200, help="load phase (default 2h)")
     p.add_argument(
         "--gpu",
-        choices=("auto", "dcgm", "gpu-burn", "torch", "none"),
+        choices=("auto", "dcgm", "gpu-burn", "rvs", "torch", "none"),
         default="auto",
-        help="GPU stressor (default auto: gpu_burn, else dcgmi, else torch)",
+        help="GPU stressor (default auto: gpu_burn, else dcgmi, else AMD's rvs, else torch)",
     )
     p.add_argument("--cpu", action="store_true", help="stress-ng --cpu with --verify")
     p.add_argument("--memory", action="store_true", help="stress-ng --vm with --verify")
@@ -83,6 +83,16 @@ def add_start_arguments(
         help="how the node runs it detached (auto: systemd-run as root on systemd)",
     )
     p.add_argument("--run-id", type=_run_id, help="name of the run (default: the start time and a random part)")
+    p.add_argument(
+        "--drain-on-fail",
+        action="store_true",
+        help="drain a node judged FAIL in Slurm, the verdict's one line as the reason (audited)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="load a node even while Slurm runs jobs on it (alloc/mix) or its GPUs hold another user's work",
+    )
     _report(p)
     common(p)
 
@@ -153,6 +163,8 @@ class StartOptions:
     launcher: str
     run_id: str | None  # None: a new one is made when it starts
     report: str
+    drain_on_fail: bool = False  # a FAIL verdict drains the node in Slurm (scheduler_gate.py)
+    force: bool = False  # load a node running someone's work (Slurm alloc/mix, another user's GPU process)
 
 
 @dataclass(frozen=True)
@@ -202,4 +214,6 @@ def options_from(mode: str, args: argparse.Namespace) -> BurnInOptions:
         launcher=args.launcher,
         run_id=args.run_id,
         report=args.report,
+        drain_on_fail=args.drain_on_fail,
+        force=args.force,
     )

@@ -6,20 +6,31 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from dltui import private_files, stopping
+from dltui.actions.audit import AuditLog
+from dltui.actions.policy import ActionSettings
+from dltui.actions.scheduler import SchedulerActions
+from dltui.actions.service import ActionService
 from dltui.config import Config
 from dltui.transport.hostspec import expand_ranges
-from dltui.transport.ssh.options import SshOptions
+from dltui.transport.ssh.commands import SshCommands
 
-from . import progress
+from . import progress, scheduler_gate
 from .arguments import USAGE_ERROR, BurnInOptions, StartOptions, StopOptions
-from .remote import NodeShell, new_run_id
-from .session import BurnIn, Plan
+from .remote import new_run_id
+from .session import BurnIn, BurnInLauncher, see_through
+
+if TYPE_CHECKING:
+    from dltui.history import HistorySource
 
 
-def run(options: BurnInOptions, cfg: Config, ssh: SshOptions) -> int:
-    """Start, attach or stop; ``cfg`` has the command line over the file (read-only, interval)."""
+def run(options: BurnInOptions, cfg: Config, runner: SshCommands, history: HistorySource | None = None) -> int:
+    """Start, attach or stop; ``cfg`` has the command line over the file (read-only, interval).
+    Every command goes through ``runner`` (built by ``dltui.wiring``: a connection per node,
+    reused), closed at the end; the same ``BurnInLauncher`` the dashboard uses makes the session
+    and its plan."""
     mode = options.mode
     hosts = list(dict.fromkeys(expand_ranges(list(options.hosts))))
     report = None if isinstance(options, StopOptions) else options.report
@@ -31,13 +42,14 @@ def run(options: BurnInOptions, cfg: Config, ssh: SshOptions) -> int:
         return USAGE_ERROR
     if mode in ("start", "stop") and cfg.read_only:
         why = "burn-in changes the nodes (it loads them); refused under --read-only"
-        BurnIn(NodeShell(ssh), hosts, options.run_id or "-").refused(f"burnin-{mode}", why)
+        session = _launcher(runner, hosts, cfg).session(hosts, options.run_id or "-")
+        session.refused(f"burnin-{mode}", why)  # audited; nothing is sent, no connection opened
         print(f"dltui: {why}", file=sys.stderr)
         return USAGE_ERROR
     # named now, not inside the run: Ctrl-C's "come back with" line must name a new run too
     run_id = options.run_id or new_run_id()
     try:
-        return stopping.run(_main(options, run_id, hosts, ssh, cfg))
+        return stopping.run(_main(options, run_id, hosts, runner, cfg, history))
     except KeyboardInterrupt:  # Ctrl-C, SIGTERM, SIGHUP: this side lets go, the run goes on
         print(
             f"\ndetached; the run goes on on the nodes. Come back with: dltui burn-in attach "
@@ -48,17 +60,28 @@ def run(options: BurnInOptions, cfg: Config, ssh: SshOptions) -> int:
 
 
 async def _main(
-    options: BurnInOptions, run_id: str, hosts: list[str], ssh: SshOptions, cfg: Config
+    options: BurnInOptions,
+    run_id: str,
+    hosts: list[str],
+    runner: SshCommands,
+    cfg: Config,
+    history: HistorySource | None = None,  # the report's "before the run" ([prometheus] url)
 ) -> int:
-    shell = NodeShell(ssh)
+    launcher = _launcher(runner, hosts, cfg, history)
     thresholds = cfg.burnin
     try:
+        if isinstance(options, StartOptions) and not options.force:  # never load someone's work
+            refused = await launcher.refusals(hosts)
+            for host, why in refused.items():
+                print(f"{host}: not started: {why}", file=sys.stderr)
+            hosts = [h for h in hosts if h not in refused]
+            if not hosts:
+                return USAGE_ERROR
+        session = launcher.session(hosts, run_id)
         if isinstance(options, StopOptions):
-            return await _stop(shell, run_id, hosts)
-        session = BurnIn(shell, hosts, run_id, thresholds=thresholds)
+            return await _stop(session)
         if isinstance(options, StartOptions):
-            plan = Plan.from_config(
-                cfg,
+            plan = launcher.plan(
                 duration_s=options.duration_s,
                 gpu=options.gpu,
                 cpu=options.cpu,
@@ -82,14 +105,33 @@ async def _main(
             )
         following = [h for h in hosts if h not in session.failed]
         display = progress.for_stream(sys.stderr, following, thresholds)
+        shown = [display]
+
+        def display_closed() -> None:  # once: a terminal's close redraws its lines in place
+            while shown:
+                shown.pop().close()
+
+        async def drain_failed() -> None:  # --drain-on-fail, between the verdict and the report
+            display_closed()
+            if isinstance(options, StartOptions) and options.drain_on_fail:
+                drains = await scheduler_gate.drain_failed(
+                    SchedulerActions(ActionService(runner, ActionSettings.from_config(cfg), session.audit)),
+                    session.verdicts, run_id, launcher.slurm_nodes(hosts),
+                )
+                for r in drains:
+                    print(f"{r.node}: drain: {r.outcome}: {r.message}")
+
         try:
-            await session.follow(display)
+            # attaching read-only writes the report here, nothing on the nodes
+            end = await see_through(
+                session, _report_folder(options.report, run_id), on_status=display,
+                after_judge=drain_failed, leave_on_nodes=not cfg.read_only,
+            )
         finally:
-            display.close()
-        code = await session.judge()
-        paths = _write_report(session, _report_folder(options.report, run_id))
-        if paths is not None and not cfg.read_only:  # attaching read-only writes nothing on the nodes
-            await session.leave_report_on_nodes(paths)
+            display_closed()
+        code, paths = end.code, end.paths
+        if end.unwritten is not None:
+            print(f"dltui: {end.unwritten}; the report was not written", file=sys.stderr)
         for v in session.verdicts:
             print(f"{v.node}: {v.headline()}")
             for item in v.problems():
@@ -109,7 +151,13 @@ async def _main(
             print(notice, file=sys.stderr)
         return code
     finally:
-        await shell.close()
+        await runner.close()
+
+
+def _launcher(
+    runner: SshCommands, hosts: list[str], cfg: Config, history: HistorySource | None = None
+) -> BurnInLauncher:
+    return BurnInLauncher(runner, tuple(hosts), AuditLog(), cfg, history)
 
 
 def _report_folder(report: str, run_id: str) -> Path:
@@ -128,29 +176,14 @@ def _report_refused(report: str, run_id: str) -> str | None:
     return None
 
 
-def _write_report(session: BurnIn, folder: Path) -> dict[str, Path] | None:
-    """The report's paths; None, said in one line, when it could not be written (a link or
-    another user's folder planted at its name, a full disk)."""
-    try:
-        return session.write_report(folder)
-    except private_files.UnsafePath as exc:
-        why = str(exc)
-    except OSError as exc:
-        why = f"{folder}: {exc.strerror or exc}"
-    print(f"dltui: {why}; the report was not written", file=sys.stderr)
-    return None
-
-
-async def _stop(shell: NodeShell, run_id: str, hosts: list[str]) -> int:
-    answers = await BurnIn(shell, hosts, run_id).stop()
+async def _stop(session: BurnIn) -> int:
+    answers = await session.stop()
     code = 0
     for host, answer in answers.items():
-        if answer.get("ok"):
-            left = (
-                " (scratch files LEFT: remove them by hand)" if answer.get("scratch_left") else ""
-            )
+        if answer.ok:
+            left = " (scratch files LEFT: remove them by hand)" if answer.scratch_left else ""
             print(f"{host}: stopped{left}")
         else:
-            print(f"{host}: not stopped: {answer.get('reason')}", file=sys.stderr)
+            print(f"{host}: not stopped: {answer.reason}", file=sys.stderr)
             code = USAGE_ERROR
     return code

@@ -43,6 +43,7 @@ COUNTERS = (
     "clock_event_sw_thermal_us",
     "clock_event_hw_power_brake_us",
     "pcie_replay_count",
+    "xgmi_errors_total",  # AMD's XGMI link errors (RAS), compared over the run like ECC
 )
 SERIES_FIELDS = (
     "temperature_c",
@@ -201,9 +202,16 @@ class GpuFold:
     temperature_max: float | None = None
     margin_min: float | None = None
     hbm_max: float | None = None
+    hotspot_max: float | None = None  # junction: AMD's hottest sensor (NVIDIA reports none)
     load: _PowerClock = field(default_factory=_PowerClock)
     late: _PowerClock = field(default_factory=_PowerClock)  # after the ramp
     late_n: int = 0
+    # the vendor's own throttle status (AMD) and error records (a GPU/AIP that stopped
+    # answering) under load: how many samples said so, the last error's words
+    throttled_n: int = 0
+    throttle_seen: bool = False
+    error_n: int = 0
+    last_error: str | None = None
 
     def add_whole(self, g: GpuSample) -> None:
         if self.first is None:
@@ -227,7 +235,16 @@ class GpuFold:
             self.margin_min = m
         if h is not None and (self.hbm_max is None or h > self.hbm_max):
             self.hbm_max = h
+        j = g.hotspot_temperature_c
+        if j is not None and (self.hotspot_max is None or j > self.hotspot_max):
+            self.hotspot_max = j
         self.load.add(g)
+        if g.throttled is not None:
+            self.throttle_seen = True
+            self.throttled_n += bool(g.throttled)
+        if g.error:
+            self.error_n += 1
+            self.last_error = g.error
         if late:
             self.late_n += 1
             self.late.add(g)

@@ -8,7 +8,8 @@ import statistics
 from typing import Any
 
 from dltui.config import BurninSection
-from dltui.node.burnin import parse
+from dltui.core.vendors import vendor
+from dltui.node.burnin import parse, rvs
 
 from .fold import GpuFold, RunFold
 from .items import FAIL, NOT_RUN, PASS, WARN, Item, NodeRun, NodeVerdict
@@ -16,6 +17,53 @@ from .items import FAIL, NOT_RUN, PASS, WARN, Item, NodeRun, NodeVerdict
 # --- the GPU stressor ----------------------------------------------------------------------
 
 _STRESSOR_NEXT = "rerun on this GPU alone; if it fails again, RMA the GPU"
+
+
+# Which GPU stressor works on which vendor's GPUs: gpu_burn and dcgmi are NVIDIA's own (CUDA,
+# NVML); rvs (the ROCm Validation Suite's gst) is AMD's own; the torch matmul runs on AMD too
+# (a ROCm build of torch answers to torch.cuda), not on Gaudi (torch reaches it as "hpu").
+# Gaudi's own qualification tool (hl_qual) documents its report only as pictures, so dltui
+# cannot judge it: GPU load is not supported for Gaudi, and says so, never passes.
+STRESSORS_BY_VENDOR = {
+    "nvidia": {"gpu-burn", "dcgm", "torch"},
+    "amd": {"rvs", "torch"},
+    "intel": set(),
+}
+_VENDOR_STRESSOR = {
+    "amd": "install the ROCm Validation Suite (package rocm-validation-suite) so the burn-in "
+    "runs its gst stressor (--gpu rvs), or torch built for ROCm",
+    "intel": "GPU load is not supported for Intel Gaudi in dltui: run Intel Gaudi's own "
+    "qualification (hl_qual) by hand",
+}
+
+
+def gpu_vendor(run: NodeRun, index: int) -> str:
+    """The GPU's vendor as the probe reported it (facts, else a sample); NVIDIA's unsaid."""
+    for g in run.facts.gpus if run.facts is not None else ():
+        if g.index == index and g.vendor:
+            return g.vendor
+    fold = run.folded().gpus.get(index)
+    sample = fold.first if fold is not None else None
+    return (sample.vendor if sample is not None else None) or "nvidia"
+
+
+def unsupported_stressor(run: NodeRun, index: int) -> Item | None:
+    """A clear NOT_RUN for a GPU the node's stressor cannot load: another vendor's GPU under
+    gpu_burn or dcgmi (or no stressor at all for it), never a silent pass."""
+    key = gpu_vendor(run, index)
+    if key == "nvidia":
+        return None
+    tool = (run.result.get("gpu") or {}).get("tool")
+    if tool in STRESSORS_BY_VENDOR.get(key, set()):
+        return None
+    who = vendor(key).label
+    if not STRESSORS_BY_VENDOR.get(key):
+        what = f"GPU load is not supported for {who}: no stressor dltui can run and judge"
+    elif tool:
+        what = f"{tool} is not supported for {who} GPUs"
+    else:
+        what = f"no GPU stressor here supports {who} GPUs"
+    return Item("stressor", NOT_RUN, what, _VENDOR_STRESSOR.get(key, ""), index)
 
 
 def gpu_stressor(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
@@ -26,6 +74,8 @@ def gpu_stressor(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
         return _dcgm_items(run, indexes)
     if tool == "torch":
         return _matmul_items(run, indexes)
+    if tool == "rvs":
+        return _rvs_items(run, indexes)
     return {}
 
 
@@ -85,6 +135,37 @@ def _matmul_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
     return out
 
 
+def _rvs_items(run: NodeRun, indexes: list[int]) -> dict[int, Item]:
+    """Per GPU, rvs gst's own verdict ("met: TRUE/FALSE" against its GFLOPS target); a GPU it
+    gave no final line for (killed, crashed, cut short) fails, as gpu_burn's missing one."""
+    out: dict[int, Item] = {}
+    code = (run.result.get("gpu") or {}).get("exit_code")
+    res = rvs.parse_rvs(run.outputs.get("rvs.log", ""))
+    gpus = res.by_index()
+    failed_actions = res.failed_actions()
+    for index in indexes:
+        g = gpus.get(index)
+        if g is None or g.met is None:
+            said = f", exit code {code}" if code else ""
+            out[index] = Item("stressor", FAIL, f"rvs gst gave no result for this GPU{said}",
+                              "look at rvs.log and run.log on the node", index)
+        elif not g.met:
+            why = "; ".join(g.problems) or (
+                f"{g.final:.0f} GFLOPS, target {g.target:.0f} not met" if g.final is not None
+                and g.target is not None else "target not met")
+            out[index] = Item("stressor", FAIL, f"rvs gst: {why}", _STRESSOR_NEXT, index)
+        elif failed_actions:
+            out[index] = Item("stressor", FAIL,
+                              f"rvs summary: {', '.join(failed_actions)} FAIL",
+                              "look at rvs.log on the node", index)
+        else:
+            target = f"target {g.target:.0f}" if g.target else "no GFLOPS target set"
+            out[index] = Item("stressor", PASS,
+                              f"rvs gst met its target: {g.final or 0:.0f} GFLOPS ({target})",
+                              "", index)
+    return out
+
+
 # --- per-GPU telemetry ---------------------------------------------------------------------
 
 
@@ -92,9 +173,9 @@ def preflight(index: int, gf: GpuFold | None, run: NodeRun) -> list[Item]:
     """The state before load: what would make the run meaningless or is already wrong."""
     items = []
     step = "fix it (nvidia-smi -pm 1 / -e 1, reboot), then rerun"
-    if _facts_gpu(run, index, "persistence_mode") is False:
+    if facts_gpu(run, index, "persistence_mode") is False:
         items.append(Item("preflight", WARN, "persistence mode off", step, index))
-    if _facts_gpu(run, index, "ecc_enabled") is False:
+    if facts_gpu(run, index, "ecc_enabled") is False:
         items.append(Item("preflight", WARN, "ECC disabled", step, index))
     first = gf.first if gf is not None else None
     if first is not None and (first.remapped_rows_pending or first.remapped_rows_failure):
@@ -127,10 +208,10 @@ def preflight(index: int, gf: GpuFold | None, run: NodeRun) -> list[Item]:
 def gpu_checks(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> list[Item]:
     items = [
         _xid(index, run, cfg),
-        _ecc(index, gf),
+        ecc_item(index, gf),
         _clock_events(index, gf),
-        _thermal(index, gf, run, cfg),
-        _pcie(index, gf, cfg),
+        thermal_item(index, gf, run, cfg),
+        pcie_item(index, gf, cfg),
     ]
     power = _power(index, gf, run, cfg)
     if power is not None:
@@ -161,7 +242,7 @@ def _xid(index: int, run: NodeRun, cfg: BurninSection) -> Item:
     return Item("xid", PASS, "no XID during the run", "", index)
 
 
-def _ecc(index: int, gf: GpuFold) -> Item:
+def ecc_item(index: int, gf: GpuFold) -> Item:
     unc = gf.delta("ecc_uncorrected_volatile") or gf.delta("ecc_uncorrected_aggregate")
     cor = gf.delta("ecc_corrected_volatile") or gf.delta("ecc_corrected_aggregate")
     first, last = gf.first, gf.last
@@ -204,17 +285,18 @@ def _clock_events(index: int, gf: GpuFold) -> Item:
     return Item("throttle", PASS, "no HW/SW thermal slowdown or power brake", "", index)
 
 
-def _thermal(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> Item:
+def thermal_item(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection,
+             sensor: str = "core") -> Item:
     step = "fix airflow, or lower the power limit or clocks, then rerun"
     hot = gf.temperature_max
     if hot is not None and hot > cfg.temperature_max_c:
         return Item(
-            "thermal", FAIL, f"core {hot:g} °C > {cfg.temperature_max_c:g} °C", step, index
+            "thermal", FAIL, f"{sensor} {hot:g} °C > {cfg.temperature_max_c:g} °C", step, index
         )
     if gf.margin_min is not None and gf.margin_min <= cfg.margin_min_c:
         return Item("thermal", FAIL, f"margin down to {gf.margin_min:g} °C", step, index)
     hbm = gf.hbm_max
-    hbm_max = _facts_gpu(run, index, "memory_temperature_max_c") or cfg.hbm_max_c
+    hbm_max = facts_gpu(run, index, "memory_temperature_max_c") or cfg.hbm_max_c
     if hbm is not None and hbm > hbm_max - cfg.hbm_headroom_c:
         return Item("thermal", FAIL, f"HBM {hbm:g} °C, max {hbm_max:g} °C", step, index)
     if hot is None:
@@ -222,13 +304,13 @@ def _thermal(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> Item:
     return Item(
         "thermal",
         PASS,
-        f"core max {hot:g} °C" + (f", HBM max {hbm:g} °C" if hbm is not None else ""),
+        f"{sensor} max {hot:g} °C" + (f", HBM max {hbm:g} °C" if hbm is not None else ""),
         "",
         index,
     )
 
 
-def _facts_gpu(run: NodeRun, index: int, name: str) -> Any:
+def facts_gpu(run: NodeRun, index: int, name: str) -> Any:
     for g in run.facts.gpus if run.facts else ():
         if g.index == index:
             return getattr(g, name)
@@ -254,7 +336,7 @@ def _power(index: int, gf: GpuFold, run: NodeRun, cfg: BurninSection) -> Item | 
     return Item("power", PASS, f"median {median:.0f} W of {limit:.0f} W", "", index)
 
 
-def _pcie(index: int, gf: GpuFold, cfg: BurninSection) -> Item:
+def pcie_item(index: int, gf: GpuFold, cfg: BurninSection) -> Item:
     last = gf.load_last
     assert last is not None  # judged only with samples under load
     if last.pcie_gen is not None and last.pcie_max_gen and last.pcie_gen < last.pcie_max_gen:
@@ -304,10 +386,16 @@ def consistency(
 ) -> None:
     """Siblings compared: Gflop/s (from gpu_burn after the ramp) and SM clock spread."""
     rates: dict[int, float] = {}
-    if (run.result.get("gpu") or {}).get("tool") == "gpu-burn":
+    tool = (run.result.get("gpu") or {}).get("tool")
+    if tool == "gpu-burn":
         res = parse.parse_gpu_burn(run.outputs.get("gpu_burn.log", ""))
         for index, g in res.gpus.items():
             tail = [x for x in g.gflops[len(g.gflops) // 4 :] if x > 0]  # past the ramp
+            if tail:
+                rates[index] = statistics.median(tail)
+    elif tool == "rvs":
+        for index, rg in rvs.parse_rvs(run.outputs.get("rvs.log", "")).by_index().items():
+            tail = [x for x in rg.gflops[len(rg.gflops) // 4 :] if x > 0]  # past the ramp
             if tail:
                 rates[index] = statistics.median(tail)
     median = statistics.median(rates.values()) if len(rates) >= 2 else None

@@ -1,9 +1,10 @@
-"""The operator's side of a burn-in over SSH: start the node-side driver, follow its samples
+"""The operator's side of a burn-in on its nodes: start the node-side driver, follow its samples
 from an offset (reattaching after any drop without losing one), fetch its outputs, stop it.
 
-Connections come from dltui's SSH code (``transport.ssh``: the SSH config, checked host keys,
-shared jump connections, never a password prompt). ``NodeShell`` is this module's own small
-seam: one command per SSH session on a node's connection, reopened when it died.
+Every command goes through the node-command contract (``transport.command.NodeCommands``):
+over SSH, on the node's one connection — the dashboard's fleet's, or ``SshCommands``' without
+a dashboard — its trouble as the contract's one error, ``CommandError``. ``ship`` builds the
+shell lines; each is sent as ``sh -c LINE``.
 """
 
 from __future__ import annotations
@@ -23,13 +24,9 @@ from dltui.core.models import NodeEvent, NodeFacts, Sample
 from dltui.core.status import Status
 from dltui.core.text import clean, clean_value
 from dltui.transport.base import Sink
-from dltui.transport.command import read_at_most, read_tail
+from dltui.transport.command import REFUSED, UNREACHABLE, CommandError, CommandResult, NodeCommands
 from dltui.transport.protocol import ProbeReader, capped_lines
-from dltui.transport.ssh.connector import Hop, backoff_s
-from dltui.transport.ssh.errors import Failure, describe
-from dltui.transport.ssh.library import asyncssh
-from dltui.transport.ssh.options import SshOptions
-from dltui.transport.ssh.sessions import SessionRunner
+from dltui.transport.ssh.connector import backoff_s
 
 if TYPE_CHECKING:
     from .verdict import NodeVerdict
@@ -41,96 +38,38 @@ from .spool import Spool
 COMMAND_TIMEOUT_S = 120.0
 
 
-@dataclass
-class Result:
-    exit_status: int | None
-    stdout: bytes
-    stderr: bytes
+def sh(line: str) -> list[str]:
+    """A shell line of ``ship`` as the argv that runs it (the runner quotes it)."""
+    return ["sh", "-c", line]
 
-    def json_line(self) -> dict[str, Any]:
-        """The last JSON line the driver printed, or a reason built from what it said."""
-        for line in reversed(self.stdout.decode(errors="replace").splitlines()):
+
+@dataclass(frozen=True)
+class Answer:
+    """The driver's last word on a start or a stop (the last JSON line it printed), typed; or
+    why there is none (the node unreachable, no such run, a driver that said nothing)."""
+
+    ok: bool
+    reason: str = ""
+    scratch_left: bool = False  # a stop that could not remove the run's scratch files
+    audit: str | None = None  # the audit outcome line that could not be written, said with it
+
+    @classmethod
+    def of(cls, result: CommandResult) -> Answer:
+        if result.problem is not None:
+            return cls(False, result.reason or result.problem)
+        for line in reversed(result.stdout.splitlines()):
             if line.startswith("{"):
                 try:
-                    return dict(clean_value(json.loads(line)))
+                    said = clean_value(json.loads(line))
                 except (ValueError, TypeError, RecursionError):
                     break
-        said = (self.stderr or self.stdout).decode(errors="replace").strip().splitlines()
-        return {
-            "ok": False,
-            "reason": clean(f"exit {self.exit_status}: {said[-1] if said else 'no output'}"),
-        }
-
-
-class NodeShell:
-    """Commands on nodes, one SSH connection per node (reused, reopened after a drop): the SSH
-    layer's session runner, with the whole output of a command and its failures raised."""
-
-    def __init__(self, options: SshOptions):
-        self.options = options
-        self.sessions = SessionRunner(options)
-
-    async def connection(self, name: str) -> Hop:
-        return await self.sessions.connection(name)
-
-    def hostname(self, name: str) -> str:
-        """The address the SSH config gives a node (for a peer to reach it)."""
-        return self.sessions.hostname(name)
-
-    async def run(
-        self,
-        name: str,
-        command: str,
-        stdin: bytes | None = None,
-        timeout_s: float = COMMAND_TIMEOUT_S,
-        limit: int | None = None,
-    ) -> Result:
-        """``command`` in a new session on the node's connection. Its output is capped while
-        it is read: the last ``OUTPUT_KEPT`` bytes of each stream are kept, or, with ``limit``,
-        stdout is whole or the command is refused (``Failure``) once it passes ``limit``."""
-        hop = await self.connection(name)
-        try:
-            return await asyncio.wait_for(self._run(hop, name, command, stdin, limit), timeout_s)
-        except (asyncssh.Error, OSError) as exc:
-            raise describe(exc, hop.settings, None) from None
-        except asyncio.TimeoutError:  # noqa: UP041 - not the builtin before Python 3.11
-            raise Failure(st.TIMEOUT, f"{name}: no answer in {timeout_s:g} s") from None
-
-    async def _run(
-        self, hop: Hop, name: str, command: str, stdin: bytes | None, limit: int | None
-    ) -> Result:
-        proc: asyncssh.SSHClientProcess[Any] = await hop.conn.create_process(
-            command, encoding=None
-        )
-        errors = asyncio.ensure_future(read_tail(proc.stderr))
-        try:
-            if stdin:
-                proc.stdin.write(stdin)
-            proc.stdin.write_eof()
-            if limit is None:
-                stdout = await read_tail(proc.stdout)
-            else:
-                stdout = await read_at_most(proc.stdout, limit)
-                if stdout is None:  # not a byte more: the session is closed below
-                    raise Failure(
-                        st.PROBE_FAILED, f"{name} answered with more than {limit} bytes: refused"
-                    )
-            stderr = await errors
-            ended = await proc.wait(check=False)
-        finally:
-            errors.cancel()
-            proc.close()
-        return Result(ended.exit_status, _bytes(stdout), _bytes(stderr))
-
-    async def drop(self, name: str) -> None:
-        await self.sessions.drop(name)
-
-    async def close(self) -> None:
-        await self.sessions.close()
-
-
-def _bytes(data: bytes | str | None) -> bytes:
-    return data.encode() if isinstance(data, str) else bytes(data or b"")
+                if isinstance(said, dict):
+                    ok = said.get("ok") is True
+                    reason = "" if ok else str(said.get("reason") or "the driver gave no reason")
+                    return cls(ok, reason, said.get("scratch_left") is True)
+                break
+        words = (result.stderr or result.stdout).strip().splitlines()
+        return cls(False, clean(f"exit {result.exit_status}: {words[-1] if words else 'no output'}"))
 
 
 # --- what a node's run looks like from here ------------------------------------------------
@@ -209,18 +148,17 @@ class NodeRunView:
         self.reader = ProbeReader(self.node, self.collector)
 
 
-async def start(shell: NodeShell, node: str, args: list[str]) -> dict[str, Any]:
-    """Sends the driver and starts the run; {"ok": True, "dir", "launcher"} or a reason."""
-    python = shell.options.python
-    res = await shell.run(node, ship.start_command(args, python), ship.driver_script().encode())
-    return res.json_line()
-
-
-async def stop(shell: NodeShell, node: str, run_id: str, wait_s: float = 60.0) -> dict[str, Any]:
-    res = await shell.run(
-        node, ship.stop_command(run_id, wait_s, shell.options.python), timeout_s=wait_s + 30
+async def start(runner: NodeCommands, node: str, args: list[str], python: str) -> Answer:
+    """Sends the driver and starts the run."""
+    res = await runner.run_command(
+        node, sh(ship.start_command(args, python)), COMMAND_TIMEOUT_S, stdin=ship.driver_script().encode()
     )
-    return res.json_line()
+    return Answer.of(res)
+
+
+async def stop(runner: NodeCommands, node: str, run_id: str, python: str, wait_s: float = 60.0) -> Answer:
+    res = await runner.run_command(node, sh(ship.stop_command(run_id, wait_s, python)), wait_s + 30)
+    return Answer.of(res)
 
 
 FETCH_FILE_MAX = 8 << 20  # of a stressor's log: a day of gpu_burn is a few MB
@@ -236,17 +174,20 @@ class Fetched:
 
 
 async def fetch(
-    shell: NodeShell, node: str, run_id: str, names: list[str], file_max: int = FETCH_FILE_MAX
+    runner: NodeCommands, node: str, run_id: str, names: list[str], file_max: int = FETCH_FILE_MAX
 ) -> Fetched:
     """The named files of the run directory (missing ones left out), read at most
     ``file_max`` bytes each, the tail of a longer one: a node that sends more than it may
-    (or not in the form asked) is refused with ``Failure``."""
+    (or not in the form asked) is refused with ``CommandError``."""
     most = len(names) * (file_max + 64 + max((len(n) for n in names), default=0))
-    res = await shell.run(node, ship.fetch_command(run_id, names, file_max), limit=most)
+    argv = sh(ship.fetch_command(run_id, names, file_max))
+    res = await runner.run_command(node, argv, COMMAND_TIMEOUT_S, limit=most, binary=True)
+    if res.problem == REFUSED:
+        raise CommandError(REFUSED, f"{node} {res.reason}")
     try:
-        return _fetched(res.stdout, names, file_max)
+        return _fetched(res.check().data, names, file_max)
     except ValueError as exc:
-        raise Failure(st.PROBE_FAILED, f"{node}: unreadable answer for the run's files ({exc})") from None
+        raise CommandError(REFUSED, f"{node}: unreadable answer for the run's files ({exc})") from None
 
 
 def _fetched(data: bytes, names: list[str], file_max: int) -> Fetched:
@@ -271,25 +212,22 @@ def _fetched(data: bytes, names: list[str], file_max: int) -> Fetched:
     return got
 
 
-async def put(shell: NodeShell, node: str, run_id: str, name: str, data: bytes) -> None:
-    await shell.run(node, ship.put_command(run_id, name), data)
+async def put(runner: NodeCommands, node: str, run_id: str, name: str, data: bytes) -> None:
+    (await runner.run_command(node, sh(ship.put_command(run_id, name)), COMMAND_TIMEOUT_S, stdin=data)).check()
 
 
 async def follow_once(
-    shell: NodeShell, view: NodeRunView, on_status: Callable[[NodeRunView], None] | None = None
+    runner: NodeCommands,
+    view: NodeRunView,
+    python: str,
+    on_status: Callable[[NodeRunView], None] | None = None,
 ) -> bool:
     """Follows from ``view.offset`` until the run ended (True) or the stream broke (False).
 
     The offset advances only past whole sample-file lines that reached the reader, so a
     resumed follow starts exactly at the first line this side has not seen."""
-    hop = await shell.connection(view.node)
-    command = ship.follow_command(view.run_id, view.offset, shell.options.python)
-    try:
-        proc: asyncssh.SSHClientProcess[Any] = await hop.conn.create_process(command, encoding=None)
-    except (asyncssh.Error, OSError) as exc:
-        raise describe(exc, hop.settings, None) from None
-    proc.stdin.write_eof()  # nothing to say to it (close() would close the whole channel)
-    try:
+    argv = sh(ship.follow_command(view.run_id, view.offset, python))
+    async with runner.stream(view.node, argv) as proc:
         # whole lines only (one cut off by a drop is read again from its start next time); a
         # line over the cap is never held whole, and counts as one malformed sample line
         async for line, size in capped_lines(proc.stdout):
@@ -314,25 +252,15 @@ async def follow_once(
             assert view.reader is not None
             view.reader.feed(line)
             view.offset += size
-    except (asyncssh.Error, OSError) as exc:
-        raise describe(exc, hop.settings, None) from None
-    finally:
-        proc.close()
     if proc.exit_status == 5:  # no such run on the node
-        raise Failure(st.PROBE_FAILED, (await _said(proc)) or f"no burn-in run {view.run_id}")
+        raise CommandError(REFUSED, (await proc.said()) or f"no burn-in run {view.run_id}")
     return False
 
 
-async def _said(proc: asyncssh.SSHClientProcess) -> str:
-    try:
-        return (await asyncio.wait_for(proc.stderr.read(), 1.0)).decode(errors="replace").strip()
-    except (asyncio.TimeoutError, asyncssh.Error, OSError):  # noqa: UP041 - 3.10
-        return ""
-
-
 async def follow(
-    shell: NodeShell,
+    runner: NodeCommands,
     view: NodeRunView,
+    python: str,
     on_status: Callable[[NodeRunView], None] | None = None,
     sink_status: Callable[[str, str, str | None], None] | None = None,
 ) -> None:
@@ -342,18 +270,18 @@ async def follow(
     while not view.ended:
         offset = view.offset
         try:
-            if await follow_once(shell, view, on_status):
+            if await follow_once(runner, view, python, on_status):
                 return
-            failure = Failure(st.RECONNECTING, "the follow stream ended early")
-        except Failure as exc:
-            if exc.status == st.PROBE_FAILED:
+            failure = CommandError(UNREACHABLE, "the follow stream ended early")
+        except CommandError as exc:
+            if exc.problem == REFUSED:  # no such run, or an answer no reader takes: not a drop
                 view.reason = exc.reason
                 raise
             failure = exc
         attempt = 1 if view.offset > offset else attempt + 1
         view.reattached += 1
         view.reason = failure.reason
-        await shell.drop(view.node)
+        await runner.reconnect(view.node)
         if sink_status is not None:
             sink_status(view.node, st.RECONNECTING, failure.reason)
         await asyncio.sleep(min(backoff_s(attempt), 5.0))
@@ -451,9 +379,10 @@ def iperf_server_command(port: int, seconds: float) -> str:
     )
 
 
-def iperf_server_started(stdout: bytes, port: int, seconds: float) -> IperfServer | None:
+def iperf_server_started(stdout: str | bytes, port: int, seconds: float) -> IperfServer | None:
     """The server ``iperf_server_command`` started, from what it printed (None: it did not)."""
-    for line in stdout.decode(errors="replace").splitlines():
+    text = stdout.decode(errors="replace") if isinstance(stdout, bytes) else stdout
+    for line in text.splitlines():
         word, _, folder = line.partition(" ")
         if word == "started" and IPERF_DIR.fullmatch(folder):
             return IperfServer(folder, int(port), int(seconds))

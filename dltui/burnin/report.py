@@ -14,6 +14,8 @@ from typing import Any
 
 from dltui.config_schema import as_dict
 from dltui.core.format import value_span
+from dltui.core.past_alerts import PastAlert
+from dltui.history.past import alert_line
 
 from .verdict import (
     FAIL,
@@ -48,9 +50,14 @@ _COLOUR = {PASS: "#2ca02c", WARN: "#e6a700", FAIL: "#d62728", NOT_RUN: "#7f7f7f"
 
 
 def document(
-    run_id: str, runs: Sequence[NodeRun], verdicts: Sequence[NodeVerdict], thresholds: Thresholds
+    run_id: str,
+    runs: Sequence[NodeRun],
+    verdicts: Sequence[NodeVerdict],
+    thresholds: Thresholds,
+    before: Mapping[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The JSON report: plan, phases, tools, verdicts, exit code."""
+    """The JSON report: plan, phases, tools, verdicts, exit code; with ``before`` (node -> its
+    past alerts from Prometheus, ``history.past.NodePast.to_dict``), "before the run" too."""
     nodes = []
     for run, v in zip(runs, verdicts, strict=True):
         nodes.append(
@@ -74,6 +81,7 @@ def document(
                     }
                     for g in (run.facts.gpus if run.facts else [])
                 ],
+                "before_the_run": (before or {}).get(run.node),
             }
         )
     return {
@@ -131,8 +139,37 @@ def markdown(doc: dict[str, Any]) -> str:
         passed = [i for i in node["items"] if i["status"] == PASS]
         if passed:
             out += ["", "Passed: " + "; ".join(md(f"{i['check']} ({i['evidence']})") for i in passed)]
+        out += _before_md(node.get("before_the_run"))
         out.append("")
     return "\n".join(out)
+
+
+def _before(past: dict[str, Any]) -> tuple[str, list[str]]:
+    """"Before the run": the alerts the rules found in the node's week before it, from
+    Prometheus (what it went through in production), or why there is nothing to say; plain
+    text, escaped by the caller."""
+    days = (past["until"] - past["since"]) / 86400
+    heading = f"Before the run (the {days:g} days before it, from Prometheus):"
+    if past.get("error"):
+        return heading, [past["error"]]
+    if not past["alerts"]:
+        return heading, [f"no alert ({past.get('source')})"]
+    return heading, [alert_line(PastAlert(**a)) for a in past["alerts"]]
+
+
+def _before_md(past: dict[str, Any] | None) -> list[str]:
+    if past is None:
+        return []
+    heading, lines = _before(past)
+    return ["", heading, ""] + [f"- {md(line)}" for line in lines]
+
+
+def _before_html(past: dict[str, Any] | None) -> str:
+    if past is None:
+        return ""
+    heading, lines = _before(past)
+    items = "".join(f"<li>{html.escape(line)}</li>" for line in lines)
+    return f"<h3>{html.escape(heading)}</h3><ul>{items}</ul>"
 
 
 # What changes a Markdown document's structure or makes live content (GFM): a table cell's
@@ -234,6 +271,7 @@ def page(doc: dict[str, Any], runs: Sequence[NodeRun]) -> str:
                 f"<td>{html.escape(_item_md(i))}</td></tr>"
             )
         parts.append("</table>")
+        parts.append(_before_html(node.get("before_the_run")))
         run = by_node.get(node["node"])
         if run is not None:
             parts.append(_charts(run))

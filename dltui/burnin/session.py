@@ -8,23 +8,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dltui import private_files
 from dltui.actions.audit import AuditError, AuditLog, Pending
 from dltui.config import BurninSection, Config
 from dltui.core.text import clean, clean_value
-from dltui.transport.ssh.errors import Failure
-from dltui.transport.ssh.options import SshOptions
+from dltui.transport.command import CommandError, NodeCommands
+from dltui.transport.scheduler import targets_from_config
 
-from . import disk_speed, remote, report, ship, spool, verdict
-from .remote import NodeRunView, NodeShell, RunCollector
+from . import disk_speed, remote, report, scheduler_gate, ship, spool, verdict
+from .remote import Answer, NodeRunView, RunCollector
+
+if TYPE_CHECKING:
+    from dltui.history import HistorySource
 
 OUTPUTS = [
     "plan.json",
@@ -32,6 +36,7 @@ OUTPUTS = [
     "gpu_burn.log",
     "dcgm.json",
     "matmul.jsonl",
+    "rvs.log",
     "stress-ng.log",
     "fio.json",
     "iperf3.json",
@@ -71,16 +76,21 @@ class Plan:
 
 
 class BurnIn:
+    """A run on ``hosts``: every command through ``runner`` (the node-command contract: the
+    dashboard's fleet connections, or ``SshCommands`` for the CLI)."""
+
     def __init__(
         self,
-        shell: NodeShell,
+        runner: NodeCommands,
         hosts: list[str],
         run_id: str,
         sink: Any = None,
         thresholds: BurninSection | dict[str, Any] | None = None,  # [burnin] or overrides of it
         audit: AuditLog | None = None,
+        history: HistorySource | None = None,  # [prometheus] url: the report's "before the run"
     ):
-        self.shell = shell
+        self.runner = runner
+        self.python = runner.python
         self.audit = audit if audit is not None else AuditLog()  # starts and stops go there
         self.hosts = list(hosts)
         self.run_id = run_id
@@ -105,12 +115,14 @@ class BurnIn:
         self.verdicts: list[verdict.NodeVerdict] = []
         self.recording_errors: dict[str, str] = {}  # node -> why its local copy is incomplete
         self.notices: list[str] = []  # what else the operator must be told, one line each
+        self.history = history
+        self.before: dict[str, dict[str, Any]] = {}  # node -> its past alerts (history.past.NodePast)
 
     async def start(self, plan: Plan) -> None:
         """Starts every node at once; a refusal or an unreachable node is said on that node."""
         address = None
         if plan.net:
-            address = f"{self.shell.hostname(plan.net)}:{plan.net_port}"
+            address = f"{self.runner.address(plan.net)}:{plan.net_port}"
             await self._start_iperf_server(plan.net, plan)
 
         async def one(host: str) -> None:
@@ -142,12 +154,9 @@ class BurnIn:
                 return
             with pending:
                 pending.sent = True
-                try:
-                    answer = await remote.start(self.shell, host, args)
-                except Failure as exc:
-                    answer = {"ok": False, "reason": exc.reason}
-                if not answer.get("ok"):
-                    self.failed[host] = str(answer.get("reason"))
+                answer = await remote.start(self.runner, host, args, self.python)
+                if not answer.ok:
+                    self.failed[host] = answer.reason
                 _finish(pending, answer)
 
         await asyncio.gather(*(one(h) for h in self.hosts))
@@ -163,15 +172,16 @@ class BurnIn:
         with pending:
             pending.sent = True
             seconds = plan.preflight_s + plan.duration_s + 600
+            argv = remote.sh(remote.iperf_server_command(plan.net_port, seconds))
             try:
-                res = await self.shell.run(peer, remote.iperf_server_command(plan.net_port, seconds))
-            except Failure as exc:
+                res = (await self.runner.run_command(peer, argv, remote.COMMAND_TIMEOUT_S)).check()
+            except CommandError as exc:
                 self.failed[peer] = f"cannot start the iperf3 server: {exc.reason}"
                 pending.finish("failed", exc.reason)
                 return
             self.iperf_server = remote.iperf_server_started(res.stdout, plan.net_port, seconds)
             if self.iperf_server is None:
-                said = clean((res.stderr or res.stdout).decode(errors="replace").strip())
+                said = clean((res.stderr or res.stdout).strip())
                 self.failed[peer] = f"cannot start the iperf3 server: {said}"
                 pending.finish("failed", said)
                 return
@@ -196,8 +206,8 @@ class BurnIn:
         with pending:
             pending.sent = True
             try:
-                res = await self.shell.run(peer, line)
-            except Failure as exc:
+                res = (await self.runner.run_command(peer, remote.sh(line), remote.COMMAND_TIMEOUT_S)).check()
+            except CommandError as exc:
                 pending.finish("failed", exc.reason)
                 return
             pending.finish("ok" if res.exit_status == 0 else "failed", f"exit {res.exit_status}")
@@ -215,26 +225,22 @@ class BurnIn:
             if host in self.failed:
                 return
             try:
-                await remote.follow(self.shell, self.views[host], on_status)
-            except Failure as exc:
+                await remote.follow(self.runner, self.views[host], self.python, on_status)
+            except CommandError as exc:
                 self.failed[host] = exc.reason
 
         await asyncio.gather(*(one(h) for h in self.hosts))
 
-    async def stop(self) -> dict[str, dict[str, Any]]:
-        async def one(host: str) -> dict[str, Any]:
+    async def stop(self) -> dict[str, Answer]:
+        async def one(host: str) -> Answer:
             argv = [ship.DRIVER_NAME, "stop", "--wait", repr(60.0)]  # remote.stop's default
             try:
                 pending = self.audit.begin(host, "burnin-stop", argv, run_id=self.run_id)
             except AuditError as exc:
-                return {"ok": False, "reason": f"{exc}; nothing was sent"}
+                return Answer(False, f"{exc}; nothing was sent")
             with pending:
                 pending.sent = True
-                try:
-                    answer = await remote.stop(self.shell, host, self.run_id)
-                except Failure as exc:
-                    answer = {"ok": False, "reason": exc.reason}
-                _finish(pending, answer)
+                answer = _finish(pending, await remote.stop(self.runner, host, self.run_id, self.python))
             return answer
 
         answers = await asyncio.gather(*(one(h) for h in self.hosts))
@@ -272,8 +278,8 @@ class BurnIn:
                 self.verdicts.append(v)
                 continue
             try:
-                fetched = await remote.fetch(self.shell, host, self.run_id, OUTPUTS)
-            except Failure as exc:
+                fetched = await remote.fetch(self.runner, host, self.run_id, OUTPUTS)
+            except CommandError as exc:
                 fetched = remote.Fetched({}, {})
                 self.failed[host] = f"cannot fetch the run's files: {exc.reason}"
             files = fetched.files
@@ -296,14 +302,29 @@ class BurnIn:
         disk_speed.compare_disks(self.runs, self.verdicts, self.thresholds)
         for host, judged in zip(self.hosts, self.verdicts, strict=True):
             self.views[host].verdict = judged  # the burn-in screen shows it, the tools' words too
+        if self.history is not None:
+            self.before = await self._before_the_run(self.history)
         return verdict.exit_code(self.verdicts)
+
+    async def _before_the_run(self, history: HistorySource) -> dict[str, dict[str, Any]]:
+        """What the rules find in each node's week before its run began, from Prometheus: a
+        re-burn-in of a production node starts from what it did in production."""
+        from dltui.history.past import BEFORE_THE_RUN_S, pasts
+
+        found = {}
+        for run in self.runs:
+            began = run.fold.first_time if run.fold is not None else None
+            hostname = run.facts.hostname if run.facts else None
+            for past in await pasts(history, [(run.node, hostname)], BEFORE_THE_RUN_S, began):
+                found[past.name] = past.to_dict()
+        return found
 
     def write_report(self, folder: Path) -> dict[str, Path]:
         """report.json, report.md, report.html and the run's recording (for dltui replay) in
         ``folder``: made 0700 for this run, or this run's own from an earlier attach; a link
         or another user's folder or file there is refused (``UnsafePath``, an OSError), never
         written through (``dltui.private_files``). Each file takes its place whole, 0600."""
-        doc = report.document(self.run_id, self.runs, self.verdicts, self.thresholds)
+        doc = report.document(self.run_id, self.runs, self.verdicts, self.thresholds, before=self.before)
         texts = {"json": report.to_json(doc), "md": report.markdown(doc),
                  "html": report.page(doc, self.runs)}
         paths = {key: folder / f"report.{key}" for key in texts}
@@ -347,38 +368,92 @@ class BurnIn:
             for key in ("json", "md", "html"):
                 try:
                     await remote.put(
-                        self.shell, host, self.run_id, paths[key].name, paths[key].read_bytes()
+                        self.runner, host, self.run_id, paths[key].name, paths[key].read_bytes()
                     )
-                except Failure:
+                except CommandError:
                     return  # the local copy is what counts; the node may be gone
 
         await asyncio.gather(*(one(h) for h in self.hosts))
 
 
 @dataclass(frozen=True)
-class BurnInLauncher:
-    """What the dashboard may start or follow a burn-in with, built by ``dltui.wiring`` (the UI
-    builds no SSH pool of its own): the SSH options of its nodes, the SSH nodes a run may act on,
-    the dashboard's audit log (which knows who acts: a browser tab's address under dltui serve)
-    and the config (``[burnin]``, the sampling interval, ``read_only``)."""
+class Finished:
+    """How a followed run ended: its exit code (0 pass, 1 warnings, 2 a failure, 3 not judged),
+    the report's paths, or why the report was not written (one line)."""
 
-    options: SshOptions
+    code: int
+    paths: dict[str, Path] | None = None
+    unwritten: str | None = None
+
+
+async def see_through(
+    session: BurnIn,
+    folder: Path | None,
+    *,
+    on_status: Callable[[NodeRunView], None] | None = None,
+    after_judge: Callable[[], Awaitable[None]] | None = None,
+    leave_on_nodes: bool = True,
+) -> Finished:
+    """A started (or attached) run to its end, the one sequence the CLI and the dashboard share:
+    follow, judge, ``after_judge`` (the CLI's ``--drain-on-fail``), then the report in ``folder``
+    (None: none, as a read-only dashboard writes nothing) and, with ``leave_on_nodes``, a copy on
+    each node."""
+    await session.follow(on_status)
+    code = await session.judge()
+    if after_judge is not None:
+        await after_judge()
+    if folder is None:
+        return Finished(code)
+    try:
+        paths = session.write_report(folder)
+    except private_files.UnsafePath as exc:  # a planted link or another user's folder
+        return Finished(code, None, str(exc))
+    except OSError as exc:  # a full disk
+        return Finished(code, None, f"{folder}: {exc.strerror or exc}")
+    if leave_on_nodes:
+        await session.leave_report_on_nodes(paths)
+    return Finished(code, paths)
+
+
+@dataclass(frozen=True)
+class BurnInLauncher:
+    """The one burn-in service, for the dashboard and the CLI alike (built by ``dltui.wiring``
+    and ``burnin.cli``; the UI builds no SSH pool of its own): the runner its commands go
+    through (the dashboard's: its fleet's connections), the SSH nodes a run may act on, the
+    audit log (the dashboard's knows who acts: a browser tab's address under dltui serve), the
+    config (``[burnin]``, the sampling interval, ``read_only``)."""
+
+    runner: NodeCommands
     hosts: tuple[str, ...]
     audit: AuditLog
     cfg: Config
+    history: HistorySource | None = None  # [prometheus] url: the report's "before the run"
 
-    def session(self, hosts: list[str], run_id: str) -> BurnIn:
-        """A session on ``hosts`` (each one of ``self.hosts``) with its own connections, closed
-        when the run ends (``session.shell.close()``)."""
-        return BurnIn(NodeShell(self.options), hosts, run_id, thresholds=self.cfg.burnin, audit=self.audit)
+    def session(self, hosts: list[str], run_id: str, sink: Any = None) -> BurnIn:
+        """A session on ``hosts`` (each one of ``self.hosts``), on the launcher's runner."""
+        return BurnIn(
+            self.runner, hosts, run_id, sink, thresholds=self.cfg.burnin, audit=self.audit, history=self.history
+        )
+
+    def plan(self, **choices: Any) -> Plan:
+        """The run's ``Plan`` (``Plan.from_config``): the operator's choices over what the config
+        sets for every run."""
+        return Plan.from_config(self.cfg, **choices)
+
+    def slurm_nodes(self, hosts: Sequence[str]) -> dict[str, str | None]:
+        """Each host's Slurm node name where its ``[groups.NAME]`` sets one (else its own)."""
+        return {h: t.slurm_node for h, t in targets_from_config(self.cfg, hosts).items()}
+
+    async def refusals(self, hosts: Sequence[str]) -> dict[str, str]:
+        """Each of ``hosts`` running someone's work now (Slurm alloc / mix, another user's GPU
+        process), with why: a start leaves it out unless forced, from the CLI or the dashboard."""
+        return await scheduler_gate.refusals(self.runner, hosts, self.slurm_nodes(hosts))
 
 
-def _finish(pending: Pending, answer: dict[str, Any]) -> None:
+def _finish(pending: Pending, answer: Answer) -> Answer:
     """The driver's answer as the audited outcome (a lost outcome line is said with it)."""
-    ok = bool(answer.get("ok"))
-    lost = pending.finish("ok" if ok else "failed", "" if ok else str(answer.get("reason")))
-    if lost:
-        answer["audit"] = lost
+    lost = pending.finish("ok" if answer.ok else "failed", "" if answer.ok else answer.reason)
+    return dataclasses.replace(answer, audit=lost) if lost else answer
 
 
 def _cut_short(name: str, size: int) -> verdict.Item:

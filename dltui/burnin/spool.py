@@ -2,6 +2,8 @@
 node (``dltui.transport.recording``), appended as samples arrive and timed by the samples' own clock, so
 memory stays bounded however long the run. At the end ``merge`` streams the nodes' files
 into the run's one ``dltui replay`` recording, in time order; nothing is held whole.
+Samples are spooled as whole ``sample`` lines, not ``--record``'s delta lines: ``merge``
+reorders a node's lines by time, and a delta line moved past another would rebuild wrong.
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ class Spool:
                 make_folders(self.path.parent)
                 self.path.unlink(missing_ok=True)  # an earlier follow of this run: re-read
                 self._rec = Recorder.create(_Quiet(), self.path, [self.node],
-                                            clock=lambda: self._now)
+                                            clock=lambda: self._now, whole_samples=True)
             except RecordError as exc:  # it names the path
                 self._failed = str(exc)
             except OSError as exc:

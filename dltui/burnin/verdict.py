@@ -19,7 +19,14 @@ from dltui.config_schema import build
 
 from .fabric import items as fabric_items
 from .fold import RunFold
-from .gpu_checks import consistency, gpu_checks, gpu_stressor, preflight
+from .gpu_checks import (
+    consistency,
+    gpu_checks,
+    gpu_stressor,
+    gpu_vendor,
+    preflight,
+    unsupported_stressor,
+)
 from .host_checks import host_checks
 from .items import (
     DEFAULTS,
@@ -35,6 +42,7 @@ from .items import (
     exit_code,
     worst,
 )
+from .vendor_checks import vendor_gpu_checks
 
 __all__ = [
     "DEFAULTS", "FAIL", "NODE_CHECKS", "NOT_RUN", "PASS", "WARN", "GpuVerdict", "Item",
@@ -85,7 +93,8 @@ def judge(run: NodeRun, thresholds: Thresholds = None) -> NodeVerdict:
         gv.items += preflight(index, gf, run)
         why = (run.result.get("gpu") or {}).get("reason") or "no GPU stressor ran"
         gv.items.append(
-            stress.get(index)
+            unsupported_stressor(run, index)  # another vendor's GPU: said, never passed
+            or stress.get(index)
             or Item(
                 "stressor", NOT_RUN, why, "install gpu_burn or DCGM (or torch) on the node", index
             )
@@ -100,6 +109,8 @@ def judge(run: NodeRun, thresholds: Thresholds = None) -> NodeVerdict:
                     index,
                 )
             )
+        elif (key := gpu_vendor(run, index)) != "nvidia":  # the probe's readings of AMD, Gaudi
+            gv.items += vendor_gpu_checks(key, index, gf, run, cfg)
         else:
             gv.items += gpu_checks(index, gf, run, cfg)
         verdict.gpus.append(gv)

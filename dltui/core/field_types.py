@@ -39,6 +39,7 @@ RECORD_MODELS: dict[str, type] = {
     "gpu": models.GpuSample,
     "nvlink": models.NvlinkSample,
     "unit": models.UnitSample,
+    "container": models.ContainerSample,
     "checkpoint": models.CheckpointSample,
     "drive": models.DriveSample,
 }

@@ -148,6 +148,15 @@ class GpuProcess:
     name: str | None = None
     gpu_memory_mib: float | None = None
     unit: str | None = None  # the configured systemd unit it belongs to (its /proc/PID/cgroup)
+    # Who holds it (probe/attribution.py, read once per process): owner, Slurm job, container, pod.
+    uid: int | None = None
+    user: str | None = None  # the uid's name on the node
+    slurm_job: int | None = None
+    slurm_step: str | None = None  # "0", "batch", "interactive", "extern"
+    outside_job: bool | None = None  # True: a Slurm node said it is in no job (never a neighbour's)
+    container_id: str | None = None  # 64 hex digits
+    container_runtime: str | None = None  # "docker", "podman", "containerd", "crio", "cri"
+    pod_uid: str | None = None  # the Kubernetes pod's uid
 
 
 @dataclass(slots=True)
@@ -195,6 +204,10 @@ class GpuSample:
     retired_pages_pending: bool | None = None
     processes: list[GpuProcess] = field(default_factory=list)
     error: str | None = None
+    vendor: str | None = None  # "nvidia", "amd", "intel" (Gaudi); None from an older probe
+    hotspot_temperature_c: float | None = None  # junction; AMD reports it, NVIDIA does not
+    throttled: bool | None = None  # the vendor's throttle status (AMD); NVIDIA: clock events
+    xgmi_errors_total: int | None = None  # AMD XGMI link errors (RAS, XGMI_WAFL block)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> GpuSample:
@@ -248,6 +261,26 @@ class UnitSample:
     started_monotonic_us: int | None = None
     memory_current_bytes: int | None = None
     cpu_usage_us: int | None = None
+    error: str | None = None
+    restart_policy: str | None = None  # Restart= (no, always, on-failure…); None: not read
+
+
+@dataclass(slots=True)
+class ContainerSample:
+    """A configured training container as its engine's ``inspect`` gave it (probe/containers.py)."""
+
+    name: str
+    engine: str | None = None  # docker, podman
+    id: str | None = None
+    image: str | None = None
+    state: str | None = None  # running, restarting, exited, …
+    restart_policy: str | None = None  # no, always, unless-stopped, on-failure[:N]
+    restarts_total: int | None = None
+    oom_killed: bool | None = None
+    health: str | None = None
+    exit_code: int | None = None
+    started_at: str | None = None
+    finished_at: str | None = None
     error: str | None = None
 
 
@@ -318,6 +351,7 @@ class Sample:
     units: list[UnitSample] = field(default_factory=list)
     checkpoint: CheckpointSample | None = None
     drives: list[DriveSample] = field(default_factory=list)
+    containers: list[ContainerSample] = field(default_factory=list)  # the group's training containers
 
     def to_dict(self) -> dict[str, Any]:
         return plain(self)
@@ -344,6 +378,7 @@ class Sample:
             units=[UnitSample(**u) for u in data.get("units") or ()],
             checkpoint=_maybe(CheckpointSample, data.get("checkpoint")),
             drives=[DriveSample(**d) for d in data.get("drives") or ()],
+            containers=[ContainerSample(**c) for c in data.get("containers") or ()],
         )
 
 
@@ -377,6 +412,14 @@ class GpuFacts:
     memory_temperature_max_c: float | None = None
     thresholds_are_margin_offsets: bool | None = None
     compute_capability: str | None = None
+    vendor: str | None = None  # "nvidia", "amd", "intel" (Gaudi)
+    driver_version: str | None = None  # this GPU's driver (amdgpu, habanalabs); NVIDIA's is per node
+    firmware_version: str | None = None  # AMD SMC firmware, Gaudi firmware
+    # AMD's junction ("hotspot") limits from ``amd-smi static``; memory_temperature_max_c
+    # above holds its VRAM slowdown, temperature_slowdown/shutdown_c its edge limits.
+    hotspot_temperature_slowdown_c: float | None = None
+    hotspot_temperature_shutdown_c: float | None = None
+    memory_temperature_shutdown_c: float | None = None
 
 
 @dataclass(slots=True)
@@ -411,6 +454,7 @@ class StackFacts:
     auto_upgrades_source: str | None = None
     kernel_newest_installed: str | None = None
     reboot_reasons: list[str] = field(default_factory=list)
+    rocm_version: str | None = None  # /opt/rocm/.info/version (last: positional callers keep their order)
 
 
 @dataclass(slots=True)

@@ -39,6 +39,7 @@ class Metric(Enum):
     GPU_MEMORY_USED_PERCENT = "gpu.memory_used_percent"
     GPU_TEMPERATURE_C = "gpu.temperature_c"
     GPU_MEMORY_TEMPERATURE_C = "gpu.memory_temperature_c"
+    GPU_HOTSPOT_TEMPERATURE_C = "gpu.hotspot_temperature_c"  # junction: AMD's (NVIDIA reports none)
     GPU_TEMPERATURE_MARGIN_C = "gpu.temperature_margin_c"
     GPU_POWER_W = "gpu.power_w"
     GPU_SM_CLOCK_MHZ = "gpu.sm_clock_mhz"

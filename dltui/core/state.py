@@ -18,7 +18,11 @@ from dltui.node.schema import MAX_INTERVAL_S, MIN_INTERVAL_S
 
 from . import format as fmt
 from . import status as st
+from .attribution import ContainerInfo, JobInfo
+from .gpu_fields import HISTORY as _GPU_HISTORY
+from .gpu_fields import HISTORY_ROW as _GPU_ROW
 from .models import NodeEvent, NodeFacts, Sample
+from .scheduler import SchedulerView
 from .series import DISK_METRICS, HOTTEST_GPU_C, NETWORK_METRICS, Metric, SeriesKey
 from .status import Status
 from .timeline import CRITICAL, INFO, WARNING, Alert, Severity, TimelineEntry, severity_rank
@@ -32,6 +36,11 @@ TIMELINE_ENTRIES = 2000
 EVENT_IDS_REMEMBERED = 10000
 _NAN = float("nan")
 _GAP = -32768  # an int16 ring's gap: the one int16 its scaled readings never take
+# A fleet's history rings are allocated whole when created, up to this many bytes in all: the
+# memory a watched fleet holds is then the same at minute 2 as at hour 2, and no regrowth copies
+# arrays (and steps the process's size) as the window fills. Beyond it (a fleet of hundreds of
+# 8-GPU nodes), rings grow by doubling: a short session never holds gigabytes of empty slots.
+HISTORY_RESERVE_BYTES = 128 * 2**20
 
 # Series kept as int16 (2 bytes a point instead of float32's 4), by the unit their name ends
 # with, and the scale that sets the resolution they keep. Other units (bytes, counts) stay float32.
@@ -68,12 +77,15 @@ class Ring:
 
     FIRST_ALLOCATION = 64
 
-    def __init__(self, capacity: int, typecode: str = "f", size: int = 0, scale: int = 0):
+    def __init__(
+        self, capacity: int, typecode: str = "f", size: int = 0, scale: int = 0, whole: bool = False
+    ):
+        """``whole``: allocate the capacity now (see ``HISTORY_RESERVE_BYTES``)."""
         self._capacity = capacity
         self._size = min(size, capacity)  # a series born late starts with gaps, aligned in time
         self._scale = float(scale)
         self._gap: float = _GAP if scale else _NAN
-        allocated = min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
+        allocated = capacity if whole else min(capacity, max(self.FIRST_ALLOCATION, 2 * self._size))
         self._data = array("h" if scale else typecode, [self._gap]) * allocated
         self._next = self._size % capacity
 
@@ -180,14 +192,9 @@ _PRESSURE = (
     Metric.PRESSURE_IO_FULL_AVG10_PERCENT,
     Metric.PRESSURE_MEMORY_SOME_AVG10_PERCENT,
 )
-_GPU_SERIES = (  # after utilisation (and its sub-second minimum), in ``_values_of``'s order
-    Metric.GPU_MEMORY_USED_PERCENT,
-    Metric.GPU_TEMPERATURE_C,
-    Metric.GPU_MEMORY_TEMPERATURE_C,
-    Metric.GPU_TEMPERATURE_MARGIN_C,
-    Metric.GPU_POWER_W,
-    Metric.GPU_SM_CLOCK_MHZ,
-)
+# after utilisation (and its sub-second minimum): the field table's history rows, whose values
+# ``_GPU_ROW`` reads in the same order
+_GPU_SERIES = tuple(f.history for f in _GPU_HISTORY if f.history is not None)
 _KEYS: dict[tuple, tuple[SeriesKey, ...]] = {}  # a sample's shape -> its series' keys, in order
 
 
@@ -271,23 +278,30 @@ def _values_of(sample: Sample) -> list[float | None]:
         subs = g.utilization_samples_percent
         if subs:
             out.append(min(subs))
-        out += (
-            g.memory_used_percent,
-            g.temperature_c,
-            g.memory_temperature_c,
-            g.temperature_margin_c,
-            g.power_w,
-            g.sm_clock_mhz,
-        )
+        out += _GPU_ROW(g)
     return out
+
+
+class RingBudget:
+    """The bytes a fleet's history rings may still take by being allocated whole."""
+
+    def __init__(self, left: int = HISTORY_RESERVE_BYTES) -> None:
+        self.left = left
+
+    def take(self, size: int) -> bool:
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 class NodeHistory:
     """Time-aligned series for one node: every series gets one point per sample."""
 
-    def __init__(self, capacity: int = HISTORY_POINTS):
+    def __init__(self, capacity: int = HISTORY_POINTS, budget: RingBudget | None = None):
         self.capacity = capacity
-        self.time = Ring(capacity, "d")
+        self.budget = budget or RingBudget(0)
+        self.time = Ring(capacity, "d", whole=self.budget.take(8 * capacity))
         self.series: dict[SeriesKey, Ring] = {}
         self.samples = 0
         # series -> the sample count when it last appeared; for the series of the shape bound
@@ -327,7 +341,8 @@ class NodeHistory:
             last_seen[key] = self.samples
             if key not in self.series:  # new in this sample: gaps before it, aligned in time
                 scale = storage_scale(key.metric.value)
-                self.series[key] = Ring(self.capacity, size=len(self.time) - 1, scale=scale)
+                whole = self.budget.take((2 if scale else 4) * self.capacity)  # not given back
+                self.series[key] = Ring(self.capacity, size=len(self.time) - 1, scale=scale, whole=whole)
         wanted = set(keys)
         self._shape, self._keys = shape, keys
         self._rings = [self.series[k] for k in keys]
@@ -375,6 +390,13 @@ class NodeState:
     # Per GPU, the rules that cannot judge it because it does not report their signals (no
     # HBM sensor, no T.Limit margin, no ECC): shown as "n/a", never taken for "fine".
     rules_na: dict[int | None, set[str]] = field(default_factory=dict)
+    # What the GPU processes' Slurm jobs and containers are (transport/attribution.py fills them,
+    # about once a minute each): by job id and by container id.
+    jobs: dict[int, JobInfo] = field(default_factory=dict)
+    containers: dict[str, ContainerInfo] = field(default_factory=dict)
+    # The scheduler's view of the node (Slurm state and reason, Kubernetes' Ready and cordon),
+    # read every 30 s by transport/scheduler.py; None until read, or where none is configured.
+    scheduler: SchedulerView | None = None
     version: int = 0
 
     def age(self, now: float) -> float | None:
@@ -417,6 +439,7 @@ class FleetState:
         self.engine = engine
         self.clock = clock
         self.history_points = history_points
+        self.ring_budget = RingBudget()  # shared by every node's history
         self.version = 0
         for name in names or ():
             self.node(name)
@@ -424,7 +447,7 @@ class FleetState:
     def node(self, name: str) -> NodeState:
         node = self.nodes.get(name)
         if node is None:
-            node = self.nodes[name] = NodeState(name, history=NodeHistory(self.history_points))
+            node = self.nodes[name] = NodeState(name, history=NodeHistory(self.history_points, self.ring_budget))
             self.version += 1
         return node
 
@@ -447,6 +470,18 @@ class FleetState:
                 why = f"reconnected after {fmt.duration(now - node.status_since)}"
             node.add(TimelineEntry(now, "status", f"{status}: {why}" if why else status, severity))
             node.status_since = now
+
+    def on_scheduler(self, name: str, view: SchedulerView) -> None:
+        """The scheduler's view of ``name``, newly read; a change of word goes on the timeline
+        ("scheduler: drain dltui: GPU 3 hot [alice]")."""
+        node = self.node(name)
+        if node.scheduler == view:
+            return
+        was = node.scheduler.cell() if node.scheduler else ""
+        node.scheduler = view
+        node.version += 1
+        if view.cell() and view.cell() != was:
+            node.add(TimelineEntry(self.clock(), "scheduler", f"scheduler: {view.cell()}", INFO))
 
     def on_hello(self, name: str, facts: NodeFacts, interval_s: float | None = None) -> None:
         node = self.node(name)

@@ -12,169 +12,30 @@ Pure Python, no Textual, no I/O: ``render(fleet)`` returns the page.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 from typing import Any
 
+from dltui.core import gpu_fields
 from dltui.core import status as st
+from dltui.core.attribution import gpu_holders
 from dltui.core.models import GpuSample, NodeFacts, Sample
+from dltui.core.scheduler import view_states
 from dltui.core.state import FleetState, NodeState
+from dltui.core.vendors import vendor
 
 from .drive_metrics import drive_families, stack_families
 from .fabric import render as fabric
 from .page import MHZ, MIB, PERCENT, US, Labels, Page, labels
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-# (name, type, help, getter, scale): one GPU series per row, from GpuSample fields.
+# (name, type, help, getter, scale): one GPU series per exported row of the field table, in
+# its order; the value scaled from the field's unit to the name's base unit.
 GpuGetter = Callable[[GpuSample], Any]
-_GPU: tuple[tuple[str, str, str, GpuGetter, float], ...] = (
-    (
-        "dltui_gpu_utilization_ratio",
-        "gauge",
-        "GPU busy time over the last sample period (0-1).",
-        lambda g: g.utilization_percent,
-        PERCENT,
-    ),
-    (
-        "dltui_gpu_memory_utilization_ratio",
-        "gauge",
-        "GPU memory controller busy time (0-1).",
-        lambda g: g.memory_utilization_percent,
-        PERCENT,
-    ),
-    (
-        "dltui_gpu_memory_used_bytes",
-        "gauge",
-        "GPU framebuffer memory in use.",
-        lambda g: g.memory_used_mib,
-        MIB,
-    ),
-    (
-        "dltui_gpu_memory_total_bytes",
-        "gauge",
-        "GPU framebuffer memory size.",
-        lambda g: g.memory_total_mib,
-        MIB,
-    ),
-    (
-        "dltui_gpu_temperature_celsius",
-        "gauge",
-        "GPU core temperature.",
-        lambda g: g.temperature_c,
-        1.0,
-    ),
-    (
-        "dltui_gpu_memory_temperature_celsius",
-        "gauge",
-        "GPU memory (HBM) temperature.",
-        lambda g: g.memory_temperature_c,
-        1.0,
-    ),
-    (
-        "dltui_gpu_temperature_margin_celsius",
-        "gauge",
-        "Degrees left before the GPU slows down.",
-        lambda g: g.temperature_margin_c,
-        1.0,
-    ),
-    ("dltui_gpu_power_watts", "gauge", "GPU power draw.", lambda g: g.power_w, 1.0),
-    (
-        "dltui_gpu_power_limit_watts",
-        "gauge",
-        "GPU enforced power limit.",
-        lambda g: g.power_limit_w,
-        1.0,
-    ),
-    ("dltui_gpu_sm_clock_hertz", "gauge", "GPU SM clock.", lambda g: g.sm_clock_mhz, MHZ),
-    (
-        "dltui_gpu_memory_clock_hertz",
-        "gauge",
-        "GPU memory clock.",
-        lambda g: g.memory_clock_mhz,
-        MHZ,
-    ),
-    (
-        "dltui_gpu_sm_clock_max_hertz",
-        "gauge",
-        "GPU maximum SM clock.",
-        lambda g: g.sm_clock_max_mhz,
-        MHZ,
-    ),
-    (
-        "dltui_gpu_performance_state",
-        "gauge",
-        "GPU performance state (0 fastest, 15 slowest).",
-        lambda g: g.pstate,
-        1.0,
-    ),
-    (
-        "dltui_gpu_fan_ratio",
-        "gauge",
-        "GPU fan speed as a share of its maximum (0-1).",
-        lambda g: g.fan_percent,
-        PERCENT,
-    ),
-    (
-        "dltui_gpu_clock_event_reasons",
-        "gauge",
-        "Bitmask of active clock-event (throttle) reasons, as NVML defines the bits.",
-        lambda g: g.clock_event_reasons_mask,
-        1.0,
-    ),
-    (
-        "dltui_gpu_pcie_link_generation",
-        "gauge",
-        "Current PCIe link generation.",
-        lambda g: g.pcie_gen,
-        1.0,
-    ),
-    (
-        "dltui_gpu_pcie_link_width",
-        "gauge",
-        "Current PCIe link width (lanes).",
-        lambda g: g.pcie_width,
-        1.0,
-    ),
-    (
-        "dltui_gpu_pcie_replays_total",
-        "counter",
-        "PCIe replays since the driver loaded.",
-        lambda g: g.pcie_replay_count,
-        1.0,
-    ),
-    (
-        "dltui_gpu_remapped_rows_correctable",
-        "gauge",
-        "Rows remapped for correctable errors.",
-        lambda g: g.remapped_rows_correctable,
-        1.0,
-    ),
-    (
-        "dltui_gpu_remapped_rows_uncorrectable",
-        "gauge",
-        "Rows remapped for uncorrectable errors.",
-        lambda g: g.remapped_rows_uncorrectable,
-        1.0,
-    ),
-    (
-        "dltui_gpu_remapped_rows_pending",
-        "gauge",
-        "1 when a row remap waits for a GPU reset.",
-        lambda g: g.remapped_rows_pending,
-        1.0,
-    ),
-    (
-        "dltui_gpu_remapped_rows_failure",
-        "gauge",
-        "1 when a row remap failed.",
-        lambda g: g.remapped_rows_failure,
-        1.0,
-    ),
-    (
-        "dltui_gpu_retired_pages_pending",
-        "gauge",
-        "1 when a page retirement waits for a reset.",
-        lambda g: g.retired_pages_pending,
-        1.0,
-    ),
+_SCALE = {"%": PERCENT, "MiB": MIB, "MHz": MHZ}
+_GPU: tuple[tuple[str, str, str, GpuGetter, float], ...] = tuple(
+    (f.export.name, f.export.type, f.export.help, attrgetter(f.attr), _SCALE.get(f.unit, 1.0))
+    for f in gpu_fields.EXPORTED
+    if f.export is not None
 )
 
 _ECC = (
@@ -219,9 +80,25 @@ def _node(page: Page, node: NodeState) -> None:
         _host(page, n, node.sample)
         _gpus(page, node, node.sample)
         _units(page, n, node.sample)
+        _gpu_jobs(page, node, node.sample)
         fabric(page, n, node.sample, {g.index: _gpu_labels(node, g) for g in node.sample.gpus})
         drive_families(page, n, node.sample.drives)
+    _scheduler(page, n, node)
     _alerts(page, node)
+
+
+def _scheduler(page: Page, n: Labels, node: NodeState) -> None:
+    """``dltui_node_scheduler_info``: the node's state as Slurm / Kubernetes has it, one series
+    per scheduler. Its labels take a bounded set of words; the reason (free text, each new one
+    a new series) is never a label: it is in the snapshot and the dashboard."""
+    family = page.family(
+        "dltui_node_scheduler_info",
+        "gauge",
+        "The node's state in its scheduler (value 1): slurm idle/alloc/mix/drain/draining/down/…, "
+        "kubernetes ready/notready/unknown/cordoned.",
+    )
+    for scheduler, state in view_states(node.scheduler):
+        family.add(n + (("scheduler", scheduler), ("state", state)), 1)
 
 
 def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
@@ -244,7 +121,9 @@ def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
     page.family(
         "dltui_node_boot_time_seconds", "gauge", "When the node booted (seconds since the epoch)."
     ).add(n, f.boot_time)
-    gpu_info = page.family("dltui_gpu_info", "gauge", "Facts about a GPU (value 1).")
+    gpu_info = page.family(
+        "dltui_gpu_info", "gauge", "Facts about a GPU (value 1); vendor: nvidia, amd or intel (Gaudi)."
+    )
     for g in f.gpus:
         gpu_info.add(
             n
@@ -252,9 +131,12 @@ def _facts(page: Page, n: Labels, f: NodeFacts) -> None:
             + labels(
                 ("uuid", g.uuid),
                 ("model", g.name),
+                ("vendor", vendor(g.vendor).key),  # join on node and gpu, as for the jobs
                 ("bus_id", g.bus_id),
                 ("vbios_version", g.vbios_version),
                 ("serial", g.serial),
+                ("driver_version", g.driver_version),  # per GPU: amdgpu, habanalabs
+                ("firmware_version", g.firmware_version),
             ),
             1,
         )
@@ -398,6 +280,21 @@ def _devices(
         fam = page.family(name, "gauge", help_)
         for row in rows:
             fam.add(n + (("device", row.name),), get(row), scale)
+
+
+def _gpu_jobs(page: Page, node: NodeState, s: Sample) -> None:
+    """``dltui_gpu_job_info``: who holds each GPU, one series per (GPU, holder), at most
+    ``MAX_HOLDERS_PER_GPU`` per GPU; never a PID label. The job's identity lives here, not on
+    every metric (dcgm-exporter's ``hpc_job`` label multiplied series): join on node and gpu."""
+    family = page.family(
+        "dltui_gpu_job_info",
+        "gauge",
+        "Who holds the GPU: its processes' Slurm job, user, container and pod (value 1).",
+    )
+    for g in s.gpus:
+        gpu_labels = _gpu_labels(node, g)
+        for holder in gpu_holders(g, node.jobs, node.containers):
+            family.add(gpu_labels + labels(*holder), 1)
 
 
 def _gpu_labels(node: NodeState, g: GpuSample) -> Labels:

@@ -1,4 +1,4 @@
-"""Builds what is shipped to a node: the probe's source (and pynvml's) behind a tiny loader.
+"""Builds what is shipped to a node: the probe's source (and pynvml's, amdsmi's) behind a tiny loader.
 
 Runs on the operator's machine only; it is not itself shipped. Two forms:
 - ``ssh_command()`` + ``payload()``: a short ``python3 -c`` loader that reads the compressed
@@ -10,10 +10,12 @@ Runs on the operator's machine only; it is not itself shipped. Two forms:
 
 from __future__ import annotations
 
+import ast
 import base64
 import importlib.metadata
 import importlib.util
 import marshal
+import re
 import shlex
 import zlib
 from functools import lru_cache
@@ -41,7 +43,10 @@ def importer(packages: tuple[str, ...]) -> str:
         " def find_spec(s,n,p,t=None):\n"
         "  if n in S:return ModuleSpec(n,s,is_package=n in %(pkgs)r)\n"
         " def create_module(s,spec):return None\n"
-        " def exec_module(s,m):n=m.__name__;exec(compile(zlib.decompress(S[n]),'<'+n+'>','exec'),m.__dict__)\n"
+        " def exec_module(s,m):\n"
+        "  n=m.__name__;d=S[n]\n"
+        "  d=zlib.decompress(d) if d[:1]==b'x' else __import__('lzma').decompress(d)\n"
+        "  exec(compile(d,'<'+n+'>','exec'),m.__dict__)\n"
         "sys.meta_path.insert(0,L())\n"
     ) % {"pkgs": packages}
 
@@ -88,12 +93,97 @@ def sources() -> dict[str, str]:
             version = None
         # The binding's field ids depend on its version; its metadata does not travel with it.
         mods["dltui.node.probe.binding"] = f"NVML_BINDING_VERSION = {version!r}\n"
+    mods.update(amdsmi_sources())
     return mods
 
 
+def amdsmi_sources() -> dict[str, str]:
+    """AMD SMI's Python binding (ctypes over libamd_smi.so, MIT), shipped as pynvml is: a
+    package of plain modules, imported on the node only where libamd_smi.so loads."""
+    spec = importlib.util.find_spec("amdsmi")
+    if spec is None or not spec.submodule_search_locations:
+        return {}
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    mods = {}
+    for path in sorted(folder.glob("*.py")):
+        if path.stem != "setup":  # its packaging script
+            name = "amdsmi" if path.stem == "__init__" else "amdsmi." + path.stem
+            mods[name] = _in_rocm(path.name) + without_docstrings(path.read_text(encoding="utf-8"))
+    try:
+        version = importlib.metadata.version("amdsmi")
+    except importlib.metadata.PackageNotFoundError:
+        version = None
+    # Its structures are generated from one ROCm's headers: the probe checks the node's ROCm
+    # against this version before it lets the binding near the library.
+    mods["dltui.node.probe.amdsmi_binding"] = f"AMDSMI_BINDING_VERSION = {version!r}\n"
+    return mods
+
+
+def _in_rocm(filename: str) -> str:
+    """A ``__file__`` for a shipped binding module (the loader gives none; the wrapper looks
+    for the library beside its own file last): where ROCm installs the binding."""
+    return (
+        "import os as _os\n__file__ = _os.path.join(_os.environ.get('ROCM_HOME') or _os.environ.get('ROCM_PATH')"
+        " or '/opt/rocm', 'share', 'amd_smi', 'amdsmi', %r)\n" % filename
+    )
+
+
+# A line holding only a comment. Emptied, not removed, so tracebacks keep their line numbers;
+# the compiled code is the same (tests/unit/test_probe_standalone.py compares it per module).
+_COMMENT_LINE = re.compile(r"^[ \t]*#[^\n]*$", re.MULTILINE)
+
+
+def without_comment_lines(src: str) -> str:
+    """``src`` with its comment-only lines emptied, but for its leading comment block (a
+    licence notice, as pynvml's BSD one, travels with every copy): every node is sent ~7 %
+    fewer bytes (pynvml and the amdsmi binding are mostly comment blocks and constants)."""
+    lines = src.splitlines(keepends=True)
+    head = next((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), len(lines))
+    return "".join(lines[:head]) + _COMMENT_LINE.sub("", "".join(lines[head:]))
+
+
+def without_docstrings(source: str) -> str:
+    """``source`` re-written without its docstrings and comments, its leading comment block
+    (the licence notice, which must travel with every copy) kept as a string, ``_LICENCE``,
+    so no comment stripping loses it. The binding is sent on every connect; its docstrings
+    are a fifth of it."""
+    lines = source.splitlines(keepends=True)
+    end = next((i for i, x in enumerate(lines) if not x.startswith("#")), 0)
+    notice = "".join(line.lstrip("#").strip() + "\n" for line in lines[:end])
+    header = "_LICENCE = %r\n" % notice if notice.strip() else ""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    # ast.unparse is 3.9+: this runs on the operator's side (3.10+); mypy checks dltui/node as 3.8
+    unparse = getattr(ast, "unparse")  # noqa: B009
+    return header + unparse(tree) + "\n"
+
+
 def compress(mods: dict[str, str]) -> bytes:
-    """Module name -> zlib-compressed source, marshalled (format 4: readable by Python 3.4+)."""
-    return marshal.dumps({name: zlib.compress(src.encode(), 9) for name, src in mods.items()}, 4)
+    """Module name -> compressed source (zlib; xz for XZ_PACKAGES), marshalled (format 4:
+    readable by Python 3.4+)."""
+    return marshal.dumps({name: _pack(name, without_comment_lines(src)) for name, src in mods.items()}, 4)
+
+
+# xz instead of zlib for these (a zlib stream starts with b"x", an xz one never does): the AMD
+# SMI binding is 8 KB smaller, and lzma is imported only on a node that imports the binding.
+XZ_PACKAGES = ("amdsmi",)
+
+
+def _pack(name: str, src: str) -> bytes:
+    if name.split(".")[0] in XZ_PACKAGES:
+        import lzma
+
+        return lzma.compress(src.encode())  # the default preset: EXTREME saves ~50 bytes for 0.2 s a start
+    return zlib.compress(src.encode(), 9)
 
 
 @lru_cache(maxsize=1)
@@ -117,6 +207,7 @@ def probe_args(
     watchdog_s: float | None = None,
     units: tuple[str, ...] = (),
     checkpoint: str | None = None,
+    containers: tuple[str, ...] = (),
     sysfs: str = "/sys",
 ) -> list[str]:
     args = ["--interval", repr(float(interval_s))]
@@ -126,6 +217,8 @@ def probe_args(
         args += ["--unit", unit]
     if checkpoint:
         args += ["--checkpoint", checkpoint]
+    for container in containers:
+        args += ["--container", container]
     if sysfs != "/sys":
         args += ["--sysfs", sysfs]
     return args
@@ -137,6 +230,7 @@ def ssh_command(
     python: str = "python3",
     units: tuple[str, ...] = (),
     checkpoint: str | None = None,
+    containers: tuple[str, ...] = (),
     sysfs: str = "/sys",
 ) -> str:
     """Shell command that runs the probe from stdin; ``exec`` so no shell lingers. Unit names,
@@ -147,7 +241,7 @@ def ssh_command(
         "-S",
         "-c",
         _STDIN_PRELUDE + _loader(),
-        *probe_args(interval_s, watchdog_s, units, checkpoint, sysfs),
+        *probe_args(interval_s, watchdog_s, units, checkpoint, containers, sysfs),
     ]
     return "exec " + " ".join(shlex.quote(a) for a in argv)
 

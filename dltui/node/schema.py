@@ -145,6 +145,23 @@ IB_PORT_FIELDS = (
     "error",
 )
 
+# One GPU process, inside a GPU record's "processes"; only "pid" is always there. The owner,
+# job, container and pod are read once per process (probe/attribution.py); core.models.GpuProcess.
+PROCESS_FIELDS = (
+    "pid",
+    "name",
+    "gpu_memory_mib",
+    "unit",  # the configured systemd unit whose cgroup holds it
+    "uid",  # owner of /proc/PID
+    "user",  # that uid's name on the node
+    "slurm_job",  # from the cgroup (proctrack/cgroup) or `scontrol listpids` (linuxproc)
+    "slurm_step",
+    "outside_job",  # true: on a Slurm node, in no job (asked scontrol)
+    "container_id",  # 64 hex digits, from the cgroup path
+    "container_runtime",  # docker | podman | containerd | crio | cri
+    "pod_uid",  # the Kubernetes pod, from kubepods…pod<uid>
+)
+
 GPU_FIELDS = (
     "index",
     "uuid",
@@ -189,8 +206,19 @@ GPU_FIELDS = (
     "remapped_rows_pending",
     "remapped_rows_failure",
     "retired_pages_pending",
-    "processes",  # [{"pid", "name", "gpu_memory_mib"}]
+    # [{"pid", "name", "gpu_memory_mib"}, and where known "unit", "uid", "user", "slurm_job",
+    #  "slurm_step", "outside_job", "container_id", "container_runtime", "pod_uid"]: PROCESS_FIELDS
+    "processes",
     "error",  # plain words when this GPU could not be read (e.g. "GPU is lost"), else null
+    # Appended, so a position an older decoder reads keeps its meaning. Other vendors (AMD
+    # Instinct, Intel Gaudi; see probe/amd*.py, probe/gaudi.py): "nvidia", "amd" or "intel";
+    # the junction (AMD "hotspot") sensor NVIDIA does not expose; the vendor's own "clocks are
+    # held back now" (AMD throttle_status), where there is no clock-event mask; AMD XGMI (its
+    # NVLink) link errors, RAS counts of the XGMI_WAFL block.
+    "vendor",
+    "hotspot_temperature_c",
+    "throttled",
+    "xgmi_errors_total",
 )
 
 # One per GPU that has NVLink (see nvlink.py): links by index, error counters summed over links.
@@ -221,7 +249,73 @@ UNIT_FIELDS = (
     "memory_current_bytes",  # null where the node's systemd has no memory accounting
     "cpu_usage_us",  # CPUUsageNSec / 1000; null without CPU accounting
     "error",  # plain words when the unit could not be read
+    "restart_policy",  # Restart=: no, always, on-failure, …; "no": a crash is not restarted (unit_no_restart)
 )
+
+# One per configured training container (``--container``: a name or label=K=V), from the
+# engine's ``inspect`` (probe/containers.py): the unit record's twin.
+CONTAINER_FIELDS = (
+    "name",  # as configured (a name, or the name a label selector found)
+    "engine",  # docker or podman
+    "id",  # the engine's id (64 hex digits)
+    "image",
+    "state",  # running, restarting, exited, paused, created, dead
+    "restart_policy",  # no, always, unless-stopped, on-failure[:N]; null when not reported
+    "restarts_total",  # the engine's RestartCount: restarts by its policy
+    "oom_killed",  # the last exit was the kernel's OOM kill
+    "health",  # healthy, unhealthy, starting; null without a health check
+    "exit_code",  # the last exit's code
+    "started_at",  # RFC 3339 as the engine writes it
+    "finished_at",
+    "error",  # plain words when it could not be read (no such container, no engine, denied)
+)
+
+
+
+def inspect_fields(obj: Any) -> dict[str, Any]:
+    """The CONTAINER_FIELDS one ``docker inspect`` / ``podman inspect`` object gives (name to
+    finished_at; podman's shape is close, not identical: ``Healthcheck`` for ``Health``, ``""``
+    for policy "no"). Read here once for both ends: the probe's configured containers and the
+    operator side's lookup of the container holding a GPU. Values are the engine's, unsanitised."""
+    obj = obj if isinstance(obj, dict) else {}
+
+    def table(where: Any, key: str) -> dict[str, Any]:
+        value = where.get(key)
+        return value if isinstance(value, dict) else {}
+
+    def text(value: Any) -> str | None:
+        return value if isinstance(value, str) and value != "" else None
+
+    def count(value: Any) -> int | None:
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    state, host, config = (table(obj, k) for k in ("State", "HostConfig", "Config"))
+    policy_obj = host.get("RestartPolicy")
+    policy = None
+    if isinstance(policy_obj, dict):
+        policy = policy_obj.get("Name") if isinstance(policy_obj.get("Name"), str) else None
+        if policy == "":
+            policy = "no"  # podman (and old docker) write no policy as ""
+        retries = count(policy_obj.get("MaximumRetryCount"))
+        if policy == "on-failure" and retries:
+            policy = "on-failure:%d" % retries
+    health = table(state, "Health") or table(state, "Healthcheck")
+    oom = state.get("OOMKilled")
+    name = obj.get("Name")
+    return {
+        "name": name.lstrip("/") if isinstance(name, str) else None,
+        "id": text(obj.get("Id")),
+        "image": text(config.get("Image")) or text(obj.get("ImageName")) or text(obj.get("Image")),
+        "state": text(state.get("Status")),
+        "restart_policy": policy,
+        "restarts_total": count(obj.get("RestartCount")),
+        "oom_killed": oom if isinstance(oom, bool) else None,
+        "health": text(health.get("Status")),
+        "exit_code": count(state.get("ExitCode")),
+        "started_at": text(state.get("StartedAt")),
+        "finished_at": text(state.get("FinishedAt")),
+    }
+
 
 # The newest file matching the node group's checkpoint glob (``--checkpoint``).
 CHECKPOINT_FIELDS = (
@@ -274,6 +368,7 @@ STACK_FIELDS = (
     "auto_upgrades_source",  # where that was read, in words
     "kernel_newest_installed",  # newest release under /lib/modules
     "reboot_reasons",  # why a reboot is pending, in words; [] when none
+    "rocm_version",  # /opt/rocm/.info/version, where ROCm is installed (appended: positions stay)
 )
 
 RECORD_FIELDS = {
@@ -289,6 +384,7 @@ RECORD_FIELDS = {
     "gpu": GPU_FIELDS,
     "nvlink": NVLINK_FIELDS,
     "unit": UNIT_FIELDS,
+    "container": CONTAINER_FIELDS,
     "checkpoint": CHECKPOINT_FIELDS,
     "drive": DRIVE_FIELDS,
 }
@@ -492,6 +588,7 @@ SHOW_PROPERTIES = (
     "ExecMainStartTimestampMonotonic",
     "MemoryCurrent",
     "CPUUsageNSec",
+    "Restart",
 )
 _NOT_SET = ("", "[not set]", "18446744073709551615")  # systemd's "infinity" / unknown
 
@@ -541,4 +638,5 @@ def unit_record(name: str, props: dict[str, str]) -> dict[str, Any]:
         "memory_current_bytes": _int(props.get("MemoryCurrent")),
         "cpu_usage_us": None if cpu_ns is None else cpu_ns // 1000,
         "error": None,
+        "restart_policy": props.get("Restart") or None,
     }

@@ -42,6 +42,7 @@ LIST_RECORDS = (
     ("gpus", "gpu", "index"),
     ("nvlinks", "nvlink", "gpu"),
     ("units", "unit", "name"),
+    ("containers", "container", "name"),
     ("drives", "drive", "device"),
 )
 SINGLE_RECORDS = ("cpu", "memory", "pressure", "tasks", "checkpoint")

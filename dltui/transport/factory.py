@@ -15,14 +15,14 @@ def build_transports(
 ) -> list[Transport]:
     """``[]`` or ``["localhost"]`` means this machine; other names go to the SSH transport.
     Ranges (``gpu[01-16]``) are expanded; a bad one raises ``HostSpecError``.
-    ``probe_extras(name)`` gives a node's (units, checkpoint glob) to report."""
+    ``probe_extras(name)`` gives a node's (units, checkpoint glob, training containers) to report."""
     hosts = list(dict.fromkeys(expand_ranges(hosts)))  # a node named twice is one node
     transports: list[Transport] = []
     remote = [h for h in hosts if h not in LOCAL_NAMES]
     if not hosts or len(remote) < len(hosts):
-        units, checkpoint = probe_extras("localhost") if probe_extras else ((), None)
+        units, checkpoint, containers = probe_extras("localhost") if probe_extras else ((), None, ())
         transports.append(
-            LocalTransport(interval_s, units=units, checkpoint=checkpoint, sysfs=ssh.sysfs)
+            LocalTransport(interval_s, units=units, checkpoint=checkpoint, sysfs=ssh.sysfs, containers=containers)
         )
     if remote:
         from .ssh.fleet import SshFleet

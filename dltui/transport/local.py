@@ -12,24 +12,30 @@ from dltui.node.probe.main import until_next_tick
 from dltui.node.schema import interval_event
 
 from .base import Sink
-from .command import CommandResult, LocalRunner
+from .command import CommandResult, LocalRunner, TakesCommands
 
 LOCAL_NAMES = ("localhost", "local", "127.0.0.1", "::1")
 
 
 def make_collector(
-    interval_s: float, units: tuple[str, ...] = (), checkpoint: str | None = None, sysfs: str = "/sys"
+    interval_s: float,
+    units: tuple[str, ...] = (),
+    checkpoint: str | None = None,
+    sysfs: str = "/sys",
+    containers: tuple[str, ...] = (),
 ):
+    """The probe's own collector, as ``--unit`` / ``--checkpoint`` / ``--container`` configure it
+    over SSH (the same code reads the training containers here: ``probe/containers.py``)."""
     if sys.platform.startswith("linux"):
         from dltui.node.probe.collect import Collector
 
-        return Collector(interval_s, sys_dir=sysfs, units=units, checkpoint=checkpoint)
+        return Collector(interval_s, sys_dir=sysfs, units=units, checkpoint=checkpoint, containers=containers)
     from .psutil_collector import PsutilCollector
 
     return PsutilCollector(interval_s)
 
 
-class LocalTransport:
+class LocalTransport(TakesCommands):
     """One node, this machine. Blocking reads run in a thread so the UI never waits."""
 
     def __init__(
@@ -39,12 +45,14 @@ class LocalTransport:
         units: tuple[str, ...] = (),
         checkpoint: str | None = None,
         sysfs: str = "/sys",
+        containers: tuple[str, ...] = (),
     ):
         self.interval_s = interval_s
         self.names = [name]
         self.units = units
         self.checkpoint = checkpoint
         self.sysfs = sysfs  # [probe] sysfs: this machine's sysfs, mounted elsewhere in a container
+        self.containers = containers  # [groups.NAME] containers: the training containers to read
         self.runner = LocalRunner()
         self._interval_told: float | None = None  # a new interval, said at the next tick
 
@@ -60,7 +68,7 @@ class LocalTransport:
         name = self.names[0]
         sink.on_status(name, st.CONNECTING)
         collector = await asyncio.to_thread(
-            make_collector, self.interval_s, self.units, self.checkpoint, self.sysfs
+            make_collector, self.interval_s, self.units, self.checkpoint, self.sysfs, self.containers
         )
         try:
             facts = await asyncio.to_thread(collector.facts)

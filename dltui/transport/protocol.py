@@ -20,6 +20,7 @@ from dltui.core.field_types import RecordChecks, record_misfit
 from dltui.core.format import clip
 from dltui.core.models import (
     CheckpointSample,
+    ContainerSample,
     CoreSample,
     CpuSample,
     DiskSample,
@@ -56,10 +57,11 @@ _BUILDERS = {
     "gpu": GpuSample.from_dict,
     "nvlink": NvlinkSample.from_dict,
     "unit": lambda r: UnitSample(**r),
+    "container": lambda r: ContainerSample(**r),
     "checkpoint": lambda r: CheckpointSample(**r),
     "drive": lambda r: DriveSample(**r),
 }
-_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive")
+_LIST_KINDS = ("core", "disk", "filesystem", "network", "ib_port", "gpu", "nvlink", "unit", "drive", "container")
 MALFORMED_REPORT_EVERY_S = 10.0  # the first at once, then at most one report per 10 s
 # What each field may hold: a line whose value is of another type ("temperature_c": "hot") is
 # malformed here, not a TypeError in a rule later (which would cost the node its connection).
@@ -216,6 +218,7 @@ class ProbeReader:
             units=[lists["unit"][k] for k in records if k in lists["unit"]],  # in the probe's (config) order
             checkpoint=models.get("checkpoint"),
             drives=list(lists["drive"].values()),
+            containers=[lists["container"][k] for k in records if k in lists["container"]],  # config order
         )
 
     def _malformed(self, line: str | bytes, exc: Exception) -> None:

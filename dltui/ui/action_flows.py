@@ -5,7 +5,7 @@ read-only) is ``dltui.actions``; this module only asks and tells."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from textual.app import App
 
@@ -16,12 +16,13 @@ from dltui.core.models import Sample
 from dltui.core.state import FleetState
 from dltui.core.units import known_units
 
-from .messages import ActionsReported
+from .messages import ActionsReported, ContainerOffers
 from .screens.confirm import ConfirmScreen
 from .screens.prompt import PromptScreen
 
 if TYPE_CHECKING:
     from dltui.actions.service import ActionService
+    from dltui.history import HistorySource
     from dltui.transport.command import FleetRunner
 
     from .services import DashboardServices
@@ -33,6 +34,12 @@ _SEVERITY: dict[str, Literal["information", "warning", "error"]] = {
 }
 
 
+class SchedOffers(Protocol):
+    """Where the scheduler actions can act (``sched_flows.SchedFlows``)."""
+
+    def offered(self, nodes: list[str], verb: str = "drain") -> bool: ...
+
+
 class ActionFlows:
     def __init__(self, app: App[int], fleet: FleetState, services: DashboardServices | None) -> None:
         """``services``: what ``dltui.wiring`` built to act with (the service, its runner, and
@@ -42,11 +49,15 @@ class ActionFlows:
         self.fleet = fleet
         self.runner: FleetRunner | None = services.runner if services is not None else None
         self.simulated = services.simulated if services is not None else False
+        # the nodes' past, for the charts (None: this run's history only)
+        self.history: HistorySource | None = services.history if services is not None else None
         # its audit is the log of every change this dashboard makes, burn-ins too: under dltui
         # serve, each of its lines names the browser (ActionSettings.origin)
         self.service: ActionService | None = services.actions if services is not None else None
         self.read_only = self.service.settings.read_only if self.service is not None else True
         self.results: dict[str, ActionResult] = {}  # newest result per node, for the unit pane
+        self.sched: SchedOffers | None = None  # drain / resume / cordon (the app sets it: sched_flows.py)
+        self.containers: ContainerOffers | None = None  # the training containers (container_flows.py)
 
     def available(self, node: str | None = None) -> bool:
         """Whether actions are offered at all (hidden under --read-only and on a recording)."""
@@ -90,6 +101,10 @@ class ActionFlows:
             return False
         sample = self._sample(node)
         return any(g.processes for g in sample.gpus) or any(u.main_pid for u in known_units(sample.units))
+
+    def sched_offered(self, nodes: list[str], verb: str = "drain") -> bool:
+        """Drain / resume where the scheduler knows the node (``SchedFlows.offered``)."""
+        return self.sched is not None and self.sched.offered(nodes, verb)
 
     def _reachable(self, node: str) -> bool:
         state = self.fleet.nodes.get(node)

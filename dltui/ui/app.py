@@ -10,7 +10,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from textual import events, on
@@ -22,17 +22,27 @@ from textual.worker import WorkerState
 
 from dltui.config import Config
 from dltui.config import theme_dirs as default_theme_dirs
+from dltui.core import status as st
 from dltui.core.state import FleetState
 from dltui.core.timeline import CRITICAL
 from dltui.transport.base import Retunable, Sink, Transport
 
 from . import commands, levels
 from .action_flows import ActionFlows
+from .container_flows import ContainerFlows
 from .fleet_query import SORT_KEYS, FilterError
 from .frame_stats import FrameStats, HookedApp
 from .heap import HeapFreezer
-from .messages import ActionsReported, OpenNode, SignalRequested, UnitRequested
+from .messages import (
+    ActionsReported,
+    ContainerRequested,
+    OpenNode,
+    SchedRequested,
+    SignalRequested,
+    UnitRequested,
+)
 from .plain import escape
+from .sched_flows import SchedFlows
 from .screens import ChartScreen, FleetScreen, HelpScreen, NodeScreen, PromptScreen, StackScreen
 from .services import DashboardServices
 from .themes import DEFAULT_THEME, load_themes
@@ -40,6 +50,7 @@ from .themes import DEFAULT_THEME, load_themes
 # `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
 INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
+SCHEDULER_TICK_S = 1.0  # how often the scheduler poller is asked which nodes are due (each every 30 s)
 
 
 class DltuiApp(HookedApp):
@@ -72,6 +83,10 @@ class DltuiApp(HookedApp):
         # what it acts through, built by dltui.wiring (None: it shows and never acts)
         self.services = services
         self.actions = ActionFlows(self, fleet, services)
+        self.sched = SchedFlows(self, fleet, services, self.actions)
+        self.actions.sched = self.sched
+        self.containers = ContainerFlows(self, fleet, services, self.actions)
+        self.actions.containers = self.containers
         self.heap = HeapFreezer()
         self._critical: set[tuple] = set()
         self._fleet_screen: FleetScreen | None = None
@@ -116,6 +131,8 @@ class DltuiApp(HookedApp):
             self.run_worker(
                 transport.run(sink), name=type(transport).__name__, group="transports", exit_on_error=False
             )
+        if self.services is not None and self.services.scheduler is not None:
+            self.set_interval(SCHEDULER_TICK_S, self._scheduler_turn)  # the SCHED column, every 30 s a node
         if len(self.fleet) == 1:
             name = next(iter(self.fleet)).name
             self.push_screen(NodeScreen(self.fleet, name, self.thresholds.of(name), actions=self.actions, root=True))
@@ -123,6 +140,20 @@ class DltuiApp(HookedApp):
             self._fleet_screen = FleetScreen(self.fleet, self.thresholds, actions=self.actions)
             self.push_screen(self._fleet_screen)
         self.set_interval(TICK_S, self.tick)
+
+    def _live(self, node: str) -> bool:
+        state = self.fleet.nodes.get(node)
+        return state is not None and state.status == st.OK
+
+    def _scheduler_turn(self) -> None:
+        """Read the scheduler's view of the nodes that are due, in a short worker (one at a
+        time): a slow controller delays the next turn, never the screen."""
+        poller = self.services.scheduler if self.services is not None else None
+        if poller is None or not poller.due_now(self._live):
+            return
+        if any(w.group == "scheduler" and not w.is_finished for w in self.workers):
+            return
+        self.run_worker(poller.turn(self.fleet.on_scheduler, self._live), group="scheduler", exit_on_error=False)
 
     def tick(self) -> None:
         """Redraw the visible data screen from the fleet state; nothing else runs here."""
@@ -201,6 +232,17 @@ class DltuiApp(HookedApp):
     def _unit_requested(self, message: UnitRequested) -> None:
         self.actions.unit(message.nodes, message.verb)
 
+    @on(SchedRequested)
+    def _sched_requested(self, message: SchedRequested) -> None:
+        self.sched.request(message.nodes, message.verb)
+
+    @on(ContainerRequested)
+    def _container_requested(self, message: ContainerRequested) -> None:
+        try:
+            self.containers.request(message.node, message.verb)
+        except ValueError as exc:  # no container to act on: said, as for the : command
+            self.notify(str(exc), severity="warning")
+
     @on(SignalRequested)
     def _signal_requested(self, message: SignalRequested) -> None:
         self.actions.signal(message.node, message.pid)
@@ -262,37 +304,15 @@ class DltuiApp(HookedApp):
             self.notify(str(exc), title=f":{line.strip()}", severity="error")
 
     def _execute(self, verb: str, arg: str) -> None:
-        if verb == "quit":
-            self.exit(0)
-        elif verb == "help":
-            self.action_help()
-        elif verb == "theme":
-            if arg not in self.available_themes:
-                raise ValueError(f"themes: {', '.join(self.theme_names or self.available_themes)}")
-            self.theme = arg
-        elif verb in ("burnin", "attach"):
-            from .burnin_launch import open_burnin
+        _RUN[verb](self, arg)
 
-            shown = _shown_nodes(self.fleet, self._fleet_screen)
-            open_burnin(self, self.services.burnin if self.services else None, shown, verb, arg)
-        elif verb == "stack":
-            self.push_screen(StackScreen(self.fleet))
-        elif verb == "node":
-            if arg not in self.fleet.nodes:
-                raise ValueError(f"no node named {arg!r}")
-            self.open_node(arg)
-        else:
-            fleet = self._fleet_screen
-            if fleet is None:
-                raise ValueError(f":{verb} needs the fleet screen (more than one node)")
-            if self.screen is not fleet and isinstance(self.screen, NodeScreen):
-                self.pop_screen()
-            if verb == "sort":
-                fleet.set_sort(arg)
-            elif verb == "filter":
-                fleet.set_filter(arg)
-            else:
-                fleet.action_toggle_compact()
+    def _acted_on(self) -> str | None:
+        """The node a one-node ``:`` command acts on: the node screen's, else the fleet's cursor."""
+        view = self.data_screen
+        if isinstance(view, NodeScreen):
+            return view.node_name
+        targets = self._fleet_screen.action_targets() if self._fleet_screen is not None else []
+        return targets[0] if len(targets) == 1 else None
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -311,35 +331,125 @@ class DltuiApp(HookedApp):
             "Software stack", "Kernel, driver, CUDA, held packages, upgrades, reboots per node",
             lambda: self._execute("stack", ""),
         )
-        yield from self._action_commands()
+        yield from action_commands(self)
         for node in self.fleet:
             yield SystemCommand(f"Open {escape(node.name)}", "Show this node", lambda n=node.name: self.open_node(n))
 
-    def _action_commands(self) -> Iterable[SystemCommand]:
-        """The actions of the screen below the palette, where they can act (none under
-        --read-only or on a recording)."""
-        view = self.data_screen
-        if not isinstance(view, (FleetScreen, NodeScreen)):
-            return
-        name = view.node_name if isinstance(view, NodeScreen) else None
-        where = f"on {escape(name)}" if name else "on the picked nodes (space), or the one under the cursor"
-        targets = view.action_targets() if isinstance(view, FleetScreen) else [view.node_name]
-        for verb in ("restart", "stop", "start") if self.actions.unit_offered(targets) else ():
-            yield SystemCommand(
-                f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
-                lambda v=verb: view.action_unit(v),
-            )
-        if isinstance(view, NodeScreen) and view.offers("signal"):
-            yield SystemCommand(
-                "TERM a GPU process",
-                f"kill -s TERM a GPU process {where}; confirmed first",
-                view.action_signal,
-            )
-        if isinstance(view, NodeScreen) and view.offers("acknowledge"):
-            yield SystemCommand(
-                "Acknowledge event alerts", f"retire {escape(name or '')}'s XID, ECC and missing-GPU alerts",
-                view.action_acknowledge,
-            )
+# -- the ``:`` commands, one function each (ui/commands.py names and parses them) -------------
+
+
+def _quit(app: DltuiApp, arg: str) -> None:
+    app.exit(0)
+
+
+def _help(app: DltuiApp, arg: str) -> None:
+    app.action_help()
+
+
+def _theme(app: DltuiApp, arg: str) -> None:
+    if arg not in app.available_themes:
+        raise ValueError(f"themes: {', '.join(app.theme_names or app.available_themes)}")
+    app.theme = arg
+
+
+def _burnin(verb: str) -> Callable[[DltuiApp, str], None]:
+    def run(app: DltuiApp, arg: str) -> None:
+        from .burnin_launch import open_burnin
+
+        shown = _shown_nodes(app.fleet, app._fleet_screen)
+        open_burnin(app, app.services.burnin if app.services else None, shown, verb, arg)
+
+    return run
+
+
+def _container(app: DltuiApp, arg: str) -> None:
+    node = app._acted_on()
+    if node is None:
+        raise ValueError(":container acts on one node: open it (or put the cursor on it)")
+    action, _, name = arg.partition(" ")
+    app.containers.request(node, action.strip(), name.strip())
+
+
+def _scheduler(verb: str) -> Callable[[DltuiApp, str], None]:
+    def run(app: DltuiApp, arg: str) -> None:
+        view = app.data_screen
+        if isinstance(view, NodeScreen):
+            nodes = [view.node_name]
+        elif app._fleet_screen is not None:
+            nodes = app._fleet_screen.action_targets()
+        else:
+            nodes = [n.name for n in app.fleet]
+        app.sched.request(nodes, verb, arg)
+
+    return run
+
+
+def _stack(app: DltuiApp, arg: str) -> None:
+    app.push_screen(StackScreen(app.fleet))
+
+
+def _node(app: DltuiApp, arg: str) -> None:
+    if arg not in app.fleet.nodes:
+        raise ValueError(f"no node named {arg!r}")
+    app.open_node(arg)
+
+
+def _on_fleet(verb: str, act: Callable[[FleetScreen, str], None]) -> Callable[[DltuiApp, str], None]:
+    """A command of the fleet screen: from a node screen above it, back to the fleet first."""
+
+    def run(app: DltuiApp, arg: str) -> None:
+        fleet = app._fleet_screen
+        if fleet is None:
+            raise ValueError(f":{verb} needs the fleet screen (more than one node)")
+        if app.screen is not fleet and isinstance(app.screen, NodeScreen):
+            app.pop_screen()
+        act(fleet, arg)
+
+    return run
+
+
+_RUN: dict[str, Callable[[DltuiApp, str], None]] = {
+    "quit": _quit,
+    "help": _help,
+    "theme": _theme,
+    "burnin": _burnin("burnin"),
+    "attach": _burnin("attach"),
+    "container": _container,
+    **{verb: _scheduler(verb) for verb in ("drain", "resume", "cordon", "uncordon")},
+    "stack": _stack,
+    "node": _node,
+    "sort": _on_fleet("sort", lambda fleet, arg: fleet.set_sort(arg)),
+    "filter": _on_fleet("filter", lambda fleet, arg: fleet.set_filter(arg)),
+    "compact": _on_fleet("compact", lambda fleet, arg: fleet.action_toggle_compact()),
+}
+assert set(_RUN) == set(commands.COMMANDS), "every : command has its function"
+
+
+def action_commands(app: DltuiApp) -> Iterable[SystemCommand]:
+    """The actions of the screen below the palette, where they can act (none under
+    --read-only or on a recording)."""
+    view = app.data_screen
+    if not isinstance(view, (FleetScreen, NodeScreen)):
+        return
+    name = view.node_name if isinstance(view, NodeScreen) else None
+    where = f"on {escape(name)}" if name else "on the picked nodes (space), or the one under the cursor"
+    targets = view.action_targets() if isinstance(view, FleetScreen) else [view.node_name]
+    for verb in ("restart", "stop", "start") if app.actions.unit_offered(targets) else ():
+        yield SystemCommand(
+            f"{verb.capitalize()} the training unit", f"systemctl {verb} {where}; confirmed first",
+            lambda v=verb: view.action_unit(v),
+        )
+    if isinstance(view, NodeScreen) and view.offers("signal"):
+        yield SystemCommand(
+            "TERM a GPU process",
+            f"kill -s TERM a GPU process {where}; confirmed first",
+            view.action_signal,
+        )
+    if isinstance(view, NodeScreen) and view.offers("acknowledge"):
+        yield SystemCommand(
+            "Acknowledge event alerts", f"retire {escape(name or '')}'s XID, ECC and missing-GPU alerts",
+            view.action_acknowledge,
+        )
 
 
 def _shown_nodes(fleet: FleetState, screen: FleetScreen | None) -> list[str]:

@@ -17,7 +17,7 @@ from textual.app import App
 from dltui.actions.audit import AuditError
 from dltui.burnin.arguments import duration
 from dltui.burnin.remote import new_run_id
-from dltui.burnin.session import BurnIn, BurnInLauncher, Plan
+from dltui.burnin.session import BurnIn, BurnInLauncher, Finished, Plan, see_through
 from dltui.burnin.ship import check_run_id
 from dltui.config import Config
 
@@ -62,22 +62,34 @@ def open_burnin(
         why = "burn-in loads the nodes fully: refused under --read-only"
         launcher.session(hosts, "-").refused("burnin-start", why)
         raise ValueError(why)
+    words = arg.split()
+    force = "force" in words  # ``:burnin 2h force``: load nodes that run someone's work
+    length = next((w for w in words if w != "force"), "2h")
     try:
-        seconds = duration(arg or "2h")
+        seconds = duration(length)
     except argparse.ArgumentTypeError as exc:  # not a ValueError: the command line shows it
         raise ValueError(str(exc)) from None
     run_id = new_run_id()
+
+    async def gate_then_launch() -> None:
+        """As the CLI does: never load a node running someone's work unless forced."""
+        refused = {} if force else await launcher.refusals(hosts)
+        for host, why in refused.items():
+            app.notify(f"{host}: not started: {why.replace('--force', ':burnin … force')}", severity="error")
+        left = [h for h in hosts if h not in refused]
+        if left:
+            _launch(app, cfg, launcher.session(left, run_id), launcher.plan(duration_s=seconds))
 
     def confirmed(answer: str | None) -> None:
         if answer != "yes":
             app.notify("burn-in not started", severity="information")
             return
-        _launch(app, cfg, launcher.session(hosts, run_id), Plan.from_config(cfg, duration_s=seconds))
+        app.run_worker(gate_then_launch(), group="burn-in", exit_on_error=False)
 
     app.push_screen(
         PromptScreen(
             "burn-in? ",
-            placeholder=f"full load for {arg or '2h'} on {len(hosts)} node(s) "
+            placeholder=f"full load for {length} on {len(hosts)} node(s) "
             f"({', '.join(hosts[:4])}{'…' if len(hosts) > 4 else ''}): type yes",
         ),
         confirmed,
@@ -97,25 +109,20 @@ def _launch(app: App[int], cfg: Config, session: BurnIn, plan: Plan | None) -> N
             return
         answers = await session.stop()
         app.notify(
-            "; ".join(
-                f"{h}: {'stopped' if a.get('ok') else a.get('reason')}" for h, a in answers.items()
-            ),
+            "; ".join(f"{h}: {'stopped' if a.ok else a.reason}" for h, a in answers.items()),
             title="burn-in stop",
         )
 
-    async def work() -> None:
-        try:
-            if plan is not None:
-                await session.start(plan)
-                for host, why in session.failed.items():
-                    app.notify(f"{host}: not started: {why}", severity="error")
-            await session.follow()
-            code = await session.judge()
-            await _report(app, cfg, session, code)
-            for notice in session.notices:
-                app.notify(notice, title=f"burn-in {session.run_id}", severity="warning")
-        finally:
-            await session.shell.close()
+    async def work() -> None:  # on the fleet's connections: nothing of its own to close
+        if plan is not None:
+            await session.start(plan)
+            for host, why in session.failed.items():
+                app.notify(f"{host}: not started: {why}", severity="error")
+        # read-only: followed and judged in memory, no report here or on the nodes
+        folder = None if cfg.read_only else Path.cwd() / f"burnin-{session.run_id}"
+        _told(app, session, await see_through(session, folder))
+        for notice in session.notices:
+            app.notify(notice, title=f"burn-in {session.run_id}", severity="warning")
 
     def stop_asked() -> None:
         app.run_worker(stop(), exit_on_error=False)
@@ -131,21 +138,17 @@ def _launch(app: App[int], cfg: Config, session: BurnIn, plan: Plan | None) -> N
     )
 
 
-async def _report(app: App[int], cfg: Config, session: BurnIn, code: int) -> None:
-    """The report in ``burnin-RUN/`` of the current directory, and a copy on the nodes; a
-    read-only dashboard writes neither, here or there, and says where a report comes from."""
+def _told(app: App[int], session: BurnIn, end: Finished) -> None:
+    """The run's end in one notice: where its report is, why it is not, or, read-only, where a
+    report comes from."""
     title = f"burn-in {session.run_id} done"
-    if cfg.read_only:
+    if end.paths is not None:
+        app.notify(f"exit {end.code}; report {end.paths['md']}", title=title)
+    elif end.unwritten is not None:
+        app.notify(f"exit {end.code}; the report was not written: {end.unwritten}", title=title, severity="error")
+    else:
         app.notify(
-            f"exit {code}; read-only: no report written (dltui burn-in attach {session.run_id} "
+            f"exit {end.code}; read-only: no report written (dltui burn-in attach {session.run_id} "
             "HOST... writes one)",
             title=title,
         )
-        return
-    try:
-        paths = session.write_report(Path.cwd() / f"burnin-{session.run_id}")
-    except OSError as exc:  # a planted link or folder (UnsafePath), a full disk
-        app.notify(f"exit {code}; the report was not written: {exc}", title=title, severity="error")
-        return
-    await session.leave_report_on_nodes(paths)
-    app.notify(f"exit {code}; report {paths['md']}", title=title)

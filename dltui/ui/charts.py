@@ -1,31 +1,32 @@
-"""Charts of a node's history drawn by plotext, as ANSI text a widget decodes.
+"""Charts of a node's history drawn in braille cells (``braille``), as a Rich ``Text`` for a
+widget or ANSI text.
 
 What is drawn is read from ``NodeState`` (history, timeline, alerts) and squeezed to the
-chart's width before plotext sees it: a 2-hour window is 7200 points a series, a chart is a few
+chart's width before it is drawn: a 2-hour window is 7200 points a series, a chart is a few
 hundred dots wide. Times on the x axis are the samples' own (the recorded clock on a replay).
 """
 
 from __future__ import annotations
 
 import math
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import plotext as plt
+from rich.text import Text
 
 from dltui.core.format import value_span
 from dltui.core.series import HOTTEST_GPU_C, Metric, SeriesKey
 from dltui.core.state import NodeState
 
+from . import braille
+
 WINDOWS_S = (300, 1800, 7200)  # the chart view's windows: 5 min, 30 min, 2 h
-_TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600)
+_TICK_STEPS_S = (30, 60, 120, 300, 600, 900, 1200, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
 COLORS = ("cyan", "orange", "green", "magenta", "yellow", "blue", "red+", "white")
 ALERT_COLOR = "red"
 _FRAME_ROWS = 4  # title, the frame's top and bottom, the time labels
 LEGEND_IN_CHART = 3  # more entries than this go on a key line under the title
-_PLOTEXT = threading.Lock()
 
 
 @dataclass
@@ -58,6 +59,8 @@ class Chart:
 
 
 def window_label(window_s: int) -> str:
+    if window_s >= 2 * 86400:
+        return f"{window_s // 86400} d"
     return f"{window_s // 60} min" if window_s < 3600 else f"{window_s // 3600} h"
 
 
@@ -115,77 +118,109 @@ def alert_spans(node: NodeState, gpu: int | None, start: float, end: float) -> l
 
 
 def render(chart: Chart, width: int, height: int) -> str:
-    """The chart as plotext's text (ANSI colours), ``width`` x ``height`` cells.
-
-    Safe from any thread: plotext draws on one global figure, so one chart at a time."""
-    with _PLOTEXT:
-        return _render(chart, width, height)
+    """The chart as text with ANSI colours, ``width`` x ``height`` cells (any thread)."""
+    return braille.to_ansi(_drawn(chart, width, height))
 
 
-def _render(chart: Chart, width: int, height: int) -> str:
-    # More than a few entries: plotext's legend, drawn inside the canvas, would hide the start
-    # of every line under it, so they go on a key line under the title instead.
+def render_text(chart: Chart, width: int, height: int) -> Text:
+    """The same chart as a Rich ``Text``, for a widget: no ANSI to parse on the way."""
+    return braille.to_text(_drawn(chart, width, height))
+
+
+def _drawn(chart: Chart, width: int, height: int) -> list[list[braille.Segment]]:
+    # More than a few entries: a legend inside the canvas would hide the start of every line
+    # under it, so they go on a key line under the title instead.
     entries = [(s.label, s.color) for s in chart.series if s.label and s.times]
     if chart.spans:
         entries.append(("alert open", ALERT_COLOR))
     keyed = len(entries) > LEGEND_IN_CHART
-    plt.clear_figure()
-    plt.limit_size(False, False)  # plotext would cap the chart at the terminal it thinks it has
-    plt.plotsize(max(20, width), max(6, height - (1 if keyed else 0)))
-    plt.theme("dark")
-    plt.canvas_color("default")
-    plt.axes_color("default")
-    plt.ticks_color("default")
-    plt.title(f"{chart.title} · {chart.unit}")
-    values = [v for s in chart.series for v in s.values]
-    low = chart.low if chart.low is not None else (min(values) if values else 0.0)
-    high = chart.high if chart.high is not None else (max(values) if values else 1.0)
-    low, high = value_span(low, high)
+    width, total = max(20, width), max(6, height - (1 if keyed else 0))
+    low, high = _value_range(chart)
     # The alert band gets the top row to itself: a full-cell mark would hide the dots under it.
-    rows = max(3, height - _FRAME_ROWS)
-    row = (high - low) / (rows - 2)
-    top = high + 1.5 * row
-    plt.ylim(low, high + 2 * row)
-    plt.xlim(chart.start, max(chart.end, chart.start + 1.0))  # one sample: no zero-wide axis
+    rows = total - _FRAME_ROWS
+    pixels_y = 4 * (rows - 1)
+    values_at = value_ticks(low, high, max(2, (rows - 1) // 2))
+    tick_rows = {
+        1 + (pixels_y - 1 - braille.pixel(v, low, high, pixels_y)) // 4: f"{v:g}" for v in values_at
+    }
+    margin = max((len(label) for label in tick_rows.values()), default=0)
+    cols = max(1, width - margin - 2)
+    start, end = chart.start, max(chart.end, chart.start + 1.0)  # one sample: no zero-wide axis
+    canvas = braille.Canvas(cols, rows)
+
+    x_of = braille.axis(start, end, 2 * cols)
+    y_up = braille.axis(low, high, pixels_y)
+    top = 4 + pixels_y - 1  # pixel rows count down from the band's row
+
+    def y_of(v: float) -> int:
+        return top - y_up(v)
+
     for s in chart.series:
         if s.times:
-            # Dense series as dots (a dot a braille column: plotext's line joining is its
-            # costliest step); sparse ones joined, or a short history would be a few specks.
-            draw = plt.scatter if len(s.times) >= width else plt.plot
-            label = None if keyed else s.label
-            draw(s.times, s.values, label=label, color=s.color, marker="braille")
-    for i, span in enumerate(chart.spans):
-        end = chart.end if span.end is None else span.end
-        plt.plot(
-            [span.start, max(end, span.start)],
-            [top, top],
-            color=ALERT_COLOR,
-            marker="━",
-            label="alert open" if i == 0 and not keyed else None,
-        )
-    values_at = value_ticks(low, high, max(2, (rows - 1) // 2))
-    plt.yticks(values_at, [f"{v:g}" for v in values_at])
+            # Dense series as dots, a dot a braille column; sparse ones joined, or a short
+            # history would be a few specks.
+            line = braille.Line(s.times, s.values, s.color, joined=len(s.times) < width)
+            braille.plot(canvas, line, x_of, y_of)
+    red = braille.colour_code(ALERT_COLOR)
+    for span in chart.spans:
+        stop = chart.end if span.end is None else span.end
+        canvas.mark(0, x_of(span.start) // 2, x_of(max(stop, span.start)) // 2, braille.BAND, red)
+    if not keyed:
+        _legend_inside(canvas, entries)
     ticks = time_ticks(chart.start, chart.end, max(2, width // 12))
     shape = "%H:%M:%S" if len(ticks) > 1 and ticks[1] - ticks[0] < 60 else "%H:%M"
-    plt.xticks(ticks, [time.strftime(shape, time.localtime(t)) for t in ticks])
-    drawn = plt.build()
-    if not keyed:
-        return drawn
-    title, _, rest = drawn.partition("\n")
-    return f"{title}\n{legend_line(entries, width)}\n{rest}"
+    if chart.end - chart.start > 86400:  # a window of days (24 h, 7 d): the day too
+        shape = "%a %H:%M" if len(ticks) > 1 and ticks[1] - ticks[0] < 86400 else "%a %d"
+    tick_cols = [x_of(t) // 2 for t in ticks]
+    bottom = ["─"] * cols
+    for col in tick_cols:
+        bottom[col] = "┬"
+    lines: list[list[braille.Segment]] = [
+        [(" " * (margin + 1) + braille.centred(f"{chart.title} · {chart.unit}", cols) + " ", None)]
+    ]
+    if keyed:
+        lines.append([(" ", None), *_legend_segments(entries, width)])
+    lines.append([(" " * margin + "┌" + "─" * cols + "┐", None)])
+    for row in range(rows):
+        label = tick_rows.get(row)
+        axis = label.rjust(margin) + "┤" if label else " " * margin + "│"
+        lines.append([(axis, None), *canvas.line_segments(row), ("│", None)])
+    lines.append([(" " * margin + "└" + "".join(bottom) + "┘", None)])
+    labels = [time.strftime(shape, time.localtime(t)) for t in ticks]
+    lines.append([(" " * (margin + 1) + braille.x_labels(tick_cols, labels, cols + 1), None)])
+    return lines
 
 
-def legend_line(entries: Sequence[tuple[str, str]], width: int) -> str:
-    """``⣿ GPU0  ⣿ GPU1 …`` in each line's colour, cut to ``width`` columns."""
-    parts, used = [], 1
-    for label, color in entries:
+def _value_range(chart: Chart) -> tuple[float, float]:
+    values = [v for s in chart.series for v in s.values if v is not None and v == v]
+    low = chart.low if chart.low is not None else (min(values) if values else 0.0)
+    high = chart.high if chart.high is not None else (max(values) if values else 1.0)
+    return value_span(low, high)
+
+
+def _legend_inside(canvas: braille.Canvas, entries: Sequence[tuple[str, str]]) -> None:
+    """A few entries in the canvas's top left corner, over what is drawn there."""
+    longest = max((len(label) for label, _ in entries), default=0)
+    for row, (label, color) in enumerate(entries):
+        band = label == "alert open"
+        canvas.write(row, 0, " ", None)
+        canvas.write(row, 1, braille.BAND * 2 if band else "⢕⢕", braille.colour_code(color))
+        canvas.write(row, 3, f" {label}".ljust(longest + 2), None)
+
+
+def _legend_segments(entries: Sequence[tuple[str, str]], width: int) -> list[braille.Segment]:
+    out: list[braille.Segment] = []
+    used = 1
+    for i, (label, color) in enumerate(entries):
         piece = f"⣿ {label}"
         if used + len(piece) + 2 > width:
-            parts.append("…")
+            out.append(("  …" if i else "…", None))
             break
-        parts.append(plt.colorize(piece, color))
+        if i:
+            out.append(("  ", None))
+        out.append((piece, braille.colour_code(color)))
         used += len(piece) + 2
-    return " " + "  ".join(parts)
+    return out
 
 
 def value_ticks(low: float, high: float, most: int) -> list[float]:
@@ -246,6 +281,8 @@ def gpu_chart(
             line(Metric.GPU_MEMORY_TEMPERATURE_C, "HBM", COLORS[1]),
             line(Metric.GPU_TEMPERATURE_MARGIN_C, "margin", COLORS[2], min),
         ]
+        if sample is not None and sample.hotspot_temperature_c is not None:  # AMD's junction
+            heat.append(line(Metric.GPU_HOTSPOT_TEMPERATURE_C, "junction", COLORS[3]))
         return Chart(
             f"GPU{gpu} temperature, HBM, margin to slowdown", "°C", start, end, heat, spans
         )

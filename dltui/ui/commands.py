@@ -11,6 +11,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "theme": ("theme NAME", "switch theme (no NAME: list them)"),
     "burnin": ("burnin [DURATION]", "burn-in on the picked (else shown) nodes, default 2h"),
     "attach": ("attach RUN", "follow a running burn-in on the picked (else shown) nodes"),
+    "drain": ("drain [REASON]", "drain the node (or the picked nodes) in Slurm; reason prefilled from the worst alert"),
+    "resume": ("resume [force]", "resume a node dltui drained (force: another's drain too)"),
+    "container": ("container VERB [NAME]", "restart, stop or start the node's training container"),
+    "cordon": ("cordon", "kubectl cordon the node (or the picked nodes), on this machine"),
+    "uncordon": ("uncordon", "kubectl uncordon the node (or the picked nodes)"),
     "help": ("help", "this help"),
     "quit": ("q, quit", "quit"),
 }

@@ -14,10 +14,14 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from dltui.core import gpu_fields
+from dltui.core.attribution import process_owner
 from dltui.core.fabric import badge as fabric_badge
+from dltui.core.gpu_fields import GpuField
 from dltui.core.state import NodeState
 from dltui.core.timeline import severity_rank
 from dltui.core.units import badge
+from dltui.core.vendors import vendor
 
 from . import levels
 
@@ -45,15 +49,44 @@ def _memory_used_percent(sample) -> float | None:
     return 100.0 * m.used_bytes / m.total_bytes
 
 
+def _jobs(node: NodeState) -> list[str]:
+    gpus = node.sample.gpus if node.sample else []
+    return [str(p.slurm_job) for g in gpus for p in g.processes if p.slurm_job is not None]
+
+
+def _users(node: NodeState) -> list[str]:
+    gpus = node.sample.gpus if node.sample else []
+    owners = [process_owner(p) for g in gpus for p in g.processes]
+    jobs = [node.jobs[p.slurm_job].user for g in gpus for p in g.processes if p.slurm_job in node.jobs]
+    return [u for u in owners + jobs if u]
+
+
+def _vendors(node: NodeState) -> list[str]:
+    return [vendor(g.vendor).key for g in node.sample.gpus] if node.sample else []
+
+
+def _sched(node: NodeState) -> list[str]:
+    """The scheduler's word; a node still draining is also ``drain`` (it takes no new work)."""
+    view = node.scheduler
+    word = view.word if view else ""
+    if not word:
+        return ["none"]
+    return [word, "drain"] if word == "draining" else [word]
+
+
+# The GPU keys from the field table; the first six in the order the help has always listed them.
+_GPU_KEYS_FIRST = ("temp", "hbm", "margin", "util", "power", "gpumem")
+
+
+def _gpu_filters() -> list[GpuField]:
+    first = {key: i for i, key in enumerate(_GPU_KEYS_FIRST)}
+    return sorted(gpu_fields.FILTERS, key=lambda f: first.get(f.filter or "", len(first)))
+
+
 KEYS: dict[str, tuple[str, Getter]] = {
     "name": ("node name", lambda n, now: [n.name]),
     "status": ("status word: ok, stale, unreachable, …", lambda n, now: [levels.node_status(n, now)[1]]),
-    "temp": ("GPU core temperature °C", _gpus("temperature_c")),
-    "hbm": ("GPU memory (HBM) temperature °C", _gpus("memory_temperature_c")),
-    "margin": ("GPU T.Limit margin °C", _gpus("temperature_margin_c")),
-    "util": ("GPU utilisation %", _gpus("utilization_percent")),
-    "power": ("GPU power W", _gpus("power_w")),
-    "gpumem": ("GPU memory used %", _gpus("memory_used_percent")),
+    **{f.filter: (f"{f.label} {f.unit}".rstrip(), _gpus(f.attr)) for f in _gpu_filters() if f.filter},
     "cpu": ("host CPU %", _host(lambda s: s.cpu.total_percent if s.cpu else None)),
     "mem": ("host memory used %", _host(_memory_used_percent)),
     "io": (
@@ -70,8 +103,12 @@ KEYS: dict[str, tuple[str, Getter]] = {
         lambda n, now: [fabric_badge(n.sample, n.alerts) or "none"],
     ),
     "age": ("seconds since the newest sample", lambda n, now: [n.age(now)]),
+    "job": ("a Slurm job id on the node's GPUs", lambda n, now: _jobs(n)),
+    "user": ("a user whose process or job is on the node's GPUs", lambda n, now: _users(n)),
+    "sched": ("scheduler: idle, alloc, mix, drain (draining too), down, cordoned, none", lambda n, now: _sched(n)),
+    "vendor": ("a GPU's vendor: nvidia, amd, intel", lambda n, now: _vendors(n)),
 }
-TEXT_KEYS = {"name", "status", "unit", "fabric"}
+TEXT_KEYS = {"name", "status", "unit", "fabric", "job", "user", "sched", "vendor"}
 _OPS = {">=": operator.ge, "<=": operator.le, "!=": operator.ne, "=": operator.eq, ">": operator.gt, "<": operator.lt}
 _TERM = re.compile(r"^([a-z]+)(>=|<=|!=|==|=|>|<)(.+)$")
 _SPACED_OP = re.compile(r"\s*(>=|<=|!=|==|=|>|<)\s*")
@@ -108,7 +145,9 @@ def _term(term: str) -> Callable[[NodeState, float], bool]:
     if key in TEXT_KEYS:
         if op not in (operator.eq, operator.ne):
             raise FilterError(f"{key} takes = or !=, not {op_text}")
-        return lambda node, now: any(op(v.lower(), raw) for v in get(node, now))
+        if op is operator.ne:  # none of its words is it (a draining node is also "drain")
+            return lambda node, now: all(v.lower() != raw for v in get(node, now))
+        return lambda node, now: any(v.lower() == raw for v in get(node, now))
     try:
         value = float(raw)
     except ValueError:

@@ -43,6 +43,13 @@ from dltui.transport.base import Sink
 
 CHECK_EVERY_S = 30.0
 GROWTH_TO_THAW = 2.0  # a full collection of the frozen heap when it doubled
+# A small heap (up to some 64 nodes) is thawed once it grew a tenth: the frozen garbage is mostly
+# Textual's strips (each caches itself: a cycle), some 1,000 blocks a second whatever the fleet,
+# which doubled a 16-node dashboard's size in minutes (72 -> 143 MB in 10); a full collection
+# of such a heap is 60-250 ms, at most every CHECK_EVERY_S. A larger one (512 nodes: 1.6M
+# blocks) would pause longer than a frame may take, more often: it waits for the doubling.
+SMALL_HEAP_BLOCKS = 1_000_000
+SMALL_HEAP_GROWTH = 1.1
 FREEZE_EVERY_SAMPLES = 64  # some 6 000 objects: a young collection of them is under a millisecond
 
 
@@ -64,7 +71,9 @@ class HeapFreezer:
         blocks = sys.getallocatedblocks()
         if self._baseline is None:
             self._baseline = blocks
-        elif blocks >= GROWTH_TO_THAW * self._baseline:
+        elif blocks >= self._baseline * (
+            SMALL_HEAP_GROWTH if self._baseline <= SMALL_HEAP_BLOCKS else GROWTH_TO_THAW
+        ):
             gc.unfreeze()
             gc.collect()
             self.thaws += 1

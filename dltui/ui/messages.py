@@ -13,6 +13,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from dltui.actions.policy import ActionResult
+    from dltui.history import HistorySource
     from dltui.transport.command import FleetRunner
 
 
@@ -42,8 +43,34 @@ class SignalRequested(Message):
         self.pid = pid
 
 
+class SchedRequested(Message):
+    """Drain / resume (Slurm) or cordon / uncordon (Kubernetes) ``nodes`` (asked, confirmed)."""
+
+    def __init__(self, nodes: list[str], verb: str) -> None:
+        super().__init__()
+        self.nodes = nodes
+        self.verb = verb
+
+
+class ContainerRequested(Message):
+    """Restart / stop / start ``node``'s training container (asked, confirmed): its keys."""
+
+    def __init__(self, node: str, verb: str) -> None:
+        super().__init__()
+        self.node = node
+        self.verb = verb
+
+
 class ActionsReported(Message):
     """An action finished and its results are in: redraw now rather than at the next tick."""
+
+
+class ContainerOffers(Protocol):
+    """The training containers' log tail (``container_flows.ContainerFlows``)."""
+
+    def offered(self, node: str) -> bool: ...
+
+    async def logs(self, node: str) -> tuple[list[str], str | None]: ...
 
 
 class ActionOffers(Protocol):
@@ -56,8 +83,16 @@ class ActionOffers(Protocol):
     @property
     def results(self) -> Mapping[str, ActionResult]: ...
 
+    @property
+    def history(self) -> HistorySource | None: ...  # the nodes' past, for the charts
+
     def unit_of(self, node: str) -> str | None: ...
 
     def unit_offered(self, nodes: list[str]) -> bool: ...
 
     def signal_offered(self, node: str) -> bool: ...
+
+    def sched_offered(self, nodes: list[str], verb: str = "drain") -> bool: ...
+
+    @property
+    def containers(self) -> ContainerOffers | None: ...  # the training containers' log tail

@@ -10,9 +10,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from dltui.actions.containers import ContainerActions
+    from dltui.actions.scheduler import SchedulerActions
     from dltui.actions.service import ActionService
     from dltui.burnin.session import BurnInLauncher
+    from dltui.history import HistorySource
     from dltui.transport.command import FleetRunner
+    from dltui.transport.scheduler import SchedTarget, SchedulerPoller
 
 
 @dataclass(frozen=True)
@@ -21,3 +25,12 @@ class DashboardServices:
     runner: FleetRunner  # the one ``actions`` sends through: which node can run a command
     simulated: bool = False  # the demo's actions: said in every dialog, audited in memory
     burnin: BurnInLauncher | None = None  # None: no SSH node a burn-in could run on
+    # The scheduler's view (read every 30 s) and drain / resume / cordon / uncordon; None: a
+    # view whose nodes cannot run commands (a recording, the demo)
+    scheduler: SchedulerPoller | None = None
+    sched_actions: SchedulerActions | None = None
+    sched_targets: dict[str, SchedTarget] | None = None  # each node's Slurm / Kubernetes name
+    containers: ContainerActions | None = None  # the training containers' logs and restart / stop / start
+    # the nodes' past ([prometheus] url, --history-from): the charts' 6 h / 24 h / 7 d windows;
+    # None: the charts hold this run's history only
+    history: HistorySource | None = None

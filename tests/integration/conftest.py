@@ -14,6 +14,8 @@ import pytest
 
 from tests.needs import require
 
+from .slurm_lab import SlurmLab
+from .slurm_lab import missing as slurm_missing
 from .sshd import SSHD, SYSTEM_PATH, SshLab
 from .systemd_node import SystemdNode, missing
 
@@ -115,3 +117,33 @@ def sd_nodes(tmp_path_factory):
             intact = n.canary_intact()
             n.remove_canary()
             assert intact, f"the host's /tmp lost {n.canary} while a systemd node ran"
+
+
+# One real Slurm (slurmctld + slurmd + munged, tests/integration/slurm_lab.py) per session and
+# per xdist worker: each worker boots its own on ports of its own.
+@pytest.fixture(scope="session")
+def slurm_lab():
+    """A real one-node Slurm cluster: ``.env`` (SLURM_CONF), ``.submit(script, user=uid)``,
+    ``.node_state()``, ``.job_pids(job)``. A test that drains the node resumes it before it ends."""
+    why = slurm_missing()
+    require(why is None, why or "")
+    lab = SlurmLab()
+    try:
+        yield lab.start()
+    finally:
+        lab.close()
+
+
+@pytest.fixture(scope="session")
+def slurm_sshd(slurm_lab, tmp_path_factory):
+    """A real sshd node, ``slurm01``, on this machine, whose sessions see the Slurm lab
+    (SLURM_CONF): the probe and every scontrol of dltui go through sshd, as to a cluster node.
+    Yields (the SshLab, the node)."""
+    require(os.path.exists(SSHD), f"{SSHD} is missing: install openssh-server")
+    lab = SshLab(tmp_path_factory.mktemp("slurmssh"))
+    node = lab.add_node("slurm01")
+    node.env.update(slurm_lab.env)
+    try:
+        yield lab.start(), node
+    finally:
+        lab.close()

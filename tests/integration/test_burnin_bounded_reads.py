@@ -11,11 +11,12 @@ import os
 import pytest
 
 from dltui.burnin import remote
-from dltui.burnin.remote import NodeRunView, NodeShell, RunCollector
+from dltui.burnin.remote import NodeRunView, RunCollector
 from dltui.node.schema import PROTOCOL
 from dltui.node.wire import Encoder
+from dltui.transport.command import CommandError
 from dltui.transport.protocol import MAX_LINE_BYTES
-from dltui.transport.ssh.errors import Failure
+from dltui.transport.ssh.commands import SshCommands
 from dltui.transport.ssh.options import SshOptions
 from tests.unit.test_wire import collected
 
@@ -66,12 +67,12 @@ async def test_a_line_of_megabytes_in_the_follow_stream_is_one_malformed_line_an
     ]
     end = b'{"type":"burnin-end","offset":0}\n'
     (run / "stream").write_bytes(b"".join(sample_lines) + end)
-    shell = NodeShell(SshOptions())
+    runner = SshCommands(SshOptions())
     view = NodeRunView("gpu01", RUN, RunCollector())
     try:
-        assert await remote.follow_once(shell, view) is True
+        assert await remote.follow_once(runner, view, "python3") is True
     finally:
-        await shell.close()
+        await runner.close()
     assert view.ended and view.collector.count == 2
     assert view.reader is not None and view.reader.malformed == 1
     assert view.offset == sum(len(line) for line in sample_lines)  # past it: a resume skips it
@@ -82,11 +83,11 @@ async def test_fetch_reads_the_tail_of_a_log_over_the_cap_and_says_how_long_it_w
     (run / "result.json").write_text('{"phases": {}}')
     log = b"".join(b"line %07d\n" % i for i in range(100_000))  # 1.3 MB
     (run / "gpu_burn.log").write_bytes(log)
-    shell = NodeShell(SshOptions())
+    runner = SshCommands(SshOptions())
     try:
-        got = await remote.fetch(shell, "gpu01", RUN, ["result.json", "gpu_burn.log", "nccl.log"], file_max=64 << 10)
+        got = await remote.fetch(runner, "gpu01", RUN, ["result.json", "gpu_burn.log", "nccl.log"], file_max=64 << 10)
     finally:
-        await shell.close()
+        await runner.close()
     assert got.files == {"result.json": b'{"phases": {}}', "gpu_burn.log": log[-(64 << 10):]}
     assert got.cut == {"gpu_burn.log": len(log)}
 
@@ -99,9 +100,9 @@ async def test_fetch_refuses_a_node_that_sends_more_than_it_was_asked_for(node):
     fake_tail.write_text('#!/bin/sh\n# tail -c K FILE, the whole FILE instead\nexec cat "$3"\n')
     fake_tail.chmod(0o755)
     (run / "gpu_burn.log").write_bytes(b"x" * (1 << 20))
-    shell = NodeShell(SshOptions())
+    runner = SshCommands(SshOptions())
     try:
-        with pytest.raises(Failure, match="gpu01 answered with more than .* bytes: refused"):
-            await remote.fetch(shell, "gpu01", RUN, ["gpu_burn.log", "nccl.log"], file_max=64 << 10)
+        with pytest.raises(CommandError, match="gpu01 answered with more than .* bytes: refused"):
+            await remote.fetch(runner, "gpu01", RUN, ["gpu_burn.log", "nccl.log"], file_max=64 << 10)
     finally:
-        await shell.close()
+        await runner.close()

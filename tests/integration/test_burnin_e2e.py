@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from dltui.burnin import verdict as v
-from dltui.burnin.remote import NodeShell
 from dltui.burnin.session import BurnIn, Plan
 from dltui.core.models import Sample
+from dltui.transport.ssh.commands import SshCommands
 from dltui.transport.ssh.options import SshOptions
 
 from .conftest import build_lab, require
@@ -82,8 +82,8 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
     gpu01 = burnin_lab.nodes["gpu01"]
     disk = tmp_path / "disk"
     disk.mkdir()
-    shell = NodeShell(SshOptions())
-    session = BurnIn(shell, ["gpu01", "gpu02"], "drop1")
+    runner = SshCommands(SshOptions())
+    session = BurnIn(runner, ["gpu01", "gpu02"], "drop1")
     duration = 12
     plan = Plan(
         duration_s=duration,
@@ -174,7 +174,7 @@ async def test_burnin_survives_a_dropped_connection_no_sample_lost_fake_gpu_burn
         ].read_text().replace("http://www.w3.org/2000/svg", "")
         assert (gpu01.dir / "burnin" / "drop1" / "report.md").read_text() == paths["md"].read_text()
     finally:
-        await shell.close()
+        await runner.close()
 
 
 @pytest.mark.oldest_python_only  # node side; the dropped connection is the smoke
@@ -187,12 +187,12 @@ async def test_three_nodes_on_one_scratch_file_system_measure_the_storage_not_th
     for name in ("gpu01", "gpu02", "gpu03"):
         _burnin_node(lab.nodes[name], None)
     lab.start()
-    shell = NodeShell(SshOptions())
+    runner = SshCommands(SshOptions())
     try:
         use_home(lab.make_home(tmp_path / "client"))
         disk = tmp_path / "scratch"
         disk.mkdir()
-        session = BurnIn(shell, ["gpu01", "gpu02", "gpu03"], "shared1")
+        session = BurnIn(runner, ["gpu01", "gpu02", "gpu03"], "shared1")
         plan = Plan(duration_s=4, gpu="none", cpu=False, disk=str(disk), disk_size="8M",
                     preflight_s=1, post_s=1, launcher="setsid")
         await session.start(plan)
@@ -209,7 +209,7 @@ async def test_three_nodes_on_one_scratch_file_system_measure_the_storage_not_th
             ), speed.evidence
             assert "median" not in speed.evidence
     finally:
-        await shell.close()
+        await runner.close()
         lab.close()
 
 

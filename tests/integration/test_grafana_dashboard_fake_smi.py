@@ -42,6 +42,8 @@ MAY_BE_EMPTY = {
     "dltui_unit_state": NO_UNIT,
     "dltui_unit_restarts_total": NO_UNIT,
     "dltui_gpu_pcie_replays_total": "the H100 capture has no PCIe replay counter",
+    "dltui_gpu_hotspot_temperature_celsius": "NVIDIA GPUs report no junction (hotspot) sensor: AMD's only",
+    "dltui_gpu_xgmi_errors_total": "XGMI is AMD's link: the H100 nodes have none",
     "dltui_stack_driver_held": "no NVIDIA driver package on this machine: no node says whether one is held",
     "dltui_stack_auto_upgrades_skip_driver": "automatic upgrades are off on this machine: nothing to skip",
 }

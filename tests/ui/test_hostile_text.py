@@ -11,7 +11,7 @@ from dltui.core.state import FleetState
 from dltui.core.text import clean
 from dltui.node.schema import PROTOCOL
 from dltui.node.wire import Encoder
-from dltui.transport.command import CommandResult
+from dltui.transport.command import CommandResult, TakesCommands
 from dltui.transport.protocol import ProbeReader
 from dltui.ui.app import build_app
 from dltui.ui.plain import escape
@@ -26,7 +26,7 @@ MARKUP = "[@click=app.quit]x[/]"  # what survives the sanitiser: plain text, nev
 NODE = "rack[/]7"  # a node name a Prometheus label can carry
 
 
-class JournalNode:
+class JournalNode(TakesCommands):  # its nodes take commands, as a transport says so
     """The node's side of the journal read, answered with one hostile line (as journalctl -o
     json prints a line holding control characters: its bytes as an array)."""
 

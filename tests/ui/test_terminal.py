@@ -66,5 +66,5 @@ def test_dltui_demo_draws_the_fleet_opens_a_node_and_quits(tmux, tmp_path):
     screen = tmux.wait_for("GPU3 · H100 80GB HBM3")
     assert "gpu02" in screen and "driver 550.90.07" in screen
     tmux("send-keys", "-t", "dash", "Escape")
-    tmux.wait_for("NET rx/tx")
+    tmux.wait_for("JOBS")  # back on the fleet (at 160 columns whose work it is before disk and net)
     assert tmux.quit(done) == "0"

@@ -8,7 +8,9 @@ from textual.widgets import Input, Label
 
 from dltui.actions.policy import ActionSettings
 from dltui.config import Config
+from dltui.transport.command import TakesCommands
 from dltui.ui.action_flows import ActionFlows
+from dltui.ui.app import action_commands
 from dltui.ui.screens import ConfirmScreen, FleetScreen, NodeScreen, PromptScreen
 from dltui.ui.widgets import UnitPane
 from dltui.wiring import dashboard_services
@@ -124,20 +126,20 @@ async def test_read_only_hides_every_action():
         assert isinstance(screen, NodeScreen)
         assert screen.check_action("unit", ("restart",)) is False
         assert screen.check_action("signal", ()) is False
-        assert not [c for c in app._action_commands()]
+        assert not [c for c in action_commands(app)]
         await pilot.press("R")
         await pilot.pause()
         assert not isinstance(app.screen, ConfirmScreen)
         _with_actions(app, demo, read_only=False)
         assert screen.check_action("unit", ("restart",)) is True
-        assert [c.title for c in app._action_commands()][0] == "Restart the training unit"
+        assert [c.title for c in action_commands(app)][0] == "Restart the training unit"
 
 
 def _offered(app) -> set[str]:
     """The actions the footer shows and the palette lists on the screen on top."""
     keys = {b.binding.action for b in app.screen.active_bindings.values()}
     return {a for a in ("unit('restart')", "signal", "acknowledge") if a in keys} | {
-        c.title for c in app._action_commands()
+        c.title for c in action_commands(app)
     }
 
 
@@ -173,7 +175,8 @@ async def test_actions_are_offered_only_where_they_can_act():
         await pilot.pause()
         assert _offered(app) == set()
         app.fleet.on_status("gpu01", "ok")
-        app.fleet.on_event("gpu01", NodeEvent.from_dict(xid_event(demo.clock(), "0000:18:00", 79, "fell off", 0, "b/1")))
+        xid = xid_event(demo.clock(), "0000:18:00", 79, "fell off", 0, "b/1")
+        app.fleet.on_event("gpu01", NodeEvent.from_dict(xid))
         app.tick()
         await pilot.pause()
         assert {"acknowledge", "Acknowledge event alerts"} <= _offered(app)
@@ -203,7 +206,7 @@ async def test_the_unit_badge_filters_the_fleet():
         assert [n.name for n in table.nodes] == ["gpu08"]
 
 
-class _UnsimulatedNodes:
+class _UnsimulatedNodes(TakesCommands):  # its nodes take commands, as a transport says so
     """The demo's nodes answering as real ones would (their actions are not marked simulated,
     so the real audit log is used); records what reaches them."""
 

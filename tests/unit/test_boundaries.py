@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("dltui", "dltui.node", "dltui.config", "dltui.config_schema", "dltui.state_dir", "dltui.stopping",
      "dltui.logs", "dltui.private_files"),
     ("dltui.core",),
-    ("dltui.transport",),
+    ("dltui.transport", "dltui.history"),  # history: range queries through the Prometheus client
     ("dltui.actions",),
     ("dltui.burnin", "dltui.export", "dltui.snapshot", "dltui.report_text"),
     ("dltui.ui",),
@@ -52,7 +52,7 @@ NODE_SHIPPED = {
     "dltui.transport.ssh.fleet": ("dltui.node.bundle",),  # the probe, sent over stdin
     "dltui.burnin.ship": ("dltui.node.bundle", "dltui.node.burnin.plan"),  # the driver, RUN_ID
     # the stressors' output readers, shipped with the driver, read the fetched outputs too
-    "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse",),
+    "dltui.burnin.gpu_checks": ("dltui.node.burnin.parse", "dltui.node.burnin.rvs"),
     "dltui.burnin.host_checks": ("dltui.node.burnin.parse",),
     "dltui.burnin.arguments": ("dltui.node.burnin.plan",),  # RUN_ID, checked on the command line
     # fio's reader, and the network file-system types the driver's record is read against
@@ -61,7 +61,7 @@ NODE_SHIPPED = {
     "dltui.transport.psutil_collector": ("dltui.node.probe",),
 }
 RECORDER = "dltui.transport.recording.recorder"
-NODE_ALLOWED = ("dltui.node", "pynvml")
+NODE_ALLOWED = ("dltui.node", "pynvml", "amdsmi")  # the bindings shipped beside the probe
 
 
 def module_of(path: Path) -> str:
@@ -411,17 +411,17 @@ def test_the_cycle_check_finds_a_cycle_and_reads_the_imports_it_must():
 
 # What only the composition root (``dltui.wiring``) builds for the dashboard: the action service
 # and what it sends through, the audit log, the SSH connections (the fleet's, the session
-# runner's, the burn-in's shell). The UI is handed them, typed (``dltui.ui.services``).
+# runner's, the node-command runners'). The UI is handed them, typed (``dltui.ui.services``).
 SERVICE_MAKERS = {
-    "ActionService", "FleetRunner", "NodeShell", "SessionRunner", "SshFleet", "AuditLog", "MemoryAudit",
-    "SshCommands", "BurnIn",
+    "ActionService", "FleetRunner", "SessionRunner", "SshFleet", "AuditLog", "MemoryAudit",
+    "SshCommands", "FleetCommands", "HostCommands", "LocalRunner", "BurnIn", "BurnInLauncher",
 }
 CONNECTORS = {"connect", "connect_reverse"}  # asyncssh's: a connection of its own
 
 
 def _makers_called(path: Path, module: str) -> list[str]:
     """``name()`` for each call of a service maker, or of a connect, in ``path`` (read as
-    ``module``), by bare name or as an attribute (``remote.NodeShell(...)``,
+    ``module``), by bare name or as an attribute (``commands.SshCommands(...)``,
     ``asyncssh.connect(...)``)."""
     found = []
     for node in ast.walk(_tree(path)):
@@ -445,13 +445,13 @@ def test_the_ui_builds_no_service_and_opens_no_connection():
 def test_the_service_check_sees_what_it_must(tmp_path):
     fake = tmp_path / "fake.py"
     fake.write_text(
-        "from dltui.burnin import remote\n"
+        "from dltui.transport.ssh import commands\n"
         "import asyncssh\n"
         "FleetRunner([])\n"
-        "remote.NodeShell(options)\n"
+        "commands.SshCommands(options)\n"
         "async def f():\n"
         "    await asyncssh.connect('h')\n"
         "launcher.session(['a'], 'r')\n"  # through what the root handed over: allowed
     )
     found = [hit.split(" ")[-1] for hit in _makers_called(fake, "dltui.ui.fake")]
-    assert found == ["FleetRunner()", "NodeShell()", "connect()"]
+    assert found == ["FleetRunner()", "SshCommands()", "connect()"]

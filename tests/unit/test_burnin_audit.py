@@ -13,40 +13,33 @@ import pytest
 
 from dltui.actions.audit import AuditLog
 from dltui.burnin.session import BurnIn, BurnInLauncher, Plan
-from dltui.transport.ssh.options import SshOptions
+from dltui.transport.command import CommandResult
 
 
-class _Answer:
-    exit_status = 0
-    stdout = b""  # fetch: none of the run's files
+class _Runner:
+    """Answers the driver's start and stop as a node would (the edge this test fakes), through
+    the node-command contract the session sends every command through."""
 
-    def __init__(self, answer: dict[str, Any]):
-        self.answer = answer
+    python = "python3"
 
-    def json_line(self) -> dict[str, Any]:
-        return self.answer
-
-
-class _Shell:
-    """Answers the driver's start and stop as a node would (the edge this test fakes)."""
-
-    options = SshOptions()
-
-    def hostname(self, name: str) -> str:
-        return name
+    def address(self, node: str) -> str:
+        return node
 
     def __init__(self, answers: dict[str, dict[str, Any]], log: Path | None = None):
         self.answers = answers
         self.log = log
-        self.sent: list[str] = []
+        self.sent: list[str] = []  # the shell lines, as ``sh -c LINE`` carries them
         self.logged_before: list[dict[str, Any]] = []  # the log's last line for the node, as sent
 
-    async def run(self, node: str, command: str, data: bytes | None = None, timeout_s=None, limit=None):
-        self.sent.append(command)
+    async def run_command(self, node: str, argv, timeout_s, *, stdin=None, limit=None, binary=False) -> CommandResult:
+        assert list(argv[:2]) == ["sh", "-c"]
+        self.sent.append(argv[2])
         if self.log is not None:
             mine = [e for e in _read(self.log) if e["node"] == node]
             self.logged_before.append(mine[-1] if mine else {})
-        return _Answer(self.answers[node])
+        if binary:  # fetch: none of the run's files
+            return CommandResult(tuple(argv), 0)
+        return CommandResult(tuple(argv), 0, json.dumps(self.answers[node]) + "\n")
 
 
 def _read(path: Path) -> list[dict[str, Any]]:
@@ -66,16 +59,16 @@ def state(tmp_path, monkeypatch):
 
 
 def test_start_and_stop_are_audited_per_node_refusals_too(state):
-    shell = _Shell(
+    runner = _Runner(
         {"a": {"ok": True, "dir": "/x"}, "b": {"ok": False, "reason": "already running"}},
         state / "dltui" / "audit.jsonl",
     )
-    session = BurnIn(shell, ["a", "b"], "r1")  # type: ignore[arg-type]
+    session = BurnIn(runner, ["a", "b"], "r1")  # type: ignore[arg-type]
     asyncio.run(session.start(Plan(duration_s=5, gpu="none", launcher="systemd")))
     asyncio.run(session.stop())
     # audit first: whatever reached a node had its intent in the log already, fsynced
-    assert len(shell.logged_before) == 4
-    assert all(e.get("outcome") == "intent" for e in shell.logged_before)
+    assert len(runner.logged_before) == 4
+    assert all(e.get("outcome") == "intent" for e in runner.logged_before)
     intents = [e for e in _entries(state) if e["outcome"] == "intent"]
     outcomes = [e for e in _entries(state) if e["outcome"] != "intent"]
     assert sorted(e["id"] for e in intents) == sorted(e["id"] for e in outcomes)
@@ -85,7 +78,7 @@ def test_start_and_stop_are_audited_per_node_refusals_too(state):
     assert refused["outcome"] == "failed" and refused["message"] == "already running"
     argv = got[("burnin-start", "a")]["argv"]
     assert argv[:2] == ["dltui-burnin", "start"] and argv[argv.index("--launcher") + 1] == "systemd"
-    assert " ".join(argv[2:]) in shell.sent[0]  # the argv that was sent
+    assert " ".join(argv[2:]) in runner.sent[0]  # the argv that was sent
     assert got[("burnin-stop", "a")]["outcome"] == "ok"
     assert {e["run_id"] for e in _entries(state)} == {"r1"}
     assert all(e["user"] and e["duration_s"] >= 0 and e["time"] > 0 for e in outcomes)
@@ -99,7 +92,7 @@ def test_dashboard_burnin_refused_under_read_only_is_audited(state):
     from dltui.ui.burnin_launch import open_burnin
 
     # as dltui.wiring builds it for the dashboard: its SSH nodes, its audit log, its config
-    launcher = BurnInLauncher(SshOptions(), ("gpu01",), AuditLog(), Config(read_only=True))
+    launcher = BurnInLauncher(_Runner({}), ("gpu01",), AuditLog(), Config(read_only=True))  # type: ignore[arg-type]
     app = SimpleNamespace()  # refused before anything is asked or shown
     with pytest.raises(ValueError, match="read-only"):
         open_burnin(app, launcher, ["gpu01"], "burnin", "10s")  # type: ignore[arg-type]
@@ -110,14 +103,14 @@ def test_dashboard_burnin_refused_under_read_only_is_audited(state):
 
 def test_start_and_stop_send_nothing_when_the_audit_log_cannot_be_written(state):
     (state / "dltui" / "audit.jsonl").mkdir(parents=True)  # as root, only this stops a write
-    shell = _Shell({"a": {"ok": True, "dir": "/x"}, "b": {"ok": True, "dir": "/x"}})
-    session = BurnIn(shell, ["a", "b"], "r2")  # type: ignore[arg-type]
+    runner = _Runner({"a": {"ok": True, "dir": "/x"}, "b": {"ok": True, "dir": "/x"}})
+    session = BurnIn(runner, ["a", "b"], "r2")  # type: ignore[arg-type]
     asyncio.run(session.start(Plan(duration_s=5, gpu="none", net="b")))
     answers = asyncio.run(session.stop())
-    assert shell.sent == []  # no driver, no stop, and not the peer's iperf3 server either
+    assert runner.sent == []  # no driver, no stop, and not the peer's iperf3 server either
     assert set(session.failed) == {"a", "b"}
     assert all("cannot write the audit log" in why for why in session.failed.values())
-    assert all(not a["ok"] and "nothing was sent" in a["reason"] for a in answers.values())
+    assert all(not a.ok and "nothing was sent" in a.reason for a in answers.values())
 
 
 def _peer_server(session: BurnIn) -> str:
@@ -130,12 +123,12 @@ def _peer_server(session: BurnIn) -> str:
 
 
 def test_the_stop_of_the_peers_iperf3_server_is_audited_before_it_is_sent(state):
-    shell = _Shell({"a": {"ok": True}, "b": {}}, state / "dltui" / "audit.jsonl")
-    session = BurnIn(shell, ["a"], "r3")  # type: ignore[arg-type]
+    runner = _Runner({"a": {"ok": True}, "b": {}}, state / "dltui" / "audit.jsonl")
+    session = BurnIn(runner, ["a"], "r3")  # type: ignore[arg-type]
     line = _peer_server(session)
     asyncio.run(session.judge())
-    assert line in shell.sent
-    before = shell.logged_before[shell.sent.index(line)]
+    assert line in runner.sent
+    before = runner.logged_before[runner.sent.index(line)]
     assert (before["action"], before["outcome"], before["argv"]) == ("burnin-iperf-server-stop", "intent", ["sh", "-c", line])
     (outcome,) = [e for e in _entries(state) if e["action"] == "burnin-iperf-server-stop" and e["outcome"] != "intent"]
     assert (outcome["node"], outcome["outcome"], outcome["id"]) == ("b", "ok", before["id"])
@@ -144,9 +137,9 @@ def test_the_stop_of_the_peers_iperf3_server_is_audited_before_it_is_sent(state)
 
 def test_the_peers_iperf3_server_is_left_to_its_time_limit_when_the_audit_log_cannot_be_written(state):
     (state / "dltui" / "audit.jsonl").mkdir(parents=True)
-    shell = _Shell({"a": {"ok": True}, "b": {}})
-    session = BurnIn(shell, ["a"], "r4")  # type: ignore[arg-type]
+    runner = _Runner({"a": {"ok": True}, "b": {}})
+    session = BurnIn(runner, ["a"], "r4")  # type: ignore[arg-type]
     line = _peer_server(session)
     asyncio.run(session.judge())
-    assert line not in shell.sent
+    assert line not in runner.sent
     assert len(session.notices) == 1 and "nothing was sent" in session.notices[0]

@@ -46,9 +46,10 @@ def test_snapshot_json_of_this_machine_follows_the_schema(home_env):
     assert doc["version"] == 1
     (node,) = doc["nodes"]
     assert node["name"] == "localhost" and node["status"] == "ok" and node["error"] is None
+    assert node["scheduler"] is None or set(node["scheduler"]) == {"slurm", "kubernetes", "problem"}
     sample = node["sample"]
     assert set(sample) == {"time", "cpu", "memory", "pressure", "tasks", "disks", "filesystems", "networks",
-                           "ib_ports", "gpus", "nvlinks", "units", "checkpoint", "drives"}
+                           "ib_ports", "gpus", "nvlinks", "units", "checkpoint", "drives", "containers"}
     assert sample["gpus"] == []  # no GPU here: an empty list, not an error
     assert sample["ib_ports"] == [] and sample["nvlinks"] == []  # no HCA, no NVLink: none, not an error
     assert node["facts"]["gpu_note"] == "no NVIDIA driver found"

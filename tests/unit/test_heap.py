@@ -1,12 +1,13 @@
 """The UI's garbage-collector policy: freeze the heap on every tick and every few samples,
 pass every sink call on unchanged and in order, free the dead cycles before freezing, thaw and
-collect once the frozen heap doubled."""
+collect once the frozen heap doubled (a small heap: once it grew a tenth)."""
 
 import gc
 import weakref
 
 from dltui.core.models import Sample
 from dltui.transport.prometheus.client import gc_paused
+from dltui.ui import heap
 from dltui.ui.heap import FREEZE_EVERY_SAMPLES, HeapFreezer
 
 
@@ -70,7 +71,8 @@ def _checked(freezer):
     freezer.tick()
 
 
-def test_a_cycle_that_dies_after_it_was_frozen_is_freed_once_the_frozen_heap_doubled():
+def test_a_cycle_that_dies_after_it_was_frozen_is_freed_once_the_frozen_heap_doubled(monkeypatch):
+    monkeypatch.setattr(heap, "SMALL_HEAP_BLOCKS", 0)  # a large fleet's heap: thawed when doubled
     gc.unfreeze()
     freezer = HeapFreezer()
     try:
@@ -96,6 +98,26 @@ def test_a_cycle_that_dies_after_it_was_frozen_is_freed_once_the_frozen_heap_dou
         _checked(freezer)
         assert alive() is None and last() is None and freezer.thaws == 1
         assert kept
+    finally:
+        gc.unfreeze()
+
+
+def test_a_small_heap_is_thawed_once_it_grew_a_tenth(monkeypatch):
+    """A few dozen nodes: the frozen garbage (Textual's self-caching strips) would double the
+    dashboard's size in minutes; a thaw of such a heap is short, so it comes at a tenth. (The
+    small-heap rule forced: this test process's heap is as large as the suite made it.)"""
+    monkeypatch.setattr(heap, "SMALL_HEAP_BLOCKS", 10**12)
+    gc.unfreeze()
+    freezer = HeapFreezer()
+    try:
+        _checked(freezer)  # the first check sets the baseline
+        base = freezer._baseline
+        knots = [Knot() for _ in range(base // 5)]  # some 40 % more blocks (two or three a knot)
+        last = weakref.ref(knots[-1])
+        freezer.tick()
+        del knots  # cycles, frozen while alive: only a thaw frees them
+        _checked(freezer)
+        assert last() is None and freezer.thaws == 1
     finally:
         gc.unfreeze()
 

@@ -34,6 +34,10 @@ def test_units_live_in_field_names():
     # an HCA port's names and states; a GPU's NVLink counts and per-link states
     unitless |= {"port", "state", "phys_state", "rate_detail", "link_layer", "hca_type", "netdev",
                  "gpu", "links_active", "links_total", "links_up"}
+    unitless |= {"vendor", "throttled"}  # which maker's GPU; the vendor's own throttle flag
+    # a unit's Restart= and a container's engine words, ids, times as the engine writes them
+    unitless |= {"restart_policy", "engine", "id", "image", "oom_killed", "health", "exit_code", "started_at",
+                 "finished_at"}
     suffixes = ("_percent", "_bytes", "_bytes_per_s", "_per_s", "_iops", "_mib", "_c", "_w", "_mhz", "_ms",
                 "_us", "_total", "_depth", "_volatile", "_aggregate", "_correctable", "_uncorrectable",
                 "_gbps", "_sectors", "_hours")

@@ -24,11 +24,12 @@ import pytest
 from dltui import logs
 from dltui.actions.audit import AuditError, AuditLog
 from dltui.burnin import demo, verdict
-from dltui.burnin.remote import NodeShell, new_run_id
+from dltui.burnin.remote import new_run_id
 from dltui.burnin.session import BurnIn
 from dltui.core.state import FleetState
 from dltui.node.burnin.plan import RUN_ID
 from dltui.transport.recording.recorder import Recorder, RecordError
+from dltui.transport.ssh.commands import SshCommands
 from dltui.transport.ssh.options import SshOptions
 from tests.planted import NOBODY, VICTIM_TEXT, as_nobody, shared_tmp
 
@@ -240,7 +241,7 @@ def test_a_recording_is_0600_under_umask_000(tmp_path, umask_000, name):
 
 def judged_session(run_id: str) -> BurnIn:
     """A finished run held in memory (the demo's, simulated), as ``judge`` leaves it."""
-    session = BurnIn(NodeShell(SshOptions()), [], run_id)
+    session = BurnIn(SshCommands(SshOptions()), [], run_id)
     session.runs = demo.runs(load_s=30)
     session.verdicts = [verdict.judge(r, session.thresholds) for r in session.runs]
     return session

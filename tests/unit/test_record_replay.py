@@ -106,8 +106,10 @@ async def test_a_recorded_local_run_replays_into_the_same_state(tmp_path):
         await stop(task)
 
     lines = lines_of(path)
-    assert lines[0]["dltui_recording"] == 1 and lines[0]["nodes"] == ["localhost"]
-    assert [line["kind"] for line in lines[1:]].count("sample") == 2
+    assert lines[0]["dltui_recording"] == 2 and lines[0]["nodes"] == ["localhost"]
+    # samples as the wire's deltas: the first a keyframe, the second only what changed
+    deltas = [line["sample"] for line in lines[1:] if line["kind"] == "delta"]
+    assert len(deltas) == 2 and deltas[0]["key"] == 1 and "key" not in deltas[1]
     assert lines[1:4] == [
         {"t": lines[1]["t"], "node": "localhost", "kind": "status", "status": "connecting", "reason": None},
         {"t": lines[2]["t"], "node": "localhost", "kind": "hello",
@@ -278,8 +280,8 @@ def test_a_recording_is_never_overwritten_and_an_impossible_path_is_said_at_once
         (None, "no such file"),
         (b"", "not a dltui recording (no header line)"),
         (b"epoch,gpu,util\n1,0,97\n", "not a dltui recording (no header line)"),
-        (b'{"dltui_recording": 2, "started": 1.0, "nodes": []}\n',
-         "recording format 2; this dltui reads format 1"),
+        (b'{"dltui_recording": 3, "started": 1.0, "nodes": []}\n',
+         "recording format 3; this dltui reads format 1 and 2"),
         (b'{"dltui_recording": 1, "started": 1.0}\n',
          "not a dltui recording (the header line lacks nodes or start time)"),
         (b"\x1f\x8b this is no gzip", "not a dltui recording (a broken gzip file)"),

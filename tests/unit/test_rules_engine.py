@@ -22,7 +22,7 @@ def hot(t, temp):
 
 def test_every_rule_id_is_unique_and_documented():
     ids = [r.id for r in RULES]
-    assert len(ids) == len(set(ids)) == 45
+    assert len(ids) == len(set(ids)) == 53
     assert all(r.doc for r in RULES)
 
 

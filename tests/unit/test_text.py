@@ -10,7 +10,7 @@ import pytest
 from dltui.actions.commands import Identity
 from dltui.actions.policy import ActionResult
 from dltui.actions.service import journal_line
-from dltui.burnin.remote import Result
+from dltui.burnin.remote import Answer
 from dltui.burnin.verdict import FAIL, Item
 from dltui.core.models import GpuProcess
 from dltui.core.state import FleetState
@@ -218,10 +218,10 @@ def test_an_identity_with_control_characters_is_not_believed():
 def test_burn_in_evidence_and_the_drivers_answers_are_cleaned():
     item = Item("stressor", FAIL, HOSTILE, HOSTILE)
     assert (item.evidence, item.next_step) == (clean(HOSTILE), clean(HOSTILE))
-    answer = Result(1, json.dumps({"ok": False, "reason": HOSTILE}).encode() + b"\n", b"").json_line()
-    assert answer["reason"] == clean(HOSTILE)
-    said = Result(1, b"", HOSTILE.encode("utf-8", "surrogatepass")).json_line()
-    assert unsafe_strings(said) == []
+    answer = Answer.of(CommandResult(("x",), 1, json.dumps({"ok": False, "reason": HOSTILE}) + "\n", ""))
+    assert answer.reason == clean(HOSTILE)
+    said = Answer.of(CommandResult(("x",), 1, "", HOSTILE))
+    assert unsafe_strings(said.reason) == [] and not said.ok
 
 
 # --- the burn-in report -------------------------------------------------------------------

@@ -11,6 +11,7 @@ from dltui.config import Config
 
 from ..gpu_inventory import GpuInventory
 from . import (
+    accelerators,
     capacity,
     connectivity,
     drives,
@@ -18,6 +19,7 @@ from . import (
     fleet,
     hardware,
     pipeline,
+    restart_policy,
     stack,
     thermal,
     training,
@@ -27,12 +29,14 @@ from .settings import RuleSettings
 
 RULES = (
     thermal.RULES
+    + accelerators.RULES
     + pipeline.RULES
     + hardware.RULES
     + capacity.RULES
     + connectivity.RULES
     + fleet.RULES
     + training.RULES
+    + restart_policy.RULES
     + fabric.RULES
     + drives.RULES
     + stack.RULES

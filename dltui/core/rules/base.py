@@ -59,6 +59,7 @@ class Verdict:
 
 
 CLEAR = Verdict("CLEAR")
+NVIDIA_ONLY = ("nvidia",)  # clock-event reasons, row remapping, the T.Limit margin
 HOLD = Verdict("HOLD")
 # The signals this rule needs are not reported on this GPU: n/a, even from a rule whose None
 # means "not judged this time" (none_is_timing).
@@ -117,6 +118,10 @@ class Rule:
     # the reading it judges, for the UI to colour by its alerts ("clocks", "pcie", "drives",
     # "kernel", "driver", "cuda", "driver_held", "reboot"; "": none).
     concerns: str = ""
+    # GPU rules: the vendors whose concept it judges ("nvidia", "amd", "intel"; a GPU without a
+    # vendor is NVIDIA's); () for all. Another vendor's GPU is not judged, nor called n/a: an
+    # AMD node is not told that NVIDIA's clock-event reasons are missing, nor the reverse.
+    vendors: tuple[str, ...] = ()
     # its alerts record an event, so only the operator retires them (key 'a'), not time.
     acknowledgeable: bool = False
     # a new boot of the node closes its alerts (then on_new_boot forgets what it kept).

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .. import format as fmt
+from ..attribution import alert_holder
 from ..gpu_inventory import GpuInventory
 from ..models import GpuSample, NodeEvent, Sample
 from ..timeline import INFO, Alert, TimelineEntry
@@ -36,6 +37,11 @@ if TYPE_CHECKING:
 
 SLOW_EVERY_S = 5.0  # how often the slow rules (Rule.slow) are judged while watching
 _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
+# Nodes met for the first time that a live tick binds rule memories for (0.15 ms each): the
+# rest wait for the next tick. A fleet's hellos come in one burst (512 at once: 77 ms of the
+# first frame, the start-up's longest); a node that sends a sample is bound there anyway. A
+# snapshot (a window) binds every node at once: its one tick must judge them all.
+BIND_PER_TICK = 64
 
 
 class Engine:
@@ -92,7 +98,10 @@ class Engine:
         gm.prev = prev  # what these rules saw last time they ran, for counter rises
         conditions, window = gm.conditions, nm.window
         na = node.rules_na.get(g.index)
+        vendor = g.vendor or "nvidia"
         for check, rule_id, p, timing, rule in rules:
+            if rule.vendors and vendor not in rule.vendors:
+                continue  # another vendor's concept: not judged, not n/a
             answer = check(g, gm, p)
             if answer is None or answer is NOT_REPORTED:  # signals not reported on this GPU
                 if answer is None and rule.none_is_timing:
@@ -147,8 +156,14 @@ class Engine:
         # its status or interval changed. A newer sample only puts the rules' limits further
         # off: a streaming node is judged once per clear_for, not on each sample's arrival.
         memories, window = self.nodes, self.window_s is not None
+        binds = 0
         for node in fleet:
-            nm = memories.get(node.name) or self._memory(node)
+            nm = memories.get(node.name)
+            if nm is None:
+                if binds >= BIND_PER_TICK and not window:
+                    continue  # judged from a later tick, BIND_PER_TICK nodes a tick
+                binds += 1
+                nm = self._memory(node)
             if node.facts is not nm.facts:
                 self._facts_arrived(node, nm, now)
             seen = (node.status, node.interval_s)
@@ -226,8 +241,11 @@ class Engine:
     def _judge_fleet(self, fleet: FleetState, now: float) -> None:
         groups: dict[str | None, list] = {}
         for node in fleet:
-            if node.facts is not None:
-                for group in self._memory(node).groups or (None,):
+            nm = self.nodes.get(node.name)
+            # a node not bound yet (BIND_PER_TICK) is counted once bound: its facts then
+            # "arrive" and mark the fleet for judging again
+            if node.facts is not None and nm is not None:
+                for group in nm.groups or (None,):
                     groups.setdefault(group, []).append((node.name, node.facts))
         params = self.settings.params()
         for rule in self.settings.rules.values():
@@ -285,7 +303,7 @@ class Engine:
         severity = cond.severity
         assert severity is not None  # a condition that opens or stays open has one
         since = (cond.started if cond.started is not None else now) if alert is None else alert.since
-        message = alert_message(answer, cond, timing, since, now, self.window_s)
+        message = alert_message(answer, cond, timing, since, now, self.window_s) + _holder(node, gpu)
         if step is OPEN:
             node.alerts[key] = Alert(
                 rule.id, severity, message, since, gpu, dict(answer.evidence), answer.on_timeline
@@ -299,16 +317,8 @@ class Engine:
             return
         if step is CHANGE:
             if alert.on_timeline:
-                node.add(
-                    TimelineEntry(
-                        now,
-                        "alert-changed",
-                        f"{alert.severity} → {severity}: {message}",
-                        severity,
-                        gpu,
-                        rule.id,
-                    )
-                )
+                changed = f"{alert.severity} → {severity}: {message}"
+                node.add(TimelineEntry(now, "alert-changed", changed, severity, gpu, rule.id))
             alert.severity = severity
         alert.message = message
         alert.evidence = dict(answer.evidence)
@@ -327,16 +337,17 @@ class Engine:
         if alert is not None and not alert.on_timeline:
             node.version += 1
         elif alert is not None:
-            node.add(
-                TimelineEntry(
-                    now,
-                    "alert-closed",
-                    f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}",
-                    INFO,
-                    gpu,
-                    rule_id,
-                )
-            )
+            closed = f"{reason} after {fmt.duration(now - alert.since)}: {alert.message}"
+            node.add(TimelineEntry(now, "alert-closed", closed, INFO, gpu, rule_id))
+
+
+def _holder(node: NodeState, gpu: int | None) -> str:
+    """Whose work the GPU holds, said after every rule's alert alike: `` — job 48213 (alice)``."""
+    if gpu is None:
+        return ""
+    gpus = node.sample.gpus if node.sample is not None else ()
+    holder = alert_holder(next((g for g in gpus if g.index == gpu), None), node.jobs)
+    return f" — {holder}" if holder else ""
 
 
 def alert_message(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 from ..models import NodeFacts
 from ..timeline import WARNING
+from ..vendors import label, vendor
 from .base import CLEAR, FLEET, Finding, Rule
 
 # group name (None: the nodes in no group) -> [(node name, its facts)]
@@ -74,7 +75,51 @@ def gpu_model_mixed(groups: Groups, p: dict) -> dict:
     return out
 
 
+def accelerator_stack_drift(groups: Groups, p: dict) -> dict:
+    """AMD / Gaudi driver and firmware per GPU model: nodes with the same vendor and model
+    should run the same amdgpu / habanalabs driver and firmware (NVIDIA's per-node driver is
+    driver_version_drift's)."""
+    out: dict = {}
+    for group, members in groups.items():
+        by_model: dict[tuple[str, str], dict[str, str]] = {}
+        for name, facts in members:
+            for g in facts.gpus:
+                who = vendor(g.vendor)
+                if who.key == "nvidia" or not g.name or not (g.driver_version or g.firmware_version):
+                    continue
+                words = f"{who.driver} {g.driver_version or 'n/a'}"
+                if g.firmware_version:
+                    words += f", firmware {g.firmware_version}"
+                by_model.setdefault((who.key, g.name), {})[name] = words
+        for (key, model), known in sorted(by_model.items()):
+            counts = Counter(known.values())
+            reference, count = max(counts.items(), key=lambda kv: (kv[1], kv[0]))
+            for name, value in known.items():
+                if value == reference:
+                    out.setdefault(name, CLEAR)
+                    continue
+                out[name] = Finding(
+                    WARNING,
+                    f"{label(key, model)}: {value} differs from {_where(group)} {reference} "
+                    f"(on {count} of {len(known)} nodes)",
+                    f"hold the {vendor(key).driver} driver and firmware packages at one version on nodes "
+                    "that run the same jobs; a reboot may have picked up an upgrade",
+                    evidence={"value": value, "reference": reference, "model": model},
+                    lasting=False,
+                    immediate=True,
+                )
+    return out
+
+
 RULES = (
+    Rule(
+        "accelerator_stack_drift",
+        FLEET,
+        accelerator_stack_drift,
+        {},
+        "AMD / Gaudi driver or firmware differs between nodes with the same GPU model",
+        concerns="driver",
+    ),
     Rule(
         "driver_version_drift",
         FLEET,

@@ -14,11 +14,18 @@ from dltui.node.xid import describe
 
 from ..models import GpuFacts, GpuSample, NodeEvent, Sample
 from ..timeline import CRITICAL, INFO, WARNING
-from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, Finding, Rule, rise_since_last
+from ..vendors import vendor
+from .base import CLEAR, EVENT, FACTS, GPU, GPUS, HOLD, NVIDIA_ONLY, Finding, Rule, rise_since_last
 from .condition import RANK
 from .memory import GpuMemory, NodeMemory
 
-_RESEAT = "power-cycle the node; check riser, seating and PSU; look for XID 79 in the timeline"
+_RESEAT = "power-cycle the node; check riser, seating and PSU"
+
+
+def _reseat(keys: list[str | None]) -> str:
+    """The next step for a lost GPU, with where each vendor's driver says why."""
+    hints = dict.fromkeys(vendor(k).lost for k in keys or [None])
+    return "; ".join([_RESEAT, *hints])
 
 
 def xid(history: list[tuple[float, int]], p: dict) -> Finding:
@@ -75,7 +82,7 @@ def ecc_uncorrectable(g: GpuSample, mem: GpuMemory, p: dict) -> object:
         CRITICAL,
         f"{rise} new uncorrectable ECC error{'s' if rise != 1 else ''} (volatile {now}, lifetime "
         f"{g.ecc_uncorrected_aggregate if g.ecc_uncorrected_aggregate is not None else 'n/a'})",
-        "drain the node, reset the GPU and run diagnostics (dcgmi diag -r 3)",
+        f"drain the node, reset the GPU and run diagnostics ({vendor(g.vendor).diagnostics})",
         evidence={"rise": rise, "ecc_uncorrected_volatile": now},
         lasting=False,
         immediate=True,
@@ -103,7 +110,9 @@ def ecc_correctable_burst(g: GpuSample, mem: GpuMemory, p: EccCorrectableBurstPa
     return Finding(
         WARNING,
         f"{total} corrected ECC errors in the last hour (more than {p['per_hour']:g})",
-        "watch for row remaps and uncorrectable errors; plan diagnostics",
+        {
+            "amd": "watch the retired pages (amd-smi bad-pages) and uncorrectable errors; plan diagnostics",
+        }.get(vendor(g.vendor).key, "watch for row remaps and uncorrectable errors; plan diagnostics"),
         evidence={"corrected_last_hour": total},
     )
 
@@ -242,7 +251,7 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: GpuMissingParams) -> dict |
         out[index] = Finding(
             CRITICAL,
             what + (f" ({who})" if who else ""),
-            _RESEAT,
+            _reseat([(g.vendor if g is not None else None) or (f.vendor if f else None)]),
             evidence={"error": g.error if g else None},
         )
     expected = p["expected_gpus"]
@@ -261,7 +270,8 @@ def gpu_missing(sample: Sample, node: NodeMemory, p: GpuMissingParams) -> dict |
                 f"{len(gone)} GPUs are gone (this node listed them until {when}): {listed}"
             )
     if words:
-        action = _RESEAT + (
+        keys = [f.vendor for f in node.gpu_facts.values()]
+        action = _reseat(keys) + (
             "; if the hardware was changed on purpose, acknowledge (a) to accept it" if gone else ""
         )
         out[None] = Finding(
@@ -387,6 +397,7 @@ RULES = (
         {},
         "a row remap or page retirement waits for a GPU reset",
         slow=True,
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "row_remap_failure",
@@ -395,6 +406,7 @@ RULES = (
         {},
         "row remapping failed (never clears by itself)",
         slow=True,
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "pcie_degraded",

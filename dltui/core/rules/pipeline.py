@@ -10,6 +10,7 @@ from typing import Any, NamedTuple, TypedDict
 
 from ..models import GpuSample
 from ..timeline import CRITICAL, WARNING
+from ..vendors import vendor
 from .base import CLEAR, GPU, HOLD, NOT_REPORTED, Finding, Rule
 from .causes import Cause, explain, track_disks
 from .memory import GpuMemory
@@ -200,7 +201,8 @@ def job_spin_stall(g: GpuSample, mem: GpuMemory, p: JobSpinStallParams) -> objec
     return Finding(
         WARNING,
         f"utilisation {util:.0f} % but power only {power:.0f} W of {limit:.0f} W",
-        "kernels are spinning without work, often a stuck collective (NCCL): check the other ranks of the job",
+        f"kernels are spinning without work, often a stuck collective ({vendor(g.vendor).collectives}): "
+        "check the other ranks of the job",
         evidence={"utilization_percent": util, "power_w": power, "power_limit_w": limit},
     )
 

@@ -7,6 +7,7 @@ from typing import TypedDict
 
 from ..models import Sample, StackFacts
 from ..timeline import INFO, WARNING
+from ..vendors import vendors_of
 from .base import CLEAR, NODE, Finding, Rule
 from .memory import NodeMemory
 
@@ -35,11 +36,16 @@ def stack_unlocked(sample: Sample, node: NodeMemory, p: StackUnlockedParams) -> 
     names = ", ".join(unheld[:_LISTED]) + (
         f" and {len(unheld) - _LISTED} more" if len(unheld) > _LISTED else ""
     )
+    drivers = " / ".join(v.label for v in vendors_of(node.facts.gpus)) if node.facts else ""
+    drivers = drivers or "NVIDIA"  # the packages this probe counts: every vendor's on the node
+    mismatch = {
+        "NVIDIA": "an upgrade under the loaded kernel module ends in 'Driver/library version mismatch'",
+    }.get(drivers, "an upgrade under the loaded kernel module leaves the tools and the driver out of step")
     if stack.package_manager == "rpm":
-        what = "the NVIDIA driver is not version-locked"
+        what = f"the {drivers} driver is not version-locked"
         fix = "dnf versionlock add the driver packages; upgrade the driver by hand, then reboot"
     else:
-        what = f"NVIDIA driver packages not held ({names})"
+        what = f"{drivers} driver packages not held ({names})"
         fix = (
             f"apt-mark hold {' '.join(unheld)} (or list them in "
             "Unattended-Upgrade::Package-Blacklist); upgrade the driver by hand, then reboot"
@@ -48,7 +54,7 @@ def stack_unlocked(sample: Sample, node: NodeMemory, p: StackUnlockedParams) -> 
         WARNING if p["warning"] else INFO,
         f"{what} while automatic upgrades may replace them ({stack.auto_upgrades_source})",
         fix,
-        detail="an upgrade under the loaded kernel module ends in 'Driver/library version mismatch'",
+        detail=mismatch,
         evidence={"unheld": unheld, "auto_upgrades_source": stack.auto_upgrades_source},
         lasting=False,
     )

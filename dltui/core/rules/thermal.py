@@ -19,7 +19,8 @@ from dltui.node.schema import SW_THERMAL_SLOWDOWN as SW_THERMAL
 
 from ..models import GpuSample, Sample
 from ..timeline import CRITICAL, INFO, WARNING, Severity
-from .base import CLEAR, GPU, GPUS, HOLD, Finding, Rule, Verdict, delta
+from ..vendors import vendor
+from .base import CLEAR, GPU, GPUS, HOLD, NVIDIA_ONLY, Finding, Rule, Verdict, delta
 from .memory import GpuMemory, NodeMemory
 
 _ANY_REASON = SW_POWER_CAP | HW_SLOWDOWN | SW_THERMAL | HW_THERMAL | HW_POWER_BRAKE
@@ -28,10 +29,13 @@ _PSU = "check PSU and power cabling"
 
 
 def _temps(g: GpuSample) -> str:
-    """The thermal readings this GPU has, in words: "core 87 °C, margin 4 °C, HBM 80 °C"."""
+    """The thermal readings this GPU has, in words: "core 87 °C, margin 4 °C, HBM 80 °C"
+    (the main sensor by its vendor's name: AMD's "edge", Gaudi's "AIP")."""
     parts = []
     if g.temperature_c is not None:
-        parts.append(f"core {g.temperature_c:.0f} °C")
+        parts.append(f"{vendor(g.vendor).core_sensor} {g.temperature_c:.0f} °C")
+    if g.hotspot_temperature_c is not None:
+        parts.append(f"junction {g.hotspot_temperature_c:.0f} °C")
     if g.temperature_margin_c is not None:
         parts.append(f"margin {g.temperature_margin_c:.0f} °C")
     if g.memory_temperature_c is not None:
@@ -63,8 +67,11 @@ def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: GpuTempHighParams) -> object:
     # With a margin, the margin rule is the judge; core temperature only warns.
     critical = margin is None and t >= p["critical"]
     threshold = p["critical"] if critical else warning
+    who = vendor(g.vendor)
     if margin is not None:
         detail = f"T.Limit margin {margin:.0f} °C"
+    elif who.key != "nvidia":
+        detail = f"{who.label} reports no T.Limit margin, so the {who.core_sensor} temperature is judged here"
     else:
         detail = "this GPU reports no T.Limit margin, so core temperature is the only thermal signal"
     f = mem.facts
@@ -72,7 +79,7 @@ def gpu_temp_high(g: GpuSample, mem: GpuMemory, p: GpuTempHighParams) -> object:
         detail += f"; the driver slows clocks at {f.temperature_slowdown_c:g} °C"
     return Finding(
         CRITICAL if critical else WARNING,
-        f"core {t:.0f} °C ≥ {threshold:g} °C",
+        f"{who.core_sensor} {t:.0f} °C ≥ {threshold:g} °C",
         _COOLING,
         detail,
         {"temperature_c": t, "threshold_c": threshold, "temperature_margin_c": margin},
@@ -469,6 +476,7 @@ RULES = (
         "T.Limit margin (°C left before slowdown) at or below the thresholds",
         ascending=("critical", "warning"),  # a margin: lower is worse
         slow=True,
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "hbm_temp_high",
@@ -485,6 +493,7 @@ RULES = (
         {"for_samples": 2, "sw_warning_s": 60, "clear_s": 120},
         "clock-event bits 0x20 (SW thermal) / 0x40 (HW thermal) or a rise in their counters",
         concerns="clocks",
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "hw_slowdown",
@@ -493,6 +502,7 @@ RULES = (
         {"for_s": 3, "clear_s": 120},
         "clock-event bit 0x8 (debounced: P-state changes blip it)",
         concerns="clocks",
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "power_brake",
@@ -501,6 +511,7 @@ RULES = (
         {"for_samples": 2, "clear_s": 300},
         "clock-event bit 0x80 or a rise in its counter",
         concerns="clocks",
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "power_capped",
@@ -509,6 +520,7 @@ RULES = (
         {"busy_util": 90, "for_s": 60, "clear_s": 60},
         "bit 0x4 under load (info)",
         slow=True,
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "clock_sag",
@@ -519,6 +531,7 @@ RULES = (
         ascending=("ratio", "clear_ratio"),
         slow=True,
         concerns="clocks",
+        vendors=NVIDIA_ONLY,
     ),
     Rule(
         "airflow_imbalance",

@@ -9,7 +9,7 @@ import shutil
 import time
 from typing import Any
 
-from dltui.node.burnin import parse, stressors
+from dltui.node.burnin import parse, rvs, stressors
 from dltui.node.burnin.filesystem import file_system
 from dltui.node.burnin.places import Result, RunDir
 from dltui.node.burnin.plan import Plan
@@ -29,6 +29,8 @@ class Load:
         self.scratch_made: str | None = None  # only what this run made is ever deleted
         self.gpu_parser = parse.GpuBurnParser()
         self._gpu_log_pos = 0
+        self.rvs_parser = rvs.RvsResult()  # AMD's rvs gst, read as its log grows
+        self._rvs_log_pos = 0
         self._matmul_pos = 0
         self._matmul_lines: list[str] = []
         self._iperf: Stressor | None = None
@@ -72,13 +74,12 @@ class Load:
                 "net", self._iperf_args + ["-R"], self.run.path("iperf3-R.json"), cwd=self.run.dir
             )
             self.stressors.append(self._iperf_reverse)
-        gpu_log = self.run.path("gpu_burn.log")
-        if os.path.exists(gpu_log):
-            with open(gpu_log, "rb") as f:
-                f.seek(self._gpu_log_pos)
-                chunk = f.read()
-            self._gpu_log_pos += len(chunk)
-            self.gpu_parser.feed(chunk.decode("utf-8", "replace"))
+        chunk = _grown(self.run.path("gpu_burn.log"), self._gpu_log_pos)
+        self._gpu_log_pos += len(chunk)
+        self.gpu_parser.feed(chunk.decode("utf-8", "replace"))
+        chunk = _grown(self.run.path("rvs.log"), self._rvs_log_pos)
+        self._rvs_log_pos += len(chunk)
+        self.rvs_parser.feed(chunk.decode("utf-8", "replace"))
         mm = self.run.path("matmul.jsonl")
         if os.path.exists(mm):
             with open(mm, "rb") as f:
@@ -126,6 +127,8 @@ class Load:
         progress: dict[str, Any] = {}
         if self.gpu_parser.result.gpus:
             progress["gpu_burn"] = self.gpu_parser.result.to_dict()
+        if self.rvs_parser.gpus:  # by RVS's GPU id: its summary (the index map) comes last
+            progress["rvs"] = {str(i): g.to_dict() for i, g in self.rvs_parser.gpus.items()}
         if self._matmul_lines:
             progress["matmul"] = {
                 str(k): {
@@ -163,6 +166,11 @@ class Load:
         elif tool == "dcgm":
             level = "3" if duration >= 1200 else "2"
             self._spawn("gpu", tool, ["dcgmi", "diag", "-r", level, "-j"], "dcgm.json")
+        elif tool == "rvs":
+            conf = self.run.path("rvs_gst.conf")  # AMD's stress action, the run's duration
+            with open(conf, "w") as f:
+                f.write(rvs.gst_conf(duration))
+            self._spawn("gpu", tool, [rvs.rvs_path() or "rvs", "-c", conf], "rvs.log")
         else:
             self._start_matmul(duration)
 
@@ -228,3 +236,12 @@ class Load:
         self._iperf = Stressor("net", self._iperf_args, self.run.path("iperf3.json"), cwd=self.run.dir)
         self._iperf_reverse = None
         self.stressors.append(self._iperf)
+
+
+def _grown(path: str, pos: int) -> bytes:
+    """What a stressor's output file holds past ``pos`` (nothing while it does not exist)."""
+    if not os.path.exists(path):
+        return b""
+    with open(path, "rb") as f:
+        f.seek(pos)
+        return f.read()

@@ -13,7 +13,7 @@ from typing import TypedDict
 from dltui.node.burnin.places import Refused
 
 RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-GPU_TOOLS = ("auto", "dcgm", "gpu-burn", "torch", "none")
+GPU_TOOLS = ("auto", "dcgm", "gpu-burn", "rvs", "torch", "none")
 SMOKE_RAMP_S = 60.0  # the smoke test's first minute (loading, compiling) is not judged
 
 

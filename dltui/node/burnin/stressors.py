@@ -10,7 +10,7 @@ import shutil
 import signal
 import subprocess
 
-from dltui.node.burnin import parse
+from dltui.node.burnin import parse, rvs
 from dltui.node.burnin.places import Result, RunDir
 
 STOP_GRACE_S = 20.0  # how long a stressor gets after SIGTERM before SIGKILL
@@ -135,11 +135,14 @@ def last_words(path: str, tail_bytes: int = 4096) -> str:
 
 
 def gpu_tool(choice: str) -> str | None:
-    """The GPU stressor to run for ``--gpu choice`` (auto: gpu_burn, else dcgmi, else torch)."""
+    """The GPU stressor to run for ``--gpu choice`` (auto: gpu_burn, else dcgmi, else AMD's
+    rvs, else torch)."""
     if choice in ("auto", "gpu-burn") and shutil.which("gpu_burn"):
         return "gpu-burn"
     if choice in ("auto", "dcgm") and shutil.which("dcgmi"):
         return "dcgm"
+    if choice in ("auto", "rvs") and rvs.rvs_path():
+        return "rvs"
     if choice in ("auto", "torch") and has_torch():
         return "torch"
     return None
@@ -149,7 +152,7 @@ def no_gpu_tool_reason(choice: str) -> str:
     if choice == "none":
         return "no GPU stressor: --gpu none"
     if choice == "auto":
-        return "no GPU stressor found on the node (gpu_burn, dcgmi, python3 with torch)"
+        return "no GPU stressor found on the node (gpu_burn, dcgmi, rvs, python3 with torch)"
     return "%s is not available on the node" % choice
 
 

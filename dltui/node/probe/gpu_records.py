@@ -53,6 +53,12 @@ GPU_FACT_FIELDS = (
     "memory_temperature_max_c",
     "thresholds_are_margin_offsets",
     "compute_capability",
+    "vendor",
+    "driver_version",
+    "firmware_version",
+    "hotspot_temperature_slowdown_c",
+    "hotspot_temperature_shutdown_c",
+    "memory_temperature_shutdown_c",
 )
 
 THRESHOLD_FIELDS = (
@@ -64,24 +70,28 @@ THRESHOLD_FIELDS = (
 )
 
 
-def new_gpu_record(index: int) -> Record:
-    """A GPU record with every field of GPU_FIELDS, nothing known yet."""
+def new_gpu_record(index: int, vendor: str = "nvidia") -> Record:
+    """A GPU record with every field of GPU_FIELDS, nothing known yet but its vendor."""
     record = dict.fromkeys(GPU_FIELDS)
     record["index"] = index
+    record["vendor"] = vendor
     record["utilization_samples_percent"] = []
     record["processes"] = []
     return record
 
 
-def new_gpu_facts(index: int) -> Record:
+def new_gpu_facts(index: int, vendor: str = "nvidia") -> Record:
     facts = dict.fromkeys(GPU_FACT_FIELDS)
     facts["index"] = index
+    facts["vendor"] = vendor
     return facts
 
 
-def error_record(index: int, uuid: str | None, name: str | None, error: str | None) -> Record:
+def error_record(
+    index: int, uuid: str | None, name: str | None, error: str | None, vendor: str = "nvidia"
+) -> Record:
     """The record of a GPU that could not be read: who it is and why, no values."""
-    record = new_gpu_record(index)
+    record = new_gpu_record(index, vendor)
     record.update(uuid=uuid, name=name, error=error)
     return record
 

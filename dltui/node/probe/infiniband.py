@@ -6,8 +6,8 @@ NDR)``), ``link_layer`` (``InfiniBand`` or ``Ethernet``: RoCE), the netdev besid
 count 4-byte words.
 
 Cadence. The port's ``state`` is read every sample (a port going down shows within a second),
-its physical state and rate again when the state changed and with the counters, every
-``COUNTER_REFRESH_S``; in between the port's last record is repeated. Each counter file read is
+its physical state and rate again when the state changed, else every ``LINK_REFRESH_S``; the
+counters every ``COUNTER_REFRESH_S``; in between the port's last record is repeated. Each counter file read is
 a management query answered by the HCA's firmware (a PMA MAD), not a memory read, and nine per
 port per second on an eight-port node would be the probe's busiest source. Errors are judged
 over minutes, and the data rates are the average over the refresh. The HCA and port listing
@@ -27,6 +27,9 @@ from typing import Any, Callable
 
 COUNTER_REFRESH_S = 10.0  # as the probe's other slow counters (ECC, PCIe replays: nvml.py)
 LISTING_REFRESH_S = 60.0
+# A port's physical state and rate without a change of its state: a link that retrains to
+# fewer lanes or a lower speed stays ACTIVE (the counters' cadence would read them 6x as often)
+LINK_REFRESH_S = 60.0
 WORD_BYTES = 4  # port_rcv_data / port_xmit_data count 4-byte words (per lane group, as shown)
 
 # Record field -> counters/ file. The ones the rules and the burn-in judge.
@@ -72,6 +75,17 @@ def parse_counter(text: str | None) -> int | None:
         return None
 
 
+def parse_counter_bytes(raw: bytes | None) -> int | None:
+    """A counter file's bytes as read (``b"12345\\n"``: ``int`` takes them, whitespace and
+    all, without a decode); None for ``N/A (no PMA)`` and anything else not a number."""
+    if raw is None:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        return parse_counter(raw.decode("utf-8", "replace"))
+
+
 def read_attribute(path: str) -> str | None:
     """One sysfs attribute, stripped; None where it is absent or refuses to be read (EINVAL,
     EIO: a counter the HCA does not implement)."""
@@ -97,6 +111,11 @@ class Attributes:
         self.fds: dict[str, int] = {}
 
     def read(self, path: str) -> str | None:
+        raw = self.raw(path)
+        return None if raw is None else raw.decode("utf-8", "replace").strip()
+
+    def raw(self, path: str) -> bytes | None:
+        """The file's bytes as read (a caller that only compares them decodes nothing)."""
         fd = self.fds.get(path)
         if fd is None:
             try:
@@ -104,7 +123,7 @@ class Attributes:
             except OSError:
                 return None
         try:
-            return os.pread(fd, 256, 0).decode("utf-8", "replace").strip()
+            return os.pread(fd, 256, 0)
         except OSError:
             os.close(self.fds.pop(path))
             return None
@@ -133,8 +152,11 @@ class _Port:
         "rates",
         "words",
         "words_at",
-        "state_text",
+        "state_path",
+        "state_raw",
         "last",
+        "link",
+        "link_at",
         "wide",
         "files",
     )
@@ -154,13 +176,16 @@ class _Port:
         self.rates: dict[str, float | None] = {}
         self.words: dict[str, int | None] = {}
         self.words_at: float | None = None
-        self.state_text: str | None = None
+        self.state_path = self.path + "/state"
+        self.state_raw: bytes | None = None  # the state file's bytes behind the last record
         self.last: dict[str, Any] | None = None  # the record returned last
+        self.link: tuple[str | None, float | None, str | None] = (None, None, None)  # phys_state, rate
+        self.link_at: float | None = None
         self.wide = os.path.isdir(self.path + "/counters_ext")  # kernels before 4.5
 
     def read_counters(self, now: float) -> None:
-        base, read = self.path + "/counters/", self.files.read
-        self.counters = {field: parse_counter(read(base + name)) for field, name in ERROR_COUNTERS}
+        base, raw = self.path + "/counters/", self.files.raw
+        self.counters = {field: parse_counter_bytes(raw(base + name)) for field, name in ERROR_COUNTERS}
         words = {field: self._data_words(name) for field, name in DATA_COUNTERS}
         elapsed = now - self.words_at if self.words_at is not None else None
         for field, value in words.items():
@@ -173,27 +198,33 @@ class _Port:
 
     def _data_words(self, name: str) -> int | None:
         if self.wide:
-            wide = parse_counter(self.files.read("%s/counters_ext/%s_64" % (self.path, name)))
+            wide = parse_counter_bytes(self.files.raw("%s/counters_ext/%s_64" % (self.path, name)))
             if wide is not None:
                 return wide
-        return parse_counter(self.files.read("%s/counters/%s" % (self.path, name)))
+        return parse_counter_bytes(self.files.raw("%s/counters/%s" % (self.path, name)))
 
-    def record(self, refreshed: bool) -> dict[str, Any]:
+    def record(self, refreshed: bool, now: float) -> dict[str, Any]:
         """The port's record. Only ``state`` is read every sample; the physical state and the
-        rate again when it changed or the counters were ``refreshed``, else the last record is
-        returned as it was (records are never changed once returned)."""
-        read = self.files.read
-        state_text = read(self.path + "/state")
-        if not refreshed and self.last is not None and state_text == self.state_text:
+        rate when it changed, else every ``LINK_REFRESH_S``. The record is built again when
+        the state changed or the counters were ``refreshed``, else the last one is returned
+        as it was (records are never changed once returned)."""
+        state_raw = self.files.raw(self.state_path)  # compared as bytes: decoded on a change only
+        changed = state_raw != self.state_raw
+        if not refreshed and self.last is not None and not changed:
             return self.last
-        self.state_text = state_text
-        rate, detail = parse_rate(read(self.path + "/rate"))
+        self.state_raw = state_raw
+        state_text = None if state_raw is None else state_raw.decode("utf-8", "replace").strip()
+        if changed or self.link_at is None or now - self.link_at >= LINK_REFRESH_S:
+            read = self.files.read
+            self.link = (parse_state(read(self.path + "/phys_state")), *parse_rate(read(self.path + "/rate")))
+            self.link_at = now
+        phys_state, rate, detail = self.link
         record: dict[str, Any] = {
             "name": self.name,
             "device": self.device,
             "port": self.number,
             "state": parse_state(state_text),
-            "phys_state": parse_state(read(self.path + "/phys_state")),
+            "phys_state": phys_state,
             "rate_gbps": rate,
             "rate_detail": detail,
             "link_layer": self.link_layer,
@@ -225,6 +256,7 @@ class InfinibandCollector:
         self.ports: list[_Port] = []
         self.listed_at: float | None = None
         self.counters_at: float | None = None
+        self.latest: list[dict[str, Any]] = []  # returned again, the same list, while no port changed
 
     def sample(self) -> list[dict[str, Any]]:
         now = self.clock()
@@ -237,7 +269,11 @@ class InfinibandCollector:
             for port in self.ports:
                 port.read_counters(now)
             self.counters_at = now
-        return [port.record(refresh) for port in self.ports]
+        records = [port.record(refresh, now) for port in self.ports]
+        if records == self.latest:  # the same records (compared by identity first, in C)
+            return self.latest
+        self.latest = records
+        return records
 
     def _list(self, now: float) -> None:
         self.listed_at = now

@@ -34,8 +34,10 @@ class Args:
         unit: list[str] | None = None,
         checkpoint: str | None = None,
         sysfs: str = "/sys",
+        container: list[str] | None = None,
     ) -> None:
         self.interval = interval
+        self.container: list[str] = container if container is not None else []
         self.count = count
         self.stdin_watchdog = stdin_watchdog
         self.unit: list[str] = unit if unit is not None else []
@@ -67,6 +69,9 @@ def _parse_plain(argv: list[str]) -> Args | None:
         if flag == "--unit":
             args.unit.append(text)
             continue
+        if flag == "--container":
+            args.container.append(text)
+            continue
         if flag not in _PLAIN_OPTIONS:
             return None
         name, kind = _PLAIN_OPTIONS[flag]
@@ -92,6 +97,9 @@ def _parse_with_argparse(argv: list[str]) -> argparse.Namespace:
         "operator side pings, so a probe whose SSH session died silently does not linger",
     )
     parser.add_argument("--unit", action="append", default=[], help="systemd unit to report (repeatable)")
+    parser.add_argument(
+        "--container", action="append", default=[], help="training container to report: NAME or label=K=V (repeatable)"
+    )
     parser.add_argument("--checkpoint", metavar="GLOB", help="report the newest mtime of files matching GLOB")
     parser.add_argument(
         "--sysfs",
@@ -187,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     watchdog = StdinWatchdog(stop, args.stdin_watchdog) if args.stdin_watchdog > 0 else None
     problems = Problems()
     collector = Collector(
-        args.interval, problems, sys_dir=args.sysfs, units=args.unit, checkpoint=args.checkpoint
+        args.interval, problems, sys_dir=args.sysfs, units=args.unit, checkpoint=args.checkpoint,
+        containers=args.container,
     )
     try:
         out.emit(

@@ -132,10 +132,14 @@ class NvmlNvlink:
 
     def _read_states(self, g: _Links, now: float) -> None:
         nv = self.nv
-        up: list[bool | None] = []
-        for link in range(g.count):
-            state = self._call(nv.nvmlDeviceGetNvLinkState, g.handle, link)
-            up.append(None if state is None else state == nv.NVML_FEATURE_ENABLED)
+        get, enabled, handle = nv.nvmlDeviceGetNvLinkState, nv.NVML_FEATURE_ENABLED, g.handle
+        try:  # every link answers, the common case: one loop without a handler per call
+            up: list[bool | None] = [get(handle, link) == enabled for link in range(g.count)]
+        except nv.NVMLError:  # a link that does not say, or worse: each asked again on its own
+            up = []
+            for link in range(g.count):
+                state = self._call(get, handle, link)
+                up.append(None if state is None else state == enabled)
         if up != g.up or g.speeds_at is None or now - g.speeds_at >= SPEED_REFRESH_S:
             speeds = self._speeds(g)
             g.speeds = [speed if is_up else None for speed, is_up in zip(speeds, up)]

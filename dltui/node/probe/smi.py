@@ -396,8 +396,11 @@ class SmiLoop:
         argv: list[str],
         fields: Iterable[str],
         relearn: Callable[[str], tuple[list[str], list[str]] | None] | None = None,
+        describe: Callable[[int | None, str], str] | None = None,
     ) -> None:
         self.argv = argv
+        # why a run stopped, in the tool's words (hl-smi's loop is read by this class too)
+        self.describe = describe if describe is not None else describe_failure
         self.fields = tuple(fields)
         # relearn(output) -> (argv, fields) without a name nvidia-smi refused, or None
         self.relearn = relearn
@@ -411,7 +414,7 @@ class SmiLoop:
         self._settled = threading.Event()  # first rows arrived or the first run failed
         self._stop = threading.Event()
         self._proc: subprocess.Popen[str] | None = None
-        self._thread = threading.Thread(target=self._run, name="nvidia-smi-loop", daemon=True)
+        self._thread = threading.Thread(target=self._run, name="%s-loop" % argv[0].rsplit("/", 1)[-1], daemon=True)
         self._thread.start()
 
     def latest(self, wait_s: float) -> tuple[list[tuple[Row, float]], str | None]:
@@ -444,7 +447,7 @@ class SmiLoop:
             if time.monotonic() - self._run_started >= HEALTHY_RUN_S:
                 attempt = 0
             with self._lock:
-                self.failure = describe_failure(code, output)
+                self.failure = self.describe(code, output)
                 self.lost_bus_id = lost_bus_id(output)
             self._settled.set()
             self._stop.wait(RESTART_DELAYS_S[min(attempt, len(RESTART_DELAYS_S) - 1)])

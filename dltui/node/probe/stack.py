@@ -28,9 +28,11 @@ from .aptconf import read_apt_config
 
 # Packages that make up the driver (kernel module, its userspace, the fabric manager that must
 # match it). The container toolkit and CUDA toolkits are not the driver.
+# AMD's out-of-tree driver and its firmware (amdgpu-dkms*), Habana's driver, firmware and
+# thunk (habanalabs-*) are held the same way.
 _DRIVER_PREFIXES = (
     "nvidia-|libnvidia-|libcuda1|cuda-drivers|linux-modules-nvidia-|linux-objects-nvidia-"
-    "|linux-signatures-nvidia-|kmod-nvidia|xorg-x11-drv-nvidia"
+    "|linux-signatures-nvidia-|kmod-nvidia|xorg-x11-drv-nvidia|amdgpu-dkms|habanalabs-"
 )
 _DRIVER_PACKAGE = re.compile("^(?:%s)" % _DRIVER_PREFIXES)
 # A literal prefix before the alternatives lets the regex engine skip ahead fast: a dpkg status
@@ -51,6 +53,7 @@ def read_stack(
     kernel = running_kernel or os.uname().release
     stack: dict[str, Any] = dict.fromkeys(STACK_FIELDS)
     stack["driver_module_version"] = _module_version(sys_dir)
+    stack["rocm_version"] = _read(_at(root, "opt/rocm/.info/version")).strip()[:64] or None
     if os.path.exists(_at(root, "var/lib/dpkg/status")):
         stack.update(_dpkg(root))
     elif os.path.isdir(_at(root, "var/lib/rpm")) or os.path.isdir(
@@ -218,8 +221,13 @@ def _lock_name(line: str) -> str:
 
 
 def _module_version(sys_dir: str) -> str | None:
-    """The loaded NVIDIA kernel module's version (``modinfo``'s, as sysfs shows it)."""
-    return _read(os.path.join(sys_dir, "module/nvidia/version")).strip() or None
+    """The loaded GPU kernel module's version (``modinfo``'s, as sysfs shows it): NVIDIA's,
+    else AMD's out-of-tree amdgpu (the in-box one has none), else Habana's."""
+    for module in ("nvidia", "amdgpu", "habanalabs"):
+        version = _read(os.path.join(sys_dir, "module", module, "version")).strip()
+        if version:
+            return version
+    return None
 
 
 def _modules_dirs(root: str) -> list[str]:

@@ -15,8 +15,9 @@ from .scenarios import EPOCH, LOADER_PERIOD_S, LOADER_STALL_S, SUBSAMPLES_PER_S,
 class SimGpu:
     """What persists between samples for one simulated GPU: offsets, counters, the job on it."""
 
-    def __init__(self, rng: random.Random, index: int, pid: int):
+    def __init__(self, rng: random.Random, index: int, pid: int, holder: dict | None = None):
         self.index = index
+        self.holder = holder or {}  # the job's owner, Slurm job or container (demo/jobs.py)
         self.uuid = (
             f"GPU-{rng.getrandbits(32):08x}-{rng.getrandbits(16):04x}-4{rng.getrandbits(12):03x}-"
             f"a{rng.getrandbits(12):03x}-{rng.getrandbits(48):012x}"
@@ -102,7 +103,7 @@ class SimGpu:
             clock_event_sw_thermal_us=self.sw_thermal_us,
             clock_event_hw_thermal_us=self.hw_thermal_us,
             ecc_corrected_aggregate=self.ecc_corrected_aggregate,
-            processes=[] if idle else [GpuProcess(self.pid, "python3", mem_used - 512.0, UNIT)],
+            processes=[] if idle else [GpuProcess(self.pid, "python3", mem_used - 512.0, UNIT, **self.holder)],
         )
 
 

@@ -30,6 +30,7 @@ def facts(index: int, uuid: str | None = None, serial: str | None = None,
           bus_id: str | None = None) -> GpuFacts:
     return GpuFacts(
         index=index,
+        vendor="nvidia",
         name=NAME,
         uuid=uuid,
         bus_id=bus_id,
@@ -80,6 +81,7 @@ def sample(
     measured; a counter a scenario does not follow stays None (not reported)."""
     return GpuSample(
         index=index,
+        vendor="nvidia",
         uuid=uuid,
         name=NAME,
         utilization_percent=utilization_percent,

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 
 from dltui.core.models import BlockDeviceFacts, NicFacts, NodeFacts, Sample
 
-from . import drives, h100, host
+from . import accelerators, drives, h100, host, jobs
 from .fabric import DemoFabric
 from .gpu import SimGpu, loader_util
 from .scenarios import (
@@ -44,7 +45,8 @@ class SimNode:
         rng = self.rng
         self.outage_offset = rng.randrange(0, 60) if index >= len(PATTERN) else 0
         job_pid = rng.randrange(20_000, 400_000)
-        self.gpus = [SimGpu(rng, i, job_pid + 40 + i) for i in range(gpus)]
+        self.holder = jobs.holder(index)  # whose job it is: drawn from the index, not from rng
+        self.gpus = [SimGpu(rng, i, job_pid + 40 + i, self.holder) for i in range(gpus)]
         busy = set(rng.sample(range(CORES), 16))  # where the loader workers run
         self._core_is_busy = [i in busy for i in range(CORES)]
         self.link = UP
@@ -53,6 +55,8 @@ class SimNode:
         self.unit = SimUnit(random.Random(f"{seed}:{name}:unit"), job_pid, active=self.scenario != IDLE)
         self.fabric = DemoFabric(name, index, seed, gpus, len(PATTERN))
         self.boot_time = EPOCH - 19 * 86400
+        self.vendor = accelerators.vendor_of(self.scenario)  # "amd", "intel": demo/accelerators.py
+        self.steps = 0  # samples taken: the other vendors' troubles follow it
 
     @property
     def unit_name(self) -> str:
@@ -66,6 +70,21 @@ class SimNode:
             h100.facts(g.index, g.uuid, g.serial, f"00000000:{_BUS_IDS[g.index % len(_BUS_IDS)]}:00.0")
             for g in self.gpus
         ]
+        if self.vendor != "nvidia":  # an MI300X or Gaudi node: its own facts, no CUDA, no NVLink
+            return dataclasses.replace(
+                self._nvidia_facts(boot_time, gpus),
+                gpu_source="amd-sysfs" if self.vendor == "amd" else "hl-smi",
+                driver_version=None, cuda_version=None, nvml_version=None,
+                gpus=[
+                    accelerators.facts(self.scenario, g.index, g.uuid, g.serial,
+                                       f"0000:{_BUS_IDS[g.index % len(_BUS_IDS)].lower()}:00.0")
+                    for g in self.gpus
+                ],
+                stack=accelerators.stack(self.scenario, drives.kernel(self.index)),
+            )
+        return self._nvidia_facts(boot_time, gpus)
+
+    def _nvidia_facts(self, boot_time: float, gpus: list) -> NodeFacts:
         return NodeFacts(
             hostname=self.name,
             os="Ubuntu 22.04.4 LTS",
@@ -102,6 +121,13 @@ class SimNode:
                    scenario == HOT_GPU and g.index == HOT_GPU_INDEX, starved_util)
             for g in self.gpus
         ]
+        if self.vendor != "nvidia":
+            self.steps += 1
+            gpus = [
+                accelerators.sample(self.scenario, g, self.steps,
+                                    accelerators.xgmi_errors(self.scenario, g.index, self.steps))
+                for g in gpus
+            ]
         busy = [g.utilization_percent or 0.0 for g in gpus]
         job_share = sum(busy) / (100.0 * len(busy)) if busy else 0.0
         return Sample(
@@ -115,7 +141,7 @@ class SimNode:
             networks=host.networks(rng, scenario, job_share),
             ib_ports=self.fabric.ib_ports(job_share),
             gpus=gpus,
-            nvlinks=self.fabric.nvlinks,
+            nvlinks=self.fabric.nvlinks if self.vendor == "nvidia" else [],
             units=[self.unit.sample(self.boot_time)],
             drives=drives.drives(self.name, self.index, now),
         )

@@ -17,6 +17,9 @@ TRAINING, HOT_GPU, STARVED, FLAPPING, IDLE, OOM = (
     "idle",
     "oom",
 )
+# Other vendors' nodes (demo/accelerators.py): an MI300X node whose GPU 5's XGMI link errors
+# rise, a Gaudi 3 node one of whose AIPs stops answering.
+MI300X_XGMI, GAUDI_HOT = "mi300x-xgmi", "gaudi-hot"
 PATTERN = (
     TRAINING,
     HOT_GPU,
@@ -26,10 +29,10 @@ PATTERN = (
     IDLE,
     OOM,
     TRAINING,
+    MI300X_XGMI,  # gpu09
     TRAINING,
     TRAINING,
-    TRAINING,
-    TRAINING,
+    GAUDI_HOT,  # gpu12
     TRAINING,
     TRAINING,
     TRAINING,

@@ -79,13 +79,34 @@ class Client:
         self.queries += 1
         return await asyncio.to_thread(self._query, promql)
 
+    async def query_range(self, promql: str, start: float, end: float, step_s: float) -> dict[str, Any]:
+        """A range query (``matrix`` answer): one point every ``step_s`` in [start, end]."""
+        self.queries += 1
+        params = {"query": promql, "start": f"{start:.3f}", "end": f"{end:.3f}", "step": f"{step_s:g}"}
+        return await asyncio.to_thread(self._api, "query_range", params)
+
+    async def series(self, matches: list[str], start: float, end: float) -> list[dict[str, str]]:
+        """The label sets of the series ``matches`` selects that have points in [start, end]."""
+        self.queries += 1
+        params = [("match[]", m) for m in matches] + [("start", f"{start:.3f}"), ("end", f"{end:.3f}")]
+        answer = await asyncio.to_thread(self._api, "series", params, list)
+        return [labels for labels in answer if isinstance(labels, dict)]
+
+    async def targets(self) -> dict[str, Any]:
+        """``/api/v1/targets``: each active target's scrape interval among its facts."""
+        self.queries += 1
+        return await asyncio.to_thread(self._api, "targets", {"state": "active"}, dict, "GET")
+
     def _query(self, promql: str) -> dict[str, Any]:
-        data = urllib.parse.urlencode({"query": promql}).encode()
+        return self._api("query", {"query": promql})
+
+    def _api(self, path: str, params: Any, shape: type = dict, method: str = "POST") -> Any:
+        form = urllib.parse.urlencode(params)
         # gzip: a 2,000-node answer is tens of MB of JSON, a few MB compressed
         request = urllib.request.Request(
-            f"{self.url}/api/v1/query",
-            data=data,
-            method="POST",
+            f"{self.url}/api/v1/{path}" + (f"?{form}" if method == "GET" else ""),
+            data=form.encode() if method == "POST" else None,
+            method=method,
             headers={"Accept-Encoding": "gzip"},
         )
         try:
@@ -107,7 +128,7 @@ class Client:
                 f"Prometheus at {self.url} refused a query: {body.get('error', body)}"
             )
         answer = body.get("data")
-        if not isinstance(answer, dict):
+        if not isinstance(answer, shape):
             raise PrometheusError(f"Prometheus at {self.url} answered a query without its data")
         return answer
 
@@ -146,6 +167,8 @@ def _clean_answer(body: dict[str, Any]) -> None:
         body["error"] = clean(body["error"])
     data = body.get("data")
     result = data.get("result") if isinstance(data, dict) else None
+    if isinstance(data, list):  # /api/v1/series: the label sets themselves
+        result = [{"metric": labels} for labels in data]
     for series in result if isinstance(result, list) else ():
         labels = series.get("metric") if isinstance(series, dict) else None
         if not isinstance(labels, dict):

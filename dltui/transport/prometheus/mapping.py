@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -26,12 +27,26 @@ from dltui.core.models import (
 from dltui.node.schema import decode_clock_event_reasons
 
 from . import fabric
-from .queries import DCGM_FIELDS, GPU_FACTS_QUERY, HOST_GAUGES, PSEUDO_FS, REASON_FIELDS
+from .queries import (
+    AMD_FIELDS,
+    AMD_PREFIX,
+    DCGM_FIELDS,
+    GAUDI_FIELDS,
+    GAUDI_PREFIX,
+    GPU_FACTS_QUERY,
+    HOST_GAUGES,
+    PSEUDO_FS,
+    REASON_FIELDS,
+)
 
 # Counters and flags become ints and bools, as the probe's records have them.
 _INT_FIELDS = {f.name for f in fields(GpuSample) if f.type == "int | None"}
 _BOOL_FIELDS = {f.name for f in fields(GpuSample) if f.type == "bool | None"}
-_SAMPLE_KEYS = frozenset(DCGM_FIELDS.values())
+_SAMPLE_KEYS = (
+    frozenset(DCGM_FIELDS.values())
+    | frozenset(AMD_FIELDS.values())
+    | frozenset(f for f, _ in GAUDI_FIELDS.values())
+) - {"FB_TOTAL"}
 _REASONS: Any = object()
 # DCGM field (after DCGM_FI_DEV_) -> (GpuSample field, conversion): looked up once a reading.
 _GPU_FIELD: dict[str, tuple[str, Any]] = {
@@ -48,6 +63,25 @@ def host_of(instance: str) -> str:
     if instance.startswith("["):
         return instance[1:].split("]", 1)[0]
     return instance.rsplit(":", 1)[0] if instance.count(":") == 1 else instance
+
+
+def node_of(
+    hostname: str | None,
+    instance: str,
+    inst_node: Mapping[str, str],
+    host_nodes: Mapping[str, str] | None = None,
+) -> str:
+    """The node a series is of, by the source's one rule: dcgm-exporter's ``Hostname`` (or
+    ``hostname``), else node_exporter's ``nodename`` for the instance (``inst_node``), else that
+    of another exporter on the same host (``host_nodes``: host part -> node), else the host
+    part of ``instance``. The history fetch (dltui.history) finds a node's series by it too."""
+    if hostname:
+        return hostname
+    named = inst_node.get(instance)
+    if named:
+        return named
+    host = host_of(instance or "unknown")
+    return (host_nodes.get(host) if host_nodes else None) or host
 
 
 # What build does with each host gauge (any other: a plain gauge by its name).
@@ -108,6 +142,12 @@ _FACT_LABELS = (
     ("modelName", "model"),
     ("pci_bus_id", "bus_id"),
     ("DCGM_FI_DRIVER_VERSION", "driver"),
+    # AMD's device-metrics-exporter (card_series names the model; card_model may be an id)
+    ("gpu_uuid", "uuid"),
+    ("card_model", "model"),
+    ("card_series", "model"),
+    ("driver_version", "driver"),
+    ("driver", "driver"),  # Intel Gaudi's metric exporter (UUID as DCGM's)
 )
 
 
@@ -166,10 +206,13 @@ class Fleet:
         gpus = [
             GpuFacts(
                 index=i,
+                vendor=g.get("vendor", "nvidia"),
                 name=g.get("model"),
                 uuid=g.get("uuid"),
                 bus_id=g.get("bus_id"),
                 memory_total_mib=g.get("memory_total_mib"),
+                # amdgpu / habanalabs are told per GPU (vendors.driver_words), NVIDIA's per node
+                driver_version=g.get("driver") if g.get("vendor", "nvidia") != "nvidia" else None,
             )
             for i, g in sorted(n.gpus.items())
         ]
@@ -182,8 +225,8 @@ class Fleet:
             cpu_count=n.cpus,
             memory_total_bytes=int(mem) if mem is not None else None,
             boot_time=n.gauges.get("node_boot_time_seconds"),
-            gpu_source="dcgm-exporter" if gpus else None,
-            gpu_note=None if gpus else "no dcgm-exporter series in Prometheus for this node",
+            gpu_source=_exporters(n.gpus) if gpus else None,
+            gpu_note=None if gpus else _NO_GPU_SERIES,
             driver_version=driver,
             gpus=gpus,
         )
@@ -222,6 +265,20 @@ class Fleet:
 
     def down_targets(self, name: str) -> list[str]:
         return sorted(inst for inst, up in self.nodes[name].targets_up.items() if not up)
+
+
+_NO_GPU_SERIES = (
+    "no dcgm-exporter, device-metrics-exporter or Gaudi metric exporter series in Prometheus for this node"
+)
+
+
+def _exporters(gpus: dict[int, dict[str, Any]]) -> str:
+    """"dcgm-exporter", "device-metrics-exporter" (AMD's), "gaudi-metric-exporter" (Intel
+    Gaudi's), or those there joined by "+"."""
+    vendors = {g.get("vendor", "nvidia") for g in gpus.values()}
+    exporters = (("nvidia", "dcgm-exporter"), ("amd", "device-metrics-exporter"), ("intel", "gaudi-metric-exporter"))
+    names = [name for key, name in exporters if key in vendors]
+    return "+".join(names)
 
 
 def _pct(ratio: float | None) -> float | None:
@@ -341,6 +398,7 @@ def _gpu(index: int, g: dict[str, Any]) -> GpuSample:
     mask = int(mask) if mask is not None else None
     return GpuSample(
         index=index,
+        vendor=g.get("vendor", "nvidia"),
         uuid=g.get("uuid"),
         name=g.get("model"),
         memory_total_mib=g.get("memory_total_mib"),
@@ -382,7 +440,7 @@ def build(
         key = (m.get("Hostname") or m.get("hostname"), inst, m.get("gpu"))
         g = by_key.get(key, _NEW)
         if g is _NEW:  # the first series of this GPU: find its node once
-            g = by_key[key] = _new_gpu(key, nodes, inst_node, known)
+            g = by_key[key] = _new_gpu(key, nodes, inst_node, known, host_nodes)
         if g is None:
             continue
         value = s["value"]
@@ -390,7 +448,15 @@ def build(
         x = float(value[1])
         # NaN or DCGM's "blank": n/a
         v = None if x != x or x >= _INT64_BLANK or _FP64_BLANK <= x <= _FP64_BLANK + 3 else x
-        field_name = m["__name__"][12:]  # after "DCGM_FI_DEV_"
+        metric_name = m["__name__"]
+        amd_field = AMD_FIELDS.get(metric_name.removeprefix(AMD_PREFIX))
+        if amd_field is not None:  # AMD's device-metrics-exporter
+            _amd_reading(g, amd_field, v)
+            continue
+        if metric_name.startswith(GAUDI_PREFIX):  # Intel Gaudi's metric exporter
+            _gaudi_reading(g, GAUDI_FIELDS.get(metric_name[len(GAUDI_PREFIX):]), v)
+            continue
+        field_name = metric_name[12:]  # after "DCGM_FI_DEV_"
         kind = _GPU_FIELD.get(field_name)
         if kind is None:
             g[field_name] = v  # FB_FREE, XID_ERRORS...: read by build and the transport
@@ -478,6 +544,28 @@ def build(
     return Fleet(stamp or time.time(), dict(nodes), gpus, host_nodes)
 
 
+def _amd_reading(g: dict[str, Any], field: str, v: float | None) -> None:
+    """One device-metrics-exporter series into its GPU, under the name AMD_FIELDS gives it:
+    the two XGMI RAS counts summed, the GPU marked as AMD's."""
+    g["vendor"] = "amd"
+    if field == "xgmi_errors_total":
+        if v is not None:
+            g[field] = int(v) + (g.get(field) or 0)
+        return
+    g[field] = int(v) if v is not None and field in _INT_FIELDS else v
+
+
+def _gaudi_reading(g: dict[str, Any], what: tuple[str, float] | None, v: float | None) -> None:
+    """One Gaudi metric exporter series into its AIP, scaled to dltui's unit (GAUDI_FIELDS),
+    the AIP marked as Intel's."""
+    g["vendor"] = "intel"
+    if what is None:
+        return
+    field, scale = what
+    x = None if v is None else v * scale
+    g[field] = int(x) if x is not None and field in _INT_FIELDS else x
+
+
 def _node_targets(
     nodes: dict[str, _Node],
     ups: list[tuple[str, str, bool]],
@@ -506,13 +594,15 @@ def _new_gpu(
     nodes: dict[str, _Node],
     inst_node: dict[str, str],
     known: dict[GpuKey, GpuFactLabels],
+    host_nodes: Mapping[str, str],
 ) -> dict[str, Any] | None:
     host, inst, label = key
     try:
         index = int(label or "")
     except ValueError:
         return None
-    name = host or inst_node.get(inst) or host_of(inst or "unknown")
+    # An exporter without a hostname label (Gaudi's) joins node_exporter's node on its host.
+    name = node_of(host, inst, inst_node, host_nodes)
     inst_node.setdefault(inst, name)
     g = nodes[name].gpus.setdefault(index, {})
     g.update(known.get(key, ()))

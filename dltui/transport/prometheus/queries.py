@@ -36,6 +36,46 @@ DCGM_FIELDS = {
     "ROW_REMAP_FAILURE": "remapped_rows_failure",
     "ROW_REMAP_PENDING": "remapped_rows_pending",
 }
+# AMD's device-metrics-exporter (ROCm/device-metrics-exporter, docs/configuration/metricslist.md):
+# its GPUMetricField names in lower case, behind an optional prefix (CommonConfig
+# MetricsFieldPrefix, "amd_" in AMD's own dashboards); a GPU is its gpu_id label, relabelled
+# ``gpu`` in the query so DCGM's and AMD's GPUs are read alike. VRAM in MB (MiB).
+AMD_PREFIX = "amd_"
+AMD_FIELDS = {
+    "gpu_edge_temperature": "temperature_c",  # MI2xx; MI3xx has no edge sensor
+    "gpu_junction_temperature": "hotspot_temperature_c",
+    "gpu_memory_temperature": "memory_temperature_c",
+    "gpu_package_power": "power_w",  # MI3xx: current socket power
+    "gpu_average_package_power": "power_w",  # MI2xx
+    "gpu_gfx_activity": "utilization_percent",
+    "gpu_umc_activity": "memory_utilization_percent",
+    "gpu_used_vram": "memory_used_mib",
+    "gpu_total_vram": "FB_TOTAL",  # the total, as DCGM's FB_TOTAL is read
+    "pcie_replay_count": "pcie_replay_count",
+    "gpu_ecc_correct_total": "ecc_corrected_volatile",
+    "gpu_ecc_uncorrect_total": "ecc_uncorrected_volatile",
+    "gpu_ecc_correct_xgmi_wafl": "xgmi_errors_total",  # the two are summed
+    "gpu_ecc_uncorrect_xgmi_wafl": "xgmi_errors_total",
+}
+_AMD_FACT_LABELS = "instance, hostname, gpu_id, card_series, card_model, gpu_uuid, serial_number, driver_version"
+# Intel Gaudi's Prometheus Metric Exporter (docs.habana.ai, Orchestration/Prometheus_Metric_Exporter):
+# habanalabs_* series, one per AIP, its index the ``id`` label (relabelled ``gpu``), no
+# hostname label: the node is its instance's (node_exporter on the same host). Name ->
+# (GpuSample field, scale to dltui's unit): power in mW, memory in bytes. A series the
+# exporter does not publish stays n/a.
+GAUDI_PREFIX = "habanalabs_"
+GAUDI_FIELDS: dict[str, tuple[str, float]] = {
+    "temperature_onchip": ("temperature_c", 1.0),
+    "power_mW": ("power_w", 1e-3),
+    "power_default_limit_mW": ("power_limit_w", 1e-3),
+    "utilization": ("utilization_percent", 1.0),
+    "memory_used_bytes": ("memory_used_mib", 1.0 / 2**20),
+    "memory_total_bytes": ("FB_TOTAL", 1.0 / 2**20),  # the total, as DCGM's FB_TOTAL is read
+    "clock_soc_mhz": ("sm_clock_mhz", 1.0),
+    "pcie_replay_count": ("pcie_replay_count", 1.0),
+    "pci_link_width": ("pcie_width", 1.0),
+}
+_GAUDI_FACT_LABELS = "instance, id, UUID, driver"
 # The clock-event mask under its current name and its deprecated one (same NVML bits).
 REASON_FIELDS = ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS")
 _OTHER_DCGM = ("FB_FREE", "FB_RESERVED", "FB_TOTAL", "XID_ERRORS", *fabric.NVLINK_FIELDS)
@@ -128,8 +168,18 @@ def queries(selector: str | None = None) -> dict[str, str]:
     # "max by (the labels read here)": Prometheus drops the rest (job, device, pod, a site's
     # own relabels) before they cross the network; the name stays (an aggregation keeps the
     # labels it is grouped by, __name__ included).
-    gpu = f"max by ({_GPU_LABELS}) ({dcgm})"
-    gpu_facts = f"count by ({_GPU_FACT_LABELS}) ({dcgm})"
+    amd = f'{{__name__=~"({AMD_PREFIX})?({"|".join(sorted(AMD_FIELDS))})"{extra}}}'
+    gaudi = f'{{__name__=~"{GAUDI_PREFIX}({"|".join(sorted(GAUDI_FIELDS))})"{extra}}}'
+    gpu = (
+        f"max by ({_GPU_LABELS}) ({dcgm}) or "
+        f'label_replace(max by (__name__, instance, hostname, gpu_id) ({amd}), "gpu", "$1", "gpu_id", "(.*)") or '
+        f'label_replace(max by (__name__, instance, id) ({gaudi}), "gpu", "$1", "id", "(.*)")'
+    )
+    gpu_facts = (
+        f"count by ({_GPU_FACT_LABELS}) ({dcgm}) or "
+        f'label_replace(count by ({_AMD_FACT_LABELS}) ({amd}), "gpu", "$1", "gpu_id", "(.*)") or '
+        f'label_replace(count by ({_GAUDI_FACT_LABELS}) ({gaudi}), "gpu", "$1", "id", "(.*)")'
+    )
     # Pseudo file systems are dropped by Prometheus itself: a series without fstype matches
     # fstype!~"..." (its value is ""), so the other gauges are kept.
     pseudo = "|".join(sorted(PSEUDO_FS))  # "." in fuse.lxcfs matches itself too

@@ -19,7 +19,7 @@ from dltui.core.status import Status
 from dltui.private_files import UnsafePath, create_new
 
 from ..base import Sink
-from .format import encode, header
+from .format import SampleDeltas, encode, header
 
 FLUSH_EVERY_S = 1.0
 GZIP_LEVEL = 6  # gzip(1)'s default: ~7x smaller, half the CPU of the module's default 9
@@ -56,7 +56,8 @@ class _GzipFile(gzip.GzipFile):
 class Recorder:
     """A tee: every ``Sink`` call goes to ``sink`` first, then into the recording."""
 
-    def __init__(self, sink: Sink, file: BinaryIO, names: list[str], clock: Callable[[], float] = time.time):
+    def __init__(self, sink: Sink, file: BinaryIO, names: list[str], clock: Callable[[], float] = time.time,
+                 whole_samples: bool = False):
         self.sink = sink
         self.clock = clock
         self.error: str | None = None  # why recording stopped, once it has
@@ -64,12 +65,15 @@ class Recorder:
         self._label = str(getattr(file, "name", "recording"))
         self._nodes = dict.fromkeys(names)  # ordered set: who hears that recording stopped
         self._pending: list[bytes] = []
+        # whole_samples: "sample" lines, each readable alone, for a file whose lines are later
+        # reordered by time (the burn-in spool's merge); a reordered delta line rebuilds wrong
+        self._deltas = None if whole_samples else SampleDeltas()
         self._last_flush = time.monotonic()
         self._append(header(clock(), names))
 
     @classmethod
     def create(cls, sink: Sink, path: str | Path, names: list[str],
-               clock: Callable[[], float] = time.time) -> Recorder:
+               clock: Callable[[], float] = time.time, whole_samples: bool = False) -> Recorder:
         """Record into a new file at ``path``, 0600 whatever the umask; never overwrites one (it
         may be last night's), never writes through a link or into another user's file."""
         try:
@@ -80,7 +84,7 @@ class Recorder:
             raise RecordError(f"{path}: already exists; dltui does not overwrite a recording") from None
         except OSError as exc:
             raise RecordError(f"{path}: cannot create the recording: {exc.strerror or exc}") from None
-        return cls(sink, file, names, clock)
+        return cls(sink, file, names, clock, whole_samples)
 
     # -- Sink -------------------------------------------------------------------------------
 
@@ -94,7 +98,12 @@ class Recorder:
 
     def on_sample(self, name: str, sample: Sample) -> None:
         self.sink.on_sample(name, sample)
-        self._record(name, "sample", {"sample": sample.to_dict()})
+        if self._file is None:
+            return
+        if self._deltas is None:
+            self._record(name, "sample", {"sample": sample.to_dict()})
+        else:
+            self._record(name, "delta", {"sample": self._deltas.encode(name, sample)})
 
     def on_event(self, name: str, event: NodeEvent) -> None:
         self.sink.on_event(name, event)

@@ -27,7 +27,7 @@ from dltui.core.models import NodeEvent, is_time
 from dltui.core.text import clean
 
 from ..base import Sink
-from .format import FORMAT, open_file, parse_line
+from .format import READS, SampleRebuilder, open_file, parse_line
 
 _HEADER_MAX_BYTES = 65536  # a wrong file (an image, a tarball) is refused without reading it whole
 
@@ -71,12 +71,13 @@ class ReplayTransport:
     async def run(self, sink: Sink) -> None:
         self._playing_since = time.monotonic()
         played = 0
+        deltas = SampleRebuilder()
         for lineno, line in self._lines():
             if line is None:
                 self._malformed(sink, lineno, b"", "the file ends in the middle of a compressed block")
                 continue
             try:
-                t, call, args = parse_line(line)
+                t, call, args = parse_line(line, deltas)
             except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
                 self._malformed(sink, lineno, line, exc)  # RecursionError: nested thousands deep
                 continue
@@ -149,9 +150,10 @@ def _read_header(path: Path) -> dict[str, Any]:
         header = None
     if not isinstance(header, dict) or "dltui_recording" not in header:
         raise ReplayError(f"{path}: not a dltui recording (no header line)")
-    if header["dltui_recording"] != FORMAT:
+    if header["dltui_recording"] not in READS:
         raise ReplayError(
-            f"{path}: recording format {header['dltui_recording']!r}; this dltui reads format {FORMAT}"
+            f"{path}: recording format {header['dltui_recording']!r}; this dltui reads format"
+            f" {' and '.join(map(str, READS))}"
         )
     nodes, started = header.get("nodes"), header.get("started")
     if not isinstance(nodes, list) or not all(isinstance(n, str) for n in nodes) or not isinstance(

@@ -8,6 +8,7 @@ never a password prompt. Public, shared by the fleet transport, the actions and 
 - ``sessions``: the session runner, the one place a node's connection is opened through its
   jump route (and a dead jump blamed); every user below goes through it;
 - ``fleet``: the probe streamed over each node's connection (``SshFleet``);
-- ``commands``: one-off commands on nodes without a dashboard (``SshCommands``);
-- the burn-in's ``NodeShell`` (``dltui.burnin.remote``) runs on the same session runner.
+- ``commands``: the node-command contract over SSH (``transport.command``): on the fleet's
+  own connections for the dashboard (``FleetCommands``), or a connection per node without
+  one (``SshCommands``); the actions and the burn-in send every command through it.
 """

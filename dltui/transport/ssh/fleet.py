@@ -17,7 +17,7 @@ from dltui.core import status as st
 from dltui.node import bundle
 
 from ..base import Sink
-from ..command import CommandResult, run_on_connection, unreachable
+from ..command import CommandResult, NodeCommands, TakesCommands, run_on_connection, unreachable
 from ..protocol import MAX_LINE_BYTES, ProbeReader, ProtocolError
 from .connector import BACKOFF_CAP_S, CLOSE_WAIT_S, Hop, backoff_s
 from .errors import Failure, describe, probe_exit_reason
@@ -25,7 +25,8 @@ from .library import asyncssh
 from .options import SshOptions
 from .sessions import SessionRunner
 
-ProbeExtras = tuple[tuple[str, ...], "str | None"]  # units to report, checkpoint glob
+# units to report, checkpoint glob, training containers (names or label=K=V)
+ProbeExtras = tuple[tuple[str, ...], "str | None", tuple[str, ...]]
 
 PINGS_PER_SILENCE = 3  # stdin pings per watchdog period: one lost or late ping is harmless
 STDERR_KEPT_BYTES = 4096
@@ -40,7 +41,7 @@ class _NodeLink:
         sessions: SessionRunner,
         interval_s: float,
         python: str,
-        probe: ProbeExtras = ((), None),
+        probe: ProbeExtras = ((), None, ()),
     ):
         self.name = name
         self.sessions = sessions
@@ -247,7 +248,7 @@ class _ProbeSession(asyncssh.SSHClientSession):
             self.closed.set_result(exc)
 
 
-class SshFleet:
+class SshFleet(TakesCommands):
     """Every remote node, over SSH (see the module docstring)."""
 
     def __init__(
@@ -269,6 +270,12 @@ class SshFleet:
         for link in self.links.values():
             link.set_interval(interval_s)
 
+    def node_commands(self) -> NodeCommands:
+        """The burn-in's commands on these same connections (no second pool beside them)."""
+        from .commands import FleetCommands
+
+        return FleetCommands(self)
+
     async def run_command(self, node: str, argv, timeout_s: float) -> CommandResult:
         """``argv`` on ``node`` as a new session on its probe's connection (see command.py)."""
         link = self.links.get(node)
@@ -278,16 +285,21 @@ class SshFleet:
 
     async def run(self, sink: Sink) -> None:
         sessions = SessionRunner(self.options)
-        extras = self.probe_extras or (lambda name: ((), None))
+        extras = self.probe_extras or (lambda name: ((), None, ()))
         links = [
             _NodeLink(n, sessions, self.interval_s, self.options.python, extras(n))
             for n in self.names
         ]
         self.links = {link.name: link for link in links}
+        # The probe's bundle is compressed once (zlib -9 of 650 KB of source, ~0.2 s): in a
+        # thread while the connections are set up, not on the event loop in the first session
+        # (where it held the dashboard's first frames; a session that comes first computes it).
+        compressing = asyncio.create_task(asyncio.to_thread(bundle.payload))
         tasks = [asyncio.create_task(link.run(sink), name=f"ssh {link.name}") for link in links]
         try:
             await asyncio.gather(*tasks)
         finally:
+            compressing.cancel()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)  # each closes its node connection

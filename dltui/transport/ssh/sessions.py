@@ -1,8 +1,8 @@
 """The session runner: the one place that opens a node's connection — through its jump
 route's shared connection — and blames a jump that died for the node's trouble.
 
-Used by the fleet transport (each node's probe connection, ``fleet``), the actions' commands
-without a dashboard (``commands``) and the burn-in (``dltui.burnin.remote``). A connection for
+Used by the fleet transport (each node's probe connection, ``fleet``) and by the commands
+without a dashboard (``commands.SshCommands``: the CLI's actions and burn-in). A connection for
 one-off commands is opened on first use, reused, and reopened after a drop.
 """
 

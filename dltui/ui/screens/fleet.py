@@ -11,10 +11,11 @@ from dltui.core.state import FleetState
 
 from .. import charts, levels
 from ..fleet_query import SORT_KEYS, Filter, FilterError, parse_filter, sort_nodes
-from ..messages import ActionOffers, OpenNode, UnitRequested
+from ..messages import ActionOffers, ContainerRequested, OpenNode, SchedRequested, UnitRequested
 from ..widgets import FleetSummary, FleetTable
 from ..widgets.chart import PlotextChart
 from ..widgets.footer import DltuiFooter
+from .action_keys import ACTION_KEYS
 from .prompt import PromptScreen
 
 CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
@@ -31,9 +32,7 @@ class FleetScreen(Screen):
         Binding("v", "chart", "Chart"),
         Binding("V", "stack", "Stack"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
-        Binding("R", "unit('restart')", "Restart unit"),
-        Binding("X", "unit('stop')", "Stop unit", show=False),
-        Binding("U", "unit('start')", "Start unit", show=False),
+        *ACTION_KEYS,  # unit, training container, scheduler: the node screen's too
     ]
 
     DEFAULT_CSS = """
@@ -53,7 +52,7 @@ class FleetScreen(Screen):
         self._ready = False
         self._chart_key: tuple | None = None
         self._by_name: tuple[int, list] | None = None  # (fleet version, its nodes by name)
-        self._unit_offered: bool | None = None  # what the footer shows (check_action)
+        self._unit_offered: tuple[bool, ...] | None = None  # what the footer shows (check_action)
 
     def compose(self) -> ComposeResult:
         yield FleetSummary()
@@ -85,8 +84,13 @@ class FleetScreen(Screen):
             nodes, now, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
         self._show_chart(shown, table)
-        offered = self._offers_unit()
-        if offered != self._unit_offered:  # the cursor or the picked nodes reached a unit, or left
+        targets = self.action_targets()
+        offered = (
+            self._offers_unit(),
+            self._offers_container(),
+            *(self.actions.sched_offered(targets, verb) for verb in ("drain", "cordon")),
+        )
+        if offered != self._unit_offered:  # the cursor or the picked nodes reached a unit, a container, a scheduler
             self._unit_offered = offered
             self.refresh_bindings()
 
@@ -134,7 +138,18 @@ class FleetScreen(Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action == "unit":
             return self._offers_unit()
+        if action == "sched":
+            return self._ready and self.actions.sched_offered(self.action_targets(), *parameters)
+        if action == "container":
+            return self._offers_container()
         return True
+
+    def _offers_container(self) -> bool:
+        """A training container's restart / stop / start: one node (the cursor's, or the one
+        picked), where it reports a container and actions are allowed."""
+        targets = self.action_targets() if self._ready else []
+        containers = self.actions.containers
+        return len(targets) == 1 and containers is not None and containers.offered(targets[0])
 
     def _offers_unit(self) -> bool:
         """Restart / stop / start where they can act: a unit known on the picked nodes (or
@@ -154,6 +169,16 @@ class FleetScreen(Screen):
         if names:
             self.post_message(UnitRequested(names, verb))
 
+    def action_sched(self, verb: str) -> None:
+        names = self.action_targets()
+        if names:
+            self.post_message(SchedRequested(names, verb))
+
+    def action_container(self, verb: str) -> None:
+        names = self.action_targets()
+        if len(names) == 1:
+            self.post_message(ContainerRequested(names[0], verb))
+
     def action_done(self) -> None:
         self.query_one(FleetTable).marked.clear()
         self.update_view(self.fleet.clock())
@@ -169,7 +194,7 @@ class FleetScreen(Screen):
     def action_chart(self) -> None:
         from .chart import ChartScreen
 
-        self.app.push_screen(ChartScreen(self.fleet))
+        self.app.push_screen(ChartScreen(self.fleet, history=self.actions.history))
 
     def action_stack(self) -> None:
         from .stack import StackScreen

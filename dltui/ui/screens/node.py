@@ -14,9 +14,16 @@ from textual.widget import Widget
 from dltui.core.state import FleetState, NodeState
 
 from .. import levels
-from ..messages import ActionOffers, SignalRequested, UnitRequested
+from ..messages import (
+    ActionOffers,
+    ContainerRequested,
+    SchedRequested,
+    SignalRequested,
+    UnitRequested,
+)
 from ..widgets import (
     AlertsPane,
+    ContainerPane,
     CpuPane,
     DiskPane,
     GpuPane,
@@ -31,11 +38,15 @@ from ..widgets import (
     UnitPane,
 )
 from ..widgets.footer import DltuiFooter
+from .action_keys import ACTION_KEYS
 
 if TYPE_CHECKING:
     from dltui.actions.journal import JournalFollower
 
 NARROW_BELOW = 110  # columns: under this the host panes go under the GPUs
+# columns: from here the training container pane sits beside the unit pane (its twin), each
+# half wide enough for a journal or log line; under it, below
+SERVICES_BESIDE_FROM = 140
 GPU_PANE_MIN_W = 46
 JOURNAL_EVERY_S = 2.0  # the unit's journal is read this often while the node screen is open
 
@@ -53,11 +64,10 @@ class NodeScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Fleet"),
         Binding("a", "acknowledge", "Ack"),
-        Binding("R", "unit('restart')", "Restart unit"),
-        Binding("X", "unit('stop')", "Stop unit", show=False),
-        Binding("U", "unit('start')", "Start unit", show=False),
+        *ACTION_KEYS,  # unit, training container, scheduler: the fleet screen's too
         Binding("K", "signal", "TERM process"),
         Binding("v", "chart", "Charts"),
+        Binding("H", "history", "Week"),
         Binding("down,j", "scroll(1)", "Scroll down", show=False),
         Binding("up,k", "scroll(-1)", "Scroll up", show=False),
         Binding("pagedown", "scroll(20)", "Page down", show=False),
@@ -69,6 +79,9 @@ class NodeScreen(Screen):
     NodeScreen #gpus { width: 1fr; height: auto; }
     NodeScreen #host { width: 62; height: auto; }
     NodeScreen #node-bottom { height: auto; }
+    NodeScreen #node-services { height: auto; }
+    NodeScreen #node-services > Pane { width: 1fr; }
+    NodeScreen.-services-stacked #node-services { layout: vertical; }
     NodeScreen #node-bottom > Pane { width: 1fr; }
     NodeScreen.-narrow #node-panes { layout: vertical; }
     NodeScreen.-narrow #host { width: 1fr; }
@@ -104,7 +117,9 @@ class NodeScreen(Screen):
         yield NodeHeader()
         with VerticalScroll(id="node-body", can_focus=False):
             yield AlertsPane()
-            yield UnitPane()
+            with Horizontal(id="node-services"):  # the training unit and its container, side by side
+                yield UnitPane()
+                yield ContainerPane()
             with Horizontal(id="node-panes"):
                 yield ItemGrid(id="gpus", min_column_width=GPU_PANE_MIN_W)
                 with Vertical(id="host"):
@@ -137,6 +152,7 @@ class NodeScreen(Screen):
         runner = flows.runner  # None: a dashboard that acts on nothing
         if runner is None or not runner.can_run(self.node_name) or not self.display:
             return
+        self._follow_container_logs()
         unit = flows.unit_of(self.node_name)
         if unit is None:
             return
@@ -148,6 +164,25 @@ class NodeScreen(Screen):
             return  # the last read is still running (a slow node): let it finish
         self.run_worker(self._poll_journal(self._journal), group="journal", exit_on_error=False)
 
+    def _follow_container_logs(self) -> None:
+        """``docker logs --tail`` of the training container, while this screen is open."""
+        flows = self.actions.containers
+        if flows is None or not flows.offered(self.node_name):
+            return
+        if any(w.group == "container-logs" and not w.is_finished for w in self.workers):
+            return
+        self.run_worker(self._poll_container_logs(), group="container-logs", exit_on_error=False)
+
+    async def _poll_container_logs(self) -> None:
+        flows = self.actions.containers
+        if flows is None:
+            return
+        lines, problem = await flows.logs(self.node_name)
+        pane = self.query_one(ContainerPane)
+        if lines != pane.logs or problem != pane.logs_problem:
+            pane.logs, pane.logs_problem = lines, problem
+            pane.redraw()
+
     async def _poll_journal(self, follower) -> None:
         new = await follower.poll()
         pane = self.query_one(UnitPane)
@@ -158,14 +193,17 @@ class NodeScreen(Screen):
 
     def action_done(self) -> None:
         result = self.actions.results.get(self.node_name)
-        if result is not None:
-            pane = self.query_one(UnitPane)
+        if result is not None:  # said in the pane of what it acted on: the container's, else the unit's
+            pane: UnitPane | ContainerPane = (
+                self.query_one(ContainerPane) if " container " in result.action else self.query_one(UnitPane)
+            )
             pane.last_action = f"{result.action}: {result.outcome}: {result.message}"
             pane.redraw()
         self._follow_journal()
 
     def on_resize(self) -> None:
         self.set_class(self.size.width < NARROW_BELOW, "-narrow")
+        self.set_class(self.size.width < SERVICES_BESIDE_FROM, "-services-stacked")
 
     def update_view(self, now: float) -> None:
         # Pushed but not composed yet (on_mount draws it), or being torn down at exit while
@@ -182,8 +220,11 @@ class NodeScreen(Screen):
             self._panes = list(self.query(Pane))  # a query a second was a tenth of a local frame
         for pane in self._panes:
             pane.show(node, now)
-        offered = tuple(self.offers(action) for action in ("unit", "signal", "acknowledge"))
-        if offered != self._offered:  # a unit, a GPU process or an event alert came or went
+        offered = (
+            *(self.offers(action) for action in ("unit", "signal", "acknowledge", "container")),
+            *(self.actions.sched_offered([self.node_name], verb) for verb in ("drain", "cordon")),
+        )
+        if offered != self._offered:  # a unit, a process, an alert, a container or a scheduler came or went
             self._offered = offered
             self.refresh_bindings()
 
@@ -210,6 +251,12 @@ class NodeScreen(Screen):
     def check_action(self, action: str, parameters: tuple) -> bool | None:
         if action in ("unit", "signal", "acknowledge"):
             return self.offers(action)
+        if action == "history":
+            return self.actions.history is not None
+        if action == "sched":
+            return self.actions.sched_offered([self.node_name], *parameters)
+        if action == "container":
+            return self.offers(action)
         return not (action == "back" and self.root)  # the only node: no fleet to go back to
 
     def offers(self, action: str) -> bool:
@@ -221,10 +268,19 @@ class NodeScreen(Screen):
             return any(rule in rules for rule, _ in self.node.alerts)
         if action == "unit":
             return self.actions.unit_offered([self.node_name])
+        if action == "container":  # a training container reported, actions allowed
+            containers = self.actions.containers
+            return containers is not None and containers.offered(self.node_name)
         return self.actions.signal_offered(self.node_name)
 
     def action_unit(self, verb: str) -> None:
         self.post_message(UnitRequested([self.node_name], verb))
+
+    def action_sched(self, verb: str) -> None:
+        self.post_message(SchedRequested([self.node_name], verb))
+
+    def action_container(self, verb: str) -> None:
+        self.post_message(ContainerRequested(self.node_name, verb))
 
     def action_signal(self) -> None:
         """TERM the process picked in the processes pane; with none picked, ask its PID."""
@@ -257,7 +313,22 @@ class NodeScreen(Screen):
 
         focused = self.focused
         gpu = focused.index if isinstance(focused, GpuPane) else (self._gpu_indexes or [0])[0]
-        self.app.push_screen(ChartScreen(self.fleet, self.node_name, gpu))
+        self.app.push_screen(ChartScreen(self.fleet, self.node_name, gpu, history=self.actions.history))
+
+    def action_history(self) -> None:
+        """Every GPU's temperature over the last 7 days: the past from Prometheus (``[prometheus]
+        url``, ``--history-from``) joined to this run's history, past alerts as the red band."""
+        from dltui.history import HISTORY_WINDOWS_S
+
+        from .chart import ChartScreen
+
+        history = self.actions.history
+        self.app.push_screen(
+            ChartScreen(
+                self.fleet, self.node_name, (self._gpu_indexes or [0])[0], history=history,
+                window_s=HISTORY_WINDOWS_S[-1], overlay=True,
+            )
+        )
 
     def action_scroll(self, lines: int) -> None:
         self.query_one("#node-body", VerticalScroll).scroll_relative(y=lines, animate=False)

@@ -21,6 +21,7 @@ from dltui.core.models import NodeFacts, StackFacts
 from dltui.core.rules import RULES
 from dltui.core.state import FleetState, NodeState
 from dltui.core.timeline import CRITICAL, WARNING
+from dltui.core.vendors import driver_words
 
 from .. import levels
 from ..widgets.footer import DltuiFooter
@@ -32,7 +33,7 @@ COLUMNS = (
     ("DRIVER", 11, "driver"),
     ("MODULE", 11, ""),
     ("PACKAGES", 11, ""),
-    ("CUDA", 5, "cuda"),
+    ("CUDA", 9, "cuda"),  # or ROCm's version on an AMD node
     ("HELD", 13, "driver_held"),
     ("UPGRADES", 18, ""),
     ("REBOOT", 0, "reboot"),
@@ -50,12 +51,18 @@ def stack_cells(facts: NodeFacts | None) -> list[str]:
     if facts is None:
         return ["…"] * len(COLUMNS)
     s = facts.stack or StackFacts()
+    # another vendor's node: its driver's version (amdgpu, habanalabs) and ROCm where CUDA is
+    others = dict(driver_words(facts)) if facts.driver_version is None else {}
+    driver = facts.driver_version or next(
+        (v for k, v in others.items() if k not in ("CUDA", "firmware") and v), None
+    )
+    toolkit = facts.cuda_version or (f"ROCm {s.rocm_version}" if s.rocm_version else None)
     return [
         facts.kernel or "n/a",
-        facts.driver_version or "n/a",
+        driver or "n/a",
         s.driver_module_version or "n/a",
         s.driver_package_version or "n/a",
-        facts.cuda_version or "n/a",
+        toolkit or "n/a",
         _held(s),
         _upgrades(s),
         "pending: " + "; ".join(s.reboot_reasons) if s.reboot_reasons else "",

@@ -1,6 +1,7 @@
 """The dashboard's widgets, one per module."""
 
 from .alerts_pane import AlertsPane
+from .container_pane import ContainerPane
 from .cpu_pane import CpuPane
 from .disk_pane import DiskPane
 from .fleet_summary import FleetSummary
@@ -32,4 +33,5 @@ __all__ = [
     "ProcessesPane",
     "TimelinePane",
     "UnitPane",
+    "ContainerPane",
 ]

@@ -1,4 +1,5 @@
-"""One plotext chart, drawn at the widget's own size and rebuilt when that changes."""
+"""One chart (``charts.render_text``), drawn at the widget's own size and rebuilt when that
+changes. The class keeps the name it had when plotext drew the charts."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import Static
 
-from ..charts import Chart, render
+from ..charts import Chart, render_text
 
 Builder = Callable[[int], Chart]  # the chart for a number of points a series
 
@@ -74,4 +75,4 @@ class PlotextChart(Static):
 
 def _build(builder: Builder, points: int, width: int, height: int) -> tuple[Chart, Text]:
     chart = builder(points)
-    return chart, Text.from_ansi(render(chart, width, height), no_wrap=True)
+    return chart, render_text(chart, width, height)

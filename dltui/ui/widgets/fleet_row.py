@@ -6,6 +6,7 @@ fewer host columns, so 80 columns still show every node and every GPU.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from textual.content import Content
@@ -13,6 +14,7 @@ from textual.content import Content
 from dltui.core import fabric
 from dltui.core import format as fmt
 from dltui.core import status as st
+from dltui.core.attribution import node_jobs
 from dltui.core.models import GpuSample, Sample
 from dltui.core.series import HOTTEST_GPU_C
 from dltui.core.state import NodeState
@@ -27,9 +29,16 @@ HEADER_STYLE = "bold $foreground-muted"
 GPU_CELL = {"full": 7, "short": 4, "tiny": 1}
 STATUS_W, AGE_W, PCT_W, RATE_W, ALERT_W = 14, 4, 4, 11, 4
 UNIT_W = 8  # "flapping"; the column exists only when some node reports a unit
+# Whose work the GPUs hold (job ids, else users; "idle"): only when some node's GPU processes
+# carry an owner or a job (core/attribution.py).
+JOBS_W = 12
 # The fabric badge: one glyph, so a 160-column fleet keeps its NOTE; the column exists only when
 # some node reports an HCA port or NVLink (words in the `/` filter: fabric=ok|down|slow|errors).
 FABRIC_W = 1
+# The scheduler's word and reason (Slurm: idle, alloc, mix, drain, draining, down; Kubernetes:
+# cordoned, notready): only when some node has a scheduler view (transport/scheduler.py).
+SCHED_W = 16
+SCHED_SHORT_W = 8  # the word alone ("draining"), where the reason does not fit: the state matters most
 NOTE_MIN_W = 16
 TREND_MIN_W, TREND_MAX_W = 8, 30  # the hottest GPU's temperature over the last TREND_SPAN_S
 TREND_SPAN_S = 300
@@ -47,6 +56,10 @@ class Layout:
     unit: bool = False  # the UNIT badge column
     trend_w: int = 0  # 0: no trend column
     fabric: bool = False  # the fabric badge column (⇄)
+    jobs: bool = False  # the JOBS column
+    sched: bool = False  # the SCHED column
+    sched_short: bool = False  # the SCHED column as the word alone (SCHED_SHORT_W)
+
 
     @property
     def width(self) -> int:
@@ -55,23 +68,89 @@ class Layout:
             w += UNIT_W + 1
         if self.fabric:
             w += FABRIC_W + 1
+        if self.jobs:
+            w += JOBS_W + 1
+        if self.sched:
+            w += self.sched_w + 1
         if self.host:
             w += 2 * (PCT_W + 1)
         if self.io:
             w += 2 * (RATE_W + 1)
         return w + (self.trend_w + 1 if self.trend_w else 0) + (self.note_w + 1 if self.note_w else 0)
 
+    @property
+    def sched_w(self) -> int:
+        return SCHED_SHORT_W if self.sched_short else SCHED_W
+
     def _gpu_w(self) -> int:
         cell = GPU_CELL[self.gpu_cell]
         return self.gpus * (cell + (cell > 1)) if self.gpus else 6
 
 
-def choose_layout(width: int, name_w: int, gpus: int, unit: bool = False, fabric: bool = False) -> Layout:
+def choose_layout(
+    width: int, name_w: int, gpus: int, unit: bool = False, fabric: bool = False, *, jobs: bool = False,
+    sched: bool = False,
+) -> Layout:
+    base = _choose_layout_jobs(width, name_w, gpus, unit, fabric, jobs)
+    if not sched:
+        return base
+    layouts = [base]
+    if base.io:  # the scheduler's word and reason before disk and net rates
+        freed = 2 * (RATE_W + 1)
+        layouts.append(dataclasses.replace(base, io=False, note_w=base.note_w + freed if base.note_w else 0))
+    # then the word alone: a drained node says "drain" even at 160 columns beside JOBS
+    for short in (False, True):
+        for layout in layouts:
+            fitted = _fit_sched(dataclasses.replace(layout, sched=True, sched_short=short), width)
+            if fitted is not None:
+                return fitted
+    return base
+
+
+def _fit_sched(with_sched: Layout, width: int) -> Layout | None:
+    """``with_sched`` with the room its SCHED column needs taken from the trend, then the note;
+    None when it does not fit (the GPU cells keep theirs)."""
+    over = with_sched.width - width
+    if over <= 0:
+        return with_sched
+    if with_sched.trend_w:
+        trend = with_sched.trend_w - over
+        if trend >= TREND_MIN_W:
+            with_sched = dataclasses.replace(with_sched, trend_w=trend)
+        else:  # too short to read: dropped, what it frees beyond the overflow goes to the note
+            spare = with_sched.trend_w + 1 - over
+            note = with_sched.note_w + spare if with_sched.note_w and spare > 0 else with_sched.note_w
+            with_sched = dataclasses.replace(with_sched, trend_w=0, note_w=note)
+        over = with_sched.width - width
+    if over > 0 and with_sched.note_w - over >= NOTE_MIN_W:
+        with_sched = dataclasses.replace(with_sched, note_w=with_sched.note_w - over)
+    return with_sched if with_sched.width <= width else None
+
+
+def _choose_layout_jobs(width: int, name_w: int, gpus: int, unit: bool, fabric: bool, jobs: bool) -> Layout:
     layout = _choose_layout(width, name_w, gpus, unit, fabric)
     if fabric and not layout.note_w:  # the note (why a node needs a look) before the badge
         without = _choose_layout(width, name_w, gpus, unit, False)
         if without.note_w:
-            return without
+            layout = without
+    if jobs:  # whose work it is, out of the note's room (or the trend's), never the GPU cells
+        with_jobs = dataclasses.replace(layout, jobs=True)
+        spare = width - with_jobs.width
+        if spare >= 0:
+            return with_jobs
+        take_trend = min(layout.trend_w, -spare)
+        trimmed = dataclasses.replace(with_jobs, trend_w=layout.trend_w - take_trend)
+        if trimmed.trend_w and trimmed.trend_w < TREND_MIN_W:
+            trimmed = dataclasses.replace(trimmed, trend_w=0, note_w=trimmed.note_w + trimmed.trend_w + 1)
+        spare = width - trimmed.width
+        if spare < 0 and trimmed.note_w + spare >= NOTE_MIN_W:
+            trimmed = dataclasses.replace(trimmed, note_w=trimmed.note_w + spare)
+        if width - trimmed.width >= 0:
+            return trimmed
+        if layout.io:  # disk and network rates (on the node screen too) make way for whose work it is
+            without_io = dataclasses.replace(with_jobs, io=False)
+            if width - without_io.width >= 0:
+                return dataclasses.replace(without_io, note_w=without_io.note_w + width - without_io.width)
     return layout
 
 
@@ -116,6 +195,10 @@ def header(layout: Layout) -> Content:
         parts += ["UNIT".ljust(UNIT_W), " "]
     if layout.fabric:
         parts += ["⇄", " "]
+    if layout.jobs:
+        parts += ["JOBS".ljust(JOBS_W), " "]
+    if layout.sched:
+        parts += ["SCHED".ljust(layout.sched_w), " "]
     parts.append("ALRT")
     if layout.trend_w:
         parts += [" ", fmt.clip(f"HOT {TREND_SPAN_S // 60}m", layout.trend_w).ljust(layout.trend_w)]
@@ -146,6 +229,10 @@ def row(node: NodeState, now: float, layout: Layout, th: levels.Thresholds) -> C
         parts += [_unit(node, live), " "]
     if layout.fabric:
         parts += [_fabric(node, live), " "]
+    if layout.jobs:
+        parts += [_jobs(s, live), " "]
+    if layout.sched:
+        parts += [_sched(node, layout.sched_w), " "]
     parts.append(_alerts(node))
     if layout.trend_w:
         parts += [" ", _trend(node, layout.trend_w, th, live)]
@@ -215,14 +302,25 @@ def _full(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
     if g.error:
         return Content.styled("err".rjust(7), "bold reverse $text-error")
     util = fmt.num(g.utilization_percent).rjust(3)
-    temp = fmt.num(g.temperature_c, 0, "°").rjust(4) if g.temperature_c is not None else " n/a"
+    temp = _temp_text(g).rjust(4)
     return Content.assemble((util, _util_style(g, th, live)), (temp, _temp_style(g, th, live)))
+
+
+def _temp_text(g: GpuSample) -> str:
+    """The core temperature ("68°"); a GPU without one shows its junction ("81j": MI300X has
+    no edge sensor; the junction's own limits are the vendor's, judged by the rules, so the
+    cell does not colour it by the core thresholds), else n/a."""
+    if g.temperature_c is not None:
+        return fmt.num(g.temperature_c, 0, "°")
+    if g.hotspot_temperature_c is not None:
+        return fmt.num(g.hotspot_temperature_c, 0, "j")
+    return "n/a"
 
 
 def _short(g: GpuSample, th: levels.Thresholds, live: bool) -> Content:
     if g.error:
         return Content.styled(" err", "bold reverse $text-error")
-    temp = fmt.num(g.temperature_c, 0, "°").rjust(3) if g.temperature_c is not None else "n/a"
+    temp = _temp_text(g).rjust(3)
     return Content.assemble(
         (bar(g.utilization_percent) if g.utilization_percent is not None else "?", _util_style(g, th, live)),
         (temp, _temp_style(g, th, live)),
@@ -305,6 +403,40 @@ def _fabric(node: NodeState, live: bool) -> Content:
         return Content(" " * FABRIC_W)
     glyph, style = _FABRIC_BADGE[word]
     return Content.styled(glyph, style if live else STALE_STYLE)
+
+
+def _jobs(s: Sample | None, live: bool) -> Content:
+    """Job ids (else users) on the node's GPUs; ``idle`` when they hold no process."""
+    if s is None or not s.gpus:
+        return Content(" " * JOBS_W)
+    word = node_jobs(s.gpus)
+    style = STALE_STYLE if not live else ("$foreground-muted" if word == "idle" else "")
+    return Content.styled(fmt.clip(word, JOBS_W).ljust(JOBS_W), style)
+
+
+def has_jobs(s: Sample | None) -> bool:
+    """Whether this node's GPU processes carry an owner or a job (the JOBS column's cue)."""
+    if s is None:
+        return False
+    return any(p.uid is not None or p.slurm_job is not None for g in s.gpus for p in g.processes)
+
+
+_SCHED_STYLE = {"drain": "bold $text-warning", "draining": "bold $text-warning", "down": "bold reverse $text-error",
+                "cordoned": "bold $text-warning", "notready": "bold reverse $text-error"}
+
+
+def _sched(node: NodeState, width: int = SCHED_W) -> Content:
+    """The scheduler's word and reason: ``drain dltui: GPU 3 hot [bob]``, ``mix``, ``idle``."""
+    view = node.scheduler
+    cell = view.cell() if view else ""
+    style = _SCHED_STYLE.get(view.word, "$foreground-muted") if view else ""
+    cell = cell if width >= SCHED_W else (view.word if view else "")
+    return Content.styled(fmt.clip(cell, width).ljust(width), style)
+
+
+def has_sched(node: NodeState) -> bool:
+    """Whether the scheduler has a word for this node (the SCHED column's cue)."""
+    return node.scheduler is not None and bool(node.scheduler.word)
 
 
 def _alerts(node: NodeState) -> Content:

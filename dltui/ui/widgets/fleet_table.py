@@ -78,6 +78,8 @@ class FleetTable(ScrollView, can_focus=True):
         self._gpus = 0
         self._units = False  # some node reports a training unit: the UNIT column is shown
         self._fabric = False  # some node reports an HCA port or NVLink: the FABRIC column
+        self._jobs = False  # some node's GPU processes carry an owner or a job: the JOBS column
+        self._sched = False  # some node has a scheduler's word (Slurm, Kubernetes): the SCHED column
         self._layout: fleet_row.Layout | None = None
         self._per_line = 1  # nodes a line shows: set with the layout
         self._keys: dict[int, tuple] = {}  # line on screen -> what was drawn there
@@ -101,6 +103,8 @@ class FleetTable(ScrollView, can_focus=True):
             self._gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
             self._units = self._units or any(n.sample.units for n in nodes if n.sample)
             self._fabric = self._fabric or _has_fabric(nodes)
+            self._jobs = self._jobs or any(fleet_row.has_jobs(n.sample) for n in nodes)
+            self._sched = self._sched or any(fleet_row.has_sched(n) for n in nodes)
             names = [n.name for n in nodes]
             self.cursor = (
                 names.index(selected.name)
@@ -112,8 +116,10 @@ class FleetTable(ScrollView, can_focus=True):
         gpus = max((len(n.sample.gpus) for n in nodes if n.sample), default=self._gpus)
         units = self._units or any(n.sample.units for n in nodes if n.sample)
         fabric = self._fabric or _has_fabric(nodes)
-        if gpus != self._gpus or units != self._units or fabric != self._fabric:
-            self._gpus, self._units, self._fabric = gpus, units, fabric
+        jobs = self._jobs or any(fleet_row.has_jobs(n.sample) for n in nodes)
+        sched = self._sched or any(fleet_row.has_sched(n) for n in nodes)
+        if (gpus, units, fabric, jobs, sched) != (self._gpus, self._units, self._fabric, self._jobs, self._sched):
+            self._gpus, self._units, self._fabric, self._jobs, self._sched = gpus, units, fabric, jobs, sched
             self._relayout()
             return
         self.nodes = nodes
@@ -139,7 +145,9 @@ class FleetTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width
-        self._layout = fleet_row.choose_layout(width, self._name_w, self._gpus, self._units, self._fabric)
+        self._layout = fleet_row.choose_layout(
+            width, self._name_w, self._gpus, self._units, self._fabric, jobs=self._jobs, sched=self._sched
+        )
         tile = fleet_row.tile_width(self._name_w, self._gpus) + 2
         self._per_line = max(1, width // tile) if self.compact else 1
         lines = -(-len(self.nodes) // self.per_line)

@@ -6,11 +6,14 @@ from __future__ import annotations
 from textual.content import Content
 
 from dltui.core import format as fmt
+from dltui.core import gpu_fields
+from dltui.core.attribution import gpu_holder
 from dltui.core.models import GpuFacts, GpuSample
 from dltui.core.rules import RULES
 from dltui.core.series import Metric, SeriesKey
 from dltui.core.state import NodeState
 from dltui.core.timeline import CRITICAL, INFO
+from dltui.core.vendors import NVIDIA, label, vendor
 
 from .. import levels
 from .fabric_lines import nvlink_line
@@ -48,6 +51,9 @@ class GpuPane(Pane):
         g = next((g for g in node.sample.gpus if g.index == self.index), None) if node.sample else None
         facts = next((f for f in node.facts.gpus if f.index == self.index), None) if node.facts else None
         name = (g.name if g else None) or (facts.name if facts else None) or ""
+        maker = (g.vendor if g else None) or (facts.vendor if facts else None)
+        if vendor(maker) is not NVIDIA:  # "AMD Instinct MI300X", "Intel Gaudi HL-325L"
+            name = label(maker, name or None)
         title = f"GPU{self.index} · {name.removeprefix('NVIDIA ')}" if name else f"GPU{self.index}"
         self.set_border_text(title=title)  # plain text, never markup (Pane.set_border_text)
         if g is None:
@@ -63,6 +69,10 @@ class GpuPane(Pane):
         util = SeriesKey(Metric.GPU_UTILIZATION_PERCENT, self.index)
         memory = SeriesKey(Metric.GPU_MEMORY_USED_PERCENT, self.index)
         temp = SeriesKey(Metric.GPU_TEMPERATURE_C, self.index)
+        temp_word, temp_c = "temp", g.temperature_c
+        if temp_c is None and g.hotspot_temperature_c is not None:  # no core sensor (MI300X): the junction
+            temp = SeriesKey(Metric.GPU_HOTSPOT_TEMPERATURE_C, self.index)
+            temp_word, temp_c = "hotspot", g.hotspot_temperature_c  # AMD: junction = hotspot
         power = SeriesKey(Metric.GPU_POWER_W, self.index)
         mem = g.memory_used_percent
         # The power sparkline's top: the enforced limit, else the board's maximum, else the highest seen.
@@ -83,10 +93,11 @@ class GpuPane(Pane):
                 self.spark(node, memory, width, 0, 100),
             ),
             metric_line(
-                "temp",
-                fmt.num(g.temperature_c, 0, "°C"),
-                levels.temperature(g.temperature_c, g.temperature_margin_c, th),
-                self.spark(node, temp, width, 20, 95),
+                temp_word,
+                fmt.num(temp_c, 0, "°C"),
+                # the junction is judged against the vendor's own limits (its rule), not these
+                levels.temperature(g.temperature_c, g.temperature_margin_c, th) if temp_word == "temp" else levels.OK,
+                self.spark(node, temp, width, 20, 105 if temp_word == "hotspot" else 95),
             ),
             metric_line(
                 "power", fmt.num(g.power_w, 0, "W"), levels.OK, self.spark(node, power, width, 0, power_high)
@@ -97,26 +108,43 @@ class GpuPane(Pane):
         th = self.thresholds
         margin_level = levels.temperature(None, g.temperature_margin_c, th)
         nvlink = nvlink_line(node, g.index)
+        nvidia = vendor(g.vendor) is NVIDIA  # the T.Limit margin, P-states, row remapping: NVIDIA's only
         return [
             labelled(
                 "mem ", f"{fmt.mib(g.memory_used_mib)}/{fmt.mib(g.memory_total_mib)}",
                 "  HBM ", fmt.num(g.memory_temperature_c, 0, "°C"),
-                "  margin ", (fmt.num(g.temperature_margin_c, 0, "°C"), _alarm(margin_level)),
+                *(("  margin ", (fmt.num(g.temperature_margin_c, 0, "°C"), _alarm(margin_level))) if nvidia else ()),
             ),
             labelled(
                 "SM ", (_of(g.sm_clock_mhz, g.sm_clock_max_mhz, "MHz"), _alerted(node, g.index, CLOCK_RULES)),
                 "  mem ", _of(g.memory_clock_mhz, g.memory_clock_max_mhz, "MHz"),
-                "  P", fmt.num(g.pstate),
+                *(("  P", fmt.num(g.pstate)) if nvidia else ()),
             ),
             labelled(
                 "PCIe ", (_link(g.pcie_gen, g.pcie_width), _alerted(node, g.index, PCIE_RULES)),
                 " (max ", _link(g.pcie_max_gen, g.pcie_max_width),
                 ")  fan ", fmt.pct(g.fan_percent),
             ),
+            *_detail_line(g),
+            *_holder_line(node, g),
             _ecc(g),
             *([nvlink] if nvlink is not None else []),
             _events(g),
         ]
+
+
+def _holder_line(node: NodeState, g: GpuSample) -> list[Content]:
+    """Whose work the GPU holds: ``job 48213 llama-ft · alice · 3h12m left`` (none: no line)."""
+    holder = gpu_holder(g, node.jobs, node.containers)
+    return [labelled("held by ", holder)] if holder else []
+
+
+def _detail_line(g: GpuSample) -> list[Content]:
+    """The field table's ``detail`` readings this GPU reports (none: no line)."""
+    pairs = gpu_fields.details(g)
+    if not pairs:
+        return []
+    return [labelled(*(x for i, (tag, value) in enumerate(pairs) for x in (f"{'  ' if i else ''}{tag} ", value)))]
 
 
 def _alarm(level: str) -> str:
@@ -151,6 +179,11 @@ def _link(gen: int | None, width: int | None) -> str:
 def _ecc(g: GpuSample) -> Content:
     """Volatile counts (since the last reset), lifetime counts, remapped rows."""
     unc = (g.ecc_uncorrected_volatile or 0) + (g.remapped_rows_uncorrectable or 0)
+    if vendor(g.vendor) is not NVIDIA:  # RAS counts since the driver loaded: no lifetime, no remap
+        return labelled(
+            "ECC corr ", fmt.num(g.ecc_corrected_volatile),
+            " unc ", (fmt.num(g.ecc_uncorrected_volatile), levels.STYLE[levels.HOT] if unc else ""),
+        )
     parts: list = [
         labelled(
             "ECC corr ", fmt.num(g.ecc_corrected_volatile),
@@ -167,6 +200,11 @@ def _ecc(g: GpuSample) -> Content:
 
 
 def _events(g: GpuSample) -> Content:
+    if g.clock_event_reasons is None and vendor(g.vendor) is not NVIDIA:  # its own status, no reasons
+        said: tuple[str, str] = (fmt.NA, "")
+        if g.throttled is not None:
+            said = ("THROTTLED", levels.STYLE[levels.HOT]) if g.throttled else ("not throttled", "$text-success")
+        return Content.assemble((f"{vendor(g.vendor).label} throttle status ", "$foreground-muted"), said)
     if g.clock_event_reasons is None:
         return Content.assemble(("clocks held by ", "$foreground-muted"), fmt.NA)
     if not g.clock_event_reasons:

@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from dltui.core import format as fmt
 from dltui.core.state import NodeState
+from dltui.core.vendors import driver_words, models_words
 
 from .. import levels
 from .pane import lines_on, same
@@ -52,10 +53,7 @@ def _facts(node: NodeState) -> Content:
     f = node.facts
     if f is None:
         return Content.styled("facts not known yet", "$foreground-muted")
-    models: dict[str, int] = {}
-    for g in f.gpus:
-        models[g.name or "unknown GPU"] = models.get(g.name or "unknown GPU", 0) + 1
-    gpus = ", ".join(f"{n}× {name.removeprefix('NVIDIA ')}" for name, n in models.items())
+    gpus = models_words(f.gpus)
     parts: list = [
         (f.os or "OS n/a", ""),
         ("  kernel ", "$foreground-muted"),
@@ -66,12 +64,8 @@ def _facts(node: NodeState) -> Content:
         f"{fmt.size(f.memory_total_bytes)} RAM",
     ]
     if f.gpu_source:
-        parts += [
-            ("  · driver ", "$foreground-muted"),
-            f.driver_version or fmt.NA,
-            ("  CUDA ", "$foreground-muted"),
-            f.cuda_version or fmt.NA,
-        ]
+        for i, (what, version) in enumerate(driver_words(f)):  # each vendor's driver (and CUDA)
+            parts += [(f"  {'· ' if i == 0 else ''}{what} ", "$foreground-muted"), version or fmt.NA]
         parts += [("  · ", "$foreground-muted"), gpus or "no GPUs"]
     else:
         parts += [("  · ", "$foreground-muted"), (f.gpu_note or "no GPUs", "$text-warning")]
