@@ -38,5 +38,14 @@ def vector(text: str, instance: str, job: str, t: float = 1700000000.0) -> list[
     ]
 
 
+def gpu_answers(series: list[dict], index_label: str) -> dict:
+    """A vendor exporter's GPU series as the source's queries answer them: ``index_label``
+    (AMD's gpu_id, Gaudi's id) relabelled ``gpu``, as the query does; nothing of the host."""
+    for s in series:
+        s["metric"]["gpu"] = s["metric"][index_label]
+    return {"gpu": {"result": series}, "host": {"result": []}, "rates": {"result": []},
+            "gpu_facts": {"result": series}, "smartctl": {"result": []}}
+
+
 def capture(name: str) -> str:
     return (FIXTURES / name).read_text()

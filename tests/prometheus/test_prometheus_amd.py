@@ -14,22 +14,15 @@ from pathlib import Path
 
 from dltui.transport.prometheus import build, queries
 
-from .promtext import vector
+from .promtext import gpu_answers, vector
 from .tools import Endpoint, start_node_exporter, start_prometheus, wait_query
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "tests" / "fixtures" / "amd" / "derived_device-metrics-exporter-mi300x-x2.prom").read_text()
 
 
-def _answers(series: list[dict]) -> dict:
-    for s in series:  # the query relabels gpu_id as gpu
-        s["metric"]["gpu"] = s["metric"]["gpu_id"]
-    return {"gpu": {"result": series}, "host": {"result": []}, "rates": {"result": []},
-            "gpu_facts": {"result": series}, "smartctl": {"result": []}}
-
-
 def test_the_derived_mi300x_page_maps_onto_the_gpu_fields_with_the_vendor():
-    fleet = build(_answers(vector(PAGE, "10.0.0.9:5000", "amd")))
+    fleet = build(gpu_answers(vector(PAGE, "10.0.0.9:5000", "amd"), "gpu_id"))
     assert list(fleet.nodes) == ["mi300x-01"]
     g0, g1 = fleet.sample("mi300x-01").gpus
     temperatures = (g0.temperature_c, g0.hotspot_temperature_c, g0.memory_temperature_c)
@@ -47,7 +40,7 @@ def test_the_derived_mi300x_page_maps_onto_the_gpu_fields_with_the_vendor():
 def test_the_amd_prefix_is_read_too():
     prefixed = re.sub(r"^(gpu_|pcie_)", r"amd_\1", PAGE, flags=re.M)
     prefixed = prefixed.replace("# TYPE gpu_", "# TYPE amd_gpu_")
-    fleet = build(_answers(vector(prefixed, "10.0.0.9:5000", "amd")))
+    fleet = build(gpu_answers(vector(prefixed, "10.0.0.9:5000", "amd"), "gpu_id"))
     assert fleet.sample("mi300x-01").gpus[0].hotspot_temperature_c == 71
 
 

@@ -17,22 +17,15 @@ from dltui.history.plan import plan
 from dltui.history.queries import GPU, family_query
 from dltui.transport.prometheus import build, queries
 
-from .promtext import vector
+from .promtext import gpu_answers, vector
 from .tools import Endpoint, start_node_exporter, start_prometheus, wait_query
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "tests" / "fixtures" / "gaudi" / "derived_gaudi-metric-exporter-hl325l-x2.prom").read_text()
 
 
-def _answers(series: list[dict]) -> dict:
-    for s in series:  # the query relabels id as gpu
-        s["metric"]["gpu"] = s["metric"]["id"]
-    return {"gpu": {"result": series}, "host": {"result": []}, "rates": {"result": []},
-            "gpu_facts": {"result": series}, "smartctl": {"result": []}}
-
-
 def test_the_derived_gaudi_page_maps_onto_the_gpu_fields_in_dltui_units():
-    fleet = build(_answers(vector(PAGE, "gaudi3-01:41611", "gaudi")))
+    fleet = build(gpu_answers(vector(PAGE, "gaudi3-01:41611", "gaudi"), "id"))
     assert list(fleet.nodes) == ["gaudi3-01"]  # no hostname label: the instance's host
     a0, a1 = fleet.sample("gaudi3-01").gpus
     assert a0.vendor == "intel" and (a0.temperature_c, a1.temperature_c) == (36, 41)

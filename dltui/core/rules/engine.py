@@ -99,9 +99,12 @@ class Engine:
         conditions, window = gm.conditions, nm.window
         na = node.rules_na.get(g.index)
         vendor = g.vendor or "nvidia"
-        for check, rule_id, p, timing, rule in rules:
-            if rule.vendors and vendor not in rule.vendors:
-                continue  # another vendor's concept: not judged, not n/a
+        kept = gm.vendor_rules.get(id(rules))
+        if kept is None or kept[0] is not rules or kept[1] != vendor:
+            # another vendor's concept (Rule.vendors): not judged, and not n/a either
+            kept = (rules, vendor, [b for b in rules if not b[4].vendors or vendor in b[4].vendors])
+            gm.vendor_rules[id(rules)] = kept
+        for check, rule_id, p, timing, rule in kept[2]:
             answer = check(g, gm, p)
             if answer is None or answer is NOT_REPORTED:  # signals not reported on this GPU
                 if answer is None and rule.none_is_timing:

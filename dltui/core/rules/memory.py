@@ -36,7 +36,7 @@ class Bound(NamedTuple):
 
 
 class GpuMemory:
-    __slots__ = ("index", "node", "now", "prev", "slow_prev", "facts", "conditions", "rule_state")
+    __slots__ = ("index", "node", "now", "prev", "slow_prev", "facts", "conditions", "rule_state", "vendor_rules")
 
     def __init__(self, index: int, node: NodeMemory):
         self.index = index
@@ -49,6 +49,9 @@ class GpuMemory:
         self.facts: GpuFacts | None = node.gpu_facts.get(index)
         self.conditions: dict[str, Condition] = {}  # rule id -> its condition on this GPU
         self.rule_state: dict[str, Any] = {}
+        # id(bound rules) -> (those rules, this GPU's vendor, the ones that judge its GPUs:
+        # Rule.vendors): filtered once per list and vendor, not per rule per sample
+        self.vendor_rules: dict[int, tuple[list, str, list]] = {}
 
 
 class NodeMemory:
