@@ -420,7 +420,7 @@ class Engine(Protocol):
 
     def observe_sample(self, node: NodeState, sample: Sample, now: float) -> None: ...
     def observe_event(self, node: NodeState, event: NodeEvent, now: float) -> None: ...
-    def tick(self, fleet: FleetState, now: float) -> None: ...
+    def tick_steps(self, fleet: FleetState, now: float) -> Iterator[None]: ...
     def acknowledgeable(self) -> tuple[str, ...]: ...
     def acknowledge(self, node: NodeState, rule_id: str, gpu: int | None, now: float) -> None: ...
 
@@ -526,8 +526,13 @@ class FleetState:
 
     def tick(self) -> None:
         """Time-driven checks (stale nodes and the like); call on every redraw tick."""
+        for _ in self.tick_steps():
+            pass
+
+    def tick_steps(self) -> Iterator[None]:
+        """``tick`` in the engine's steps, for a caller that runs other work between them."""
         if self.engine is not None:
-            self.engine.tick(self, self.clock())
+            yield from self.engine.tick_steps(self, self.clock())
 
     def __iter__(self) -> Iterator[NodeState]:
         return iter(self.nodes.values())

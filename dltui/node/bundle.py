@@ -20,6 +20,7 @@ import shlex
 import zlib
 from functools import lru_cache
 from pathlib import Path
+from typing import Iterator
 
 _NODE = Path(__file__).resolve().parent  # dltui/node
 ROOT = "dltui"  # on the node, an empty package: the shipped modules keep their real names
@@ -152,7 +153,7 @@ def without_docstrings(source: str) -> str:
     notice = "".join(line.lstrip("#").strip() + "\n" for line in lines[:end])
     header = "_LICENCE = %r\n" % notice if notice.strip() else ""
     tree = ast.parse(source)
-    for node in ast.walk(tree):
+    for node in _statements(tree):
         body = getattr(node, "body", None)
         if (
             isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
@@ -165,6 +166,23 @@ def without_docstrings(source: str) -> str:
     # ast.unparse is 3.9+: this runs on the operator's side (3.10+); mypy checks dltui/node as 3.8
     unparse = getattr(ast, "unparse")  # noqa: B009
     return header + unparse(tree) + "\n"
+
+
+# What holds statements: a docstring is the first statement of a body, so the walk that finds
+# them never needs to enter an expression (most of a module's nodes; ast.walk visits them all).
+_HOLDS_STATEMENTS = (ast.stmt, ast.excepthandler) + ((ast.match_case,) if hasattr(ast, "match_case") else ())
+
+
+def _statements(tree: ast.AST) -> Iterator[ast.AST]:
+    """``tree`` and every statement (and except/case clause) in it, at any depth."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if isinstance(value, list):
+                stack.extend(x for x in value if isinstance(x, _HOLDS_STATEMENTS))
 
 
 def compress(mods: dict[str, str]) -> bytes:
@@ -194,6 +212,13 @@ def _compressed() -> bytes:
 @lru_cache(maxsize=1)
 def _loader() -> str:
     return loader(packages(sources()), PROBE_ENTRY)
+
+
+def prepare() -> None:
+    """Build (and keep) everything ``payload`` and ``ssh_command`` need: the slow part, for a
+    worker thread."""
+    _compressed()
+    _loader()
 
 
 def payload() -> bytes:

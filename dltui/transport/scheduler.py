@@ -228,10 +228,20 @@ class SchedulerPoller:
         now = time.monotonic()
         return [n for n, t in self.due.items() if t <= now and live(n)]
 
-    async def turn(self, publish: Callable[[str, SchedulerView], None], live: Callable[[str], bool]) -> None:
+    async def turn(
+        self,
+        publish: Callable[[str, SchedulerView], None],
+        live: Callable[[str], bool],
+        at_most: int | None = None,
+    ) -> None:
         """One pass: each node due and live is read and published (a node not live is asked
-        once it is). A caller runs a turn every second or so: a short task, never a loop."""
+        once it is). A caller runs a turn every second or so: a short task, never a loop.
+        ``at_most``: read no more nodes than that in this turn, the longest due first (the
+        dashboard's cap: a fleet that comes up together would otherwise open a session on
+        every node in the same second, on the loop that draws the screen)."""
         due = self.due_now(live)
+        if at_most is not None and len(due) > at_most:
+            due = sorted(due, key=self.due.__getitem__)[:at_most]
         if not due:
             return
         views = await asyncio.gather(*(self.read(n) for n in due))

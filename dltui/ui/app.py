@@ -6,14 +6,15 @@ script; the fleet it shows is always made by ``dltui.wiring`` (``wiring.fleet_st
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
-from textual import events, on
+from textual import on
 from textual.app import SystemCommand
 from textual.binding import Binding
 from textual.notifications import SeverityLevel
@@ -31,7 +32,7 @@ from . import commands, levels
 from .action_flows import ActionFlows
 from .container_flows import ContainerFlows
 from .fleet_query import SORT_KEYS, FilterError
-from .frame_stats import FrameStats, HookedApp
+from .frame_stats import TimedApp
 from .heap import HeapFreezer
 from .messages import (
     ActionsReported,
@@ -50,10 +51,12 @@ from .themes import DEFAULT_THEME, load_themes
 # `+` / `-` step through these (btop's and nvtop's keys): a longer interval, a shorter one
 INTERVAL_STEPS_S = (0.5, 1.0, 2.0, 3.0, 5.0, 10.0)
 TICK_S = 0.5  # redraw period: ages stay truthful to the second at half the cost of a frame per sample
+TURN_S = 0.002  # a redraw yields to the event loop (keys) between its steps this often
 SCHEDULER_TICK_S = 1.0  # how often the scheduler poller is asked which nodes are due (each every 30 s)
+SCHEDULER_READS_PER_TURN = 8  # a fleet coming up together is read over seconds, not in one
 
 
-class DltuiApp(HookedApp):
+class DltuiApp(TimedApp):
     CSS_PATH = "dltui.tcss"
     TITLE = "dltui"
     BINDINGS = [
@@ -77,9 +80,6 @@ class DltuiApp(HookedApp):
         self.interval_s = cfg.interval_s  # what the transports were last asked for (+ / -)
         engine = fleet.engine
         self.thresholds = levels.NodeThresholds(engine.settings if engine is not None else None, cfg.rules)
-        self.frame_stats = FrameStats.from_env()
-        self._keys_arrived: list[float] = []
-        self._keys_acted: list[float] = []
         # what it acts through, built by dltui.wiring (None: it shows and never acts)
         self.services = services
         self.actions = ActionFlows(self, fleet, services)
@@ -139,7 +139,7 @@ class DltuiApp(HookedApp):
         else:
             self._fleet_screen = FleetScreen(self.fleet, self.thresholds, actions=self.actions)
             self.push_screen(self._fleet_screen)
-        self.set_interval(TICK_S, self.tick)
+        self.set_interval(TICK_S, self._tick_in_turns)
 
     def _live(self, node: str) -> bool:
         state = self.fleet.nodes.get(node)
@@ -153,45 +153,46 @@ class DltuiApp(HookedApp):
             return
         if any(w.group == "scheduler" and not w.is_finished for w in self.workers):
             return
-        self.run_worker(poller.turn(self.fleet.on_scheduler, self._live), group="scheduler", exit_on_error=False)
+        self.run_worker(
+            poller.turn(self.fleet.on_scheduler, self._live, SCHEDULER_READS_PER_TURN),
+            group="scheduler",
+            exit_on_error=False,
+        )
 
     def tick(self) -> None:
-        """Redraw the visible data screen from the fleet state; nothing else runs here."""
+        """Redraw the visible data screen from the fleet state, in one go (the tests and the
+        headless benches; the timer runs ``_tick_in_turns``); nothing else runs here."""
+        for _ in self._redraw():
+            pass
+
+    async def _tick_in_turns(self) -> None:
+        """The redraw as the timer runs it: its steps in event-loop turns of some TURN_S, so a
+        key that arrives meanwhile is answered between two of them rather than after the whole
+        redraw (2048 nodes: 10 ms of rules and counting, twice that on a busy machine)."""
+        turn_ends = time.perf_counter() + TURN_S
+        for _ in self._redraw():
+            if time.perf_counter() >= turn_ends:
+                await asyncio.sleep(0)
+                turn_ends = time.perf_counter() + TURN_S
+
+    def _redraw(self) -> Iterator[None]:
         started, cpu_started = time.perf_counter(), time.thread_time()
         self.heap.tick()
         inventory = getattr(self.fleet.engine, "inventory", None)  # real nodes only
         if inventory is not None:
             inventory.flush_if_due()
-        self.fleet.tick()
+        yield
+        yield from self.fleet.tick_steps()
+        yield
         view = self.data_screen
-        if view is not None:
+        if isinstance(view, FleetScreen):
+            yield from view.update_steps(self.fleet.clock())
+        elif view is not None:
             view.update_view(self.fleet.clock())
         if self.cfg.bell:
             self._ring_for_new_critical()
         if self.frame_stats is not None:
             self.call_after_refresh(self.frame_stats.frame_done, started, cpu_started)
-
-    # -- key latency, for the benchmark (DLTUI_FRAME_STATS): a key's arrival until the screen
-    # painted after its binding's action ---------------------------------------------------
-
-    async def on_event(self, event: events.Event) -> None:
-        # A key arrives here first (and bubbles back up, forwarded, if nothing takes it).
-        if self.frame_stats is not None and isinstance(event, events.Key) and not event.is_forwarded:
-            self._keys_arrived.append(event.time)
-        await super().on_event(event)
-
-    async def run_action(self, action, default_namespace=None, namespaces=None) -> bool:
-        done = await super().run_action(action, default_namespace, namespaces)
-        if self._keys_arrived:  # a binding's action has run: its answer is in the next paint
-            self._keys_acted += self._keys_arrived
-            self._keys_arrived.clear()
-        return done
-
-    def frame_painted(self) -> None:
-        if self._keys_acted and self.frame_stats is not None:
-            for pressed in self._keys_acted:
-                self.frame_stats.key_done(pressed)
-            self._keys_acted.clear()
 
     @property
     def data_screen(self) -> FleetScreen | NodeScreen | ChartScreen | StackScreen | None:

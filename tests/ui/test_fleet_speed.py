@@ -89,3 +89,32 @@ async def test_key_latency_is_measured_from_the_key_to_the_paint_after_its_actio
         await pilot.press("j", "j", "k")
         await pilot.pause()
     assert len(stats.keys_ms) == 3 and all(ms >= 0 for ms in stats.keys_ms)
+
+
+async def test_a_redraw_in_steps_answers_a_key_between_them_and_ends_as_a_whole_redraw(monkeypatch):
+    """A large fleet's redraw runs as steps (keys are handled between them): a key pressed
+    half-way moves the cursor, and the screen at the end is what a redraw in one go draws."""
+    from dltui.ui.screens import fleet as fleet_screen
+    from dltui.ui.widgets import FleetSummary
+
+    monkeypatch.setattr(fleet_screen, "COUNT_SLICE", 64)
+    app, demo = demo_app(nodes=256)
+    async with app.run_test(size=SIZE) as pilot:
+        feed(app, demo, steps=5)
+        await pilot.pause()
+        screen, table = app.screen, app.screen.query_one(FleetTable)
+        demo.step_into(app.fleet, 1)
+        steps = screen.update_steps(app.fleet.clock())
+        next(steps)
+        await pilot.press("j")
+        taken = 1 + sum(1 for _ in steps)
+        await pilot.pause()
+        lines = [table.render_line(y).text for y in range(1, 8)]
+        summary = str(screen.query_one(FleetSummary).render())
+        assert taken == 256 // 64 + 1  # the summary's four slices, the table's cells, the drawing
+        assert table.cursor == table.per_line  # the line below
+        screen.update_view(app.fleet.clock())
+        await pilot.pause()
+        assert [table.render_line(y).text for y in range(1, 8)] == lines
+        assert str(screen.query_one(FleetSummary).render()) == summary
+        assert "256 nodes" in summary

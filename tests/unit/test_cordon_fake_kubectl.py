@@ -86,3 +86,22 @@ async def test_poller_reads_the_kubernetes_view_on_this_machine_fake_kubectl(fak
     await actions.kube("gpu01", "cordon", "gpu01", confirmed=True)
     view, _ = await poller.read("gpu01")
     assert view.word == "cordoned"
+
+
+async def test_a_turn_reads_at_most_its_cap_the_longest_due_first_fake_kubectl(fake_kubectl):
+    # 20 nodes live at once (a fleet coming up together): the dashboard's turn reads 8, the
+    # next turn the next 8, then the last 4; none is read twice, none is left out
+    names = [f"gpu{i:02d}" for i in range(1, 21)]
+    poller = SchedulerPoller(
+        LocalRunner(), LocalRunner(), {n: SchedTarget(kube_node=n, slurm=False) for n in names}
+    )
+    poller.due["gpu20"] = -1.0  # due the longest: read in the first turn
+    turns: list[list[str]] = []
+    for _ in range(4):
+        seen: list[str] = []
+        await poller.turn(lambda node, view: seen.append(node), lambda node: True, at_most=8)
+        turns.append(seen)
+    assert [len(t) for t in turns] == [8, 8, 4, 0]
+    assert "gpu20" in turns[0]
+    assert sorted(n for t in turns for n in t) == names
+    assert poller.reads == 20

@@ -8,6 +8,7 @@ sample is a few comparisons per rule and GPU; a rule's words are built only when
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .. import format as fmt
@@ -42,6 +43,7 @@ _NEW_BOOT_S = 5.0  # boot times further apart than this are different boots
 # first frame, the start-up's longest); a node that sends a sample is bound there anyway. A
 # snapshot (a window) binds every node at once: its one tick must judge them all.
 BIND_PER_TICK = 64
+TICK_SLICE = 512  # nodes a step of the tick judges (tick_steps): 1-3 ms
 
 
 class Engine:
@@ -152,15 +154,17 @@ class Engine:
                 cond.started = event.time  # the alert dates from the first event, not its arrival
             self._advance(node, nm, rule, timing, gpu, cond, answer, now)
 
-    def tick(self, fleet: FleetState, now: float) -> None:
-        # Every node on every redraw: a fleet of thousands answers CLEAR with nothing open
-        # almost always, so that case is decided here without _judge's calls (as _judge would),
-        # and a node judged quiet is not judged again until its rules' clear_for has passed or
-        # its status or interval changed. A newer sample only puts the rules' limits further
-        # off: a streaming node is judged once per clear_for, not on each sample's arrival.
-        memories, window = self.nodes, self.window_s is not None
-        binds = 0
-        for node in fleet:
+    def tick_steps(self, fleet: FleetState, now: float) -> Iterator[None]:
+        """The time-driven judging of every node, TICK_SLICE nodes a step: a caller may run
+        other work between steps (the redraw: a key waits for a step, not for 2048 nodes'
+        3-15 ms); a sample arriving between two steps is judged by the next tick. A fleet of
+        thousands answers CLEAR with nothing open almost always: decided here without _judge's
+        calls, and a node judged quiet is not judged again until its rules' clear_for has
+        passed or its status or interval changed (a newer sample only puts limits further off)."""
+        memories, window, binds = self.nodes, self.window_s is not None, 0
+        for i, node in enumerate(list(fleet)):  # a list: nodes may join the fleet between steps
+            if i and i % TICK_SLICE == 0:
+                yield
             nm = memories.get(node.name)
             if nm is None:
                 if binds >= BIND_PER_TICK and not window:

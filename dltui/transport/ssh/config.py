@@ -37,6 +37,8 @@ class HostSettings:
     proxy_jump: str | None
     known_hosts_files: tuple[str, ...] | None  # None: checking disabled (UserKnownHostsFile none)
     identity_files: tuple[str, ...]
+    certificate_files: tuple[str, ...]  # CertificateFile
+    identities_only: bool  # IdentitiesOnly
     ciphers: str | None  # the config's Ciphers, when it sets them
     connect_timeout_s: float
     keepalive_interval_s: float
@@ -141,6 +143,8 @@ class SshConfig:
             proxy_jump=cfg.get("ProxyJump"),
             known_hosts_files=None if known is None else tuple(os.path.expanduser(f) for f in known),
             identity_files=tuple(os.path.expanduser(f) for f in cfg.get("IdentityFile") or ()),
+            certificate_files=tuple(os.path.expanduser(f) for f in cfg.get("CertificateFile") or ()),
+            identities_only=bool(cfg.get("IdentitiesOnly")),
             ciphers=cfg.get("Ciphers"),
             connect_timeout_s=float(cfg.get("ConnectTimeout", options.connect_timeout_s)),
             keepalive_interval_s=float(cfg.get("ServerAliveInterval", options.keepalive_interval_s)),

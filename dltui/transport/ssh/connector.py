@@ -15,6 +15,7 @@ from dltui.core import status as st
 
 from ..hostspec import Destination, HostSpecError
 from . import known_hosts
+from .client_keys import ClientKeys
 from .config import HostSettings, SshConfig, SshConfigError
 from .errors import DEFAULT_KEY_FILES, Failure, describe
 from .library import asyncssh
@@ -71,13 +72,14 @@ class Hop:
 
 class Connector:
     """Opens one SSH hop the way ssh(1) would: the SSH config, checked host keys, keys and agent,
-    and never a password or passphrase prompt. Re-reads config and known_hosts on every
-    attempt, so a fix the operator makes is picked up by the next retry."""
+    and never a password or passphrase prompt. Re-reads config, known_hosts and keys on any
+    attempt after they changed, so a fix the operator makes is picked up by the next retry."""
 
     def __init__(self, options: SshOptions):
         self.options = options
         self.config = SshConfig(options)
         self.known_hosts = known_hosts.KnownHostsCache()
+        self.keys = ClientKeys()
 
     def route(self, dest: Destination) -> tuple[Destination, ...]:
         try:
@@ -102,6 +104,7 @@ class Connector:
             policy = known_hosts.HostKeyPolicy(known, accept_into)
         client = Client(policy)
         try:
+            keys = self._client_keys(hop)  # raises as asyncssh's connect would have
             conn = await asyncssh.connect(
                 dest.host,
                 port=dest.port or (),
@@ -110,7 +113,7 @@ class Connector:
                 tunnel=tunnel,  # None: the route has no jump (ProxyJump is resolved by route())
                 client_factory=lambda: client,
                 known_hosts=known,
-                client_keys=self._client_keys(hop),
+                **keys,
                 ignore_encrypted=True,  # a locked key without an agent: skip it, never prompt
                 password_auth=False,
                 kbdint_auth=False,
@@ -123,15 +126,27 @@ class Connector:
             raise describe(exc, hop, policy.offered if policy else None, self.options.identity) from exc
         return Hop(hop, conn, client)
 
-    def _client_keys(self, hop: HostSettings) -> list[str] | tuple:
-        """``-i`` keys come first and the config's (or the default) keys still follow, as in
-        ssh(1); without ``-i`` asyncssh's own defaults already do exactly that."""
+    def _client_keys(self, hop: HostSettings) -> dict:
+        """asyncssh's key arguments, the keys loaded here once (``client_keys``) rather than
+        by every connect: the same files, certificates and IdentitiesOnly it would use."""
+        files = self._key_files(hop)
+        if files is None and hop.identities_only:
+            # asyncssh would offer the agent the default keys' public halves: left to it
+            return {"client_keys": ()}
+        keys = self.keys.load(files, hop.certificate_files, hop.identities_only)
+        if hop.identities_only:
+            return {"client_keys": keys, "agent_identities": list(files or ())}
+        return {"client_keys": keys}
+
+    def _key_files(self, hop: HostSettings) -> tuple[str, ...] | None:
+        """The private key files to try (None: ssh(1)'s defaults in ~/.ssh). ``-i`` keys come
+        first and the config's (or the default) keys still follow, as in ssh(1)."""
         if not self.options.identity:
-            return ()
+            return hop.identity_files or None
         files = list(self.options.identity) + list(hop.identity_files)
         if not hop.identity_files:
             files += [f"~/.ssh/{name}" for name in DEFAULT_KEY_FILES]
-        return [path for path in files if _is_file(path)]
+        return tuple(path for path in files if _is_file(path))
 
 
 def _is_file(path: str) -> bool:

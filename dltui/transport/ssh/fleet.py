@@ -30,6 +30,12 @@ ProbeExtras = tuple[tuple[str, ...], "str | None", tuple[str, ...]]
 
 PINGS_PER_SILENCE = 3  # stdin pings per watchdog period: one lost or late ping is harmless
 STDERR_KEPT_BYTES = 4096
+# A loop turn's share of the bundle: one SSH data packet that, with its framing (< 64 bytes),
+# still fits one 32 KiB packet of the jump's channel (OpenSSH's default packet size for both)
+BUNDLE_CHUNK_BYTES = 32768 - 64
+# Nodes whose first steps (the SSH config read for each, ~0.6 ms) run in one event-loop turn:
+# 64 at once held the dashboard for ~40 ms; in groups they wait for the jump all the same.
+STARTS_PER_TURN = 8
 
 
 class _NodeLink:
@@ -42,13 +48,17 @@ class _NodeLink:
         interval_s: float,
         python: str,
         probe: ProbeExtras = ((), None, ()),
+        bundle_ready: asyncio.Future | None = None,
     ):
         self.name = name
         self.sessions = sessions
         self.silence_s = max(30.0, 10 * interval_s)  # the probe's stdin watchdog, and our patience
         self.probe_extras = probe
         self.python = python
-        self.command = self.probe_command(interval_s)
+        self.interval_s = interval_s
+        # the probe's bundle, built in a thread (SshFleet.run): a session waits for it rather
+        # than building it again on the event loop
+        self.bundle_ready = bundle_ready
         self.chan: asyncssh.SSHClientChannel | None = None  # the probe's, while it streams
         self.ok_since: float | None = None  # when this session's probe said hello
         self.node: Hop | None = (
@@ -56,12 +66,13 @@ class _NodeLink:
         )
         self.status_reason = "not connected yet"
 
-    def probe_command(self, interval_s: float) -> str:
+    @property
+    def command(self) -> str:
         """The probe's command line, the one place it is built: for the first connect and for
         every reconnect after an interval change alike (the units, the checkpoint glob and
         ``[probe] sysfs`` included)."""
         return bundle.ssh_command(
-            interval_s,
+            self.interval_s,
             self.silence_s,
             self.python,
             *self.probe_extras,
@@ -71,7 +82,7 @@ class _NodeLink:
     def set_interval(self, interval_s: float) -> None:
         """Tell the running probe (on its stdin, beside the pings); a probe started later (a
         reconnect) gets it on its command line. The watchdog's period stays as it started."""
-        self.command = self.probe_command(interval_s)
+        self.interval_s = interval_s
         if self.chan is not None:
             try:
                 self.chan.write(b"interval %r\n" % float(interval_s))
@@ -131,13 +142,15 @@ class _NodeLink:
         return failure
 
     async def _stream(self, node: Hop, sink: Sink) -> Failure:
+        if self.bundle_ready is not None:
+            await asyncio.shield(self.bundle_ready)  # one node giving up must not cancel it
         reader = ProbeReader(self.name, sink)
         chan, created = await node.conn.create_session(
             lambda: _ProbeSession(reader, self._said_hello), self.command, encoding=None
         )
         session = cast(_ProbeSession, created)
-        chan.write(bundle.payload())
-        self.chan = chan
+        await self._send_bundle(chan, session)
+        self.chan = chan  # stdin's lines (pings, intervals) only after the whole bundle
         pinger = asyncio.create_task(self._ping(chan, reader))
         try:
             exc = await session.closed
@@ -158,6 +171,20 @@ class _NodeLink:
         return Failure(
             st.PROBE_FAILED, probe_exit_reason(self.python, status, signal, session.stderr)
         )
+
+    async def _send_bundle(self, chan: asyncssh.SSHClientChannel, session: _ProbeSession) -> None:
+        """The bundle in chunks with a loop turn between them, as the channel takes them: a
+        fleet's 64 x 195 KB, each encrypted twice through a jump, written in one turn held the
+        dashboard's frames. A probe that has already ended (no python3) stops the writing; its
+        exit status says why."""
+        data = bundle.payload()
+        for start in range(0, len(data), BUNDLE_CHUNK_BYTES):
+            await session.writable.wait()
+            try:
+                chan.write(data[start : start + BUNDLE_CHUNK_BYTES])
+            except (asyncssh.Error, OSError):
+                return
+            await asyncio.sleep(0)
 
     def _said_hello(self, sink: Sink) -> None:
         self.ok_since = time.monotonic()
@@ -203,6 +230,8 @@ class _ProbeSession(asyncssh.SSHClientSession):
         self.bug: Exception | None = None  # raised by the sink or the rules: reported, not hidden
         self.closed: asyncio.Future = asyncio.get_running_loop().create_future()
         self.chan: asyncssh.SSHClientChannel | None = None
+        self.writable = asyncio.Event()  # the channel's flow control (set: it takes more)
+        self.writable.set()
 
     def connection_made(self, chan: asyncssh.SSHClientChannel) -> None:
         self.chan = chan
@@ -243,7 +272,14 @@ class _ProbeSession(asyncssh.SSHClientSession):
         asyncio.get_running_loop().call_later(CLOSE_WAIT_S, self._close)
         return False
 
+    def pause_writing(self) -> None:
+        self.writable.clear()
+
+    def resume_writing(self) -> None:
+        self.writable.set()
+
     def connection_lost(self, exc: Exception | None) -> None:
+        self.writable.set()  # a write waiting for room finds the channel gone instead
         if not self.closed.done():
             self.closed.set_result(exc)
 
@@ -286,17 +322,21 @@ class SshFleet(TakesCommands):
     async def run(self, sink: Sink) -> None:
         sessions = SessionRunner(self.options)
         extras = self.probe_extras or (lambda name: ((), None, ()))
+        # The probe's bundle is built once (its sources read, amdsmi's docstrings stripped,
+        # zlib -9 of 650 KB: ~0.3 s of CPU): in a thread while the connections are set up, not
+        # on the event loop, where it held the dashboard's first frames.
+        compressing = asyncio.ensure_future(asyncio.to_thread(bundle.prepare))
         links = [
-            _NodeLink(n, sessions, self.interval_s, self.options.python, extras(n))
+            _NodeLink(n, sessions, self.interval_s, self.options.python, extras(n), compressing)
             for n in self.names
         ]
         self.links = {link.name: link for link in links}
-        # The probe's bundle is compressed once (zlib -9 of 650 KB of source, ~0.2 s): in a
-        # thread while the connections are set up, not on the event loop in the first session
-        # (where it held the dashboard's first frames; a session that comes first computes it).
-        compressing = asyncio.create_task(asyncio.to_thread(bundle.payload))
-        tasks = [asyncio.create_task(link.run(sink), name=f"ssh {link.name}") for link in links]
+        tasks: list[asyncio.Task] = []
         try:
+            for i, link in enumerate(links):
+                if i and i % STARTS_PER_TURN == 0:
+                    await asyncio.sleep(0)  # the loop's turn: a frame may be painted between
+                tasks.append(asyncio.create_task(link.run(sink), name=f"ssh {link.name}"))
             await asyncio.gather(*tasks)
         finally:
             compressing.cancel()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -18,6 +20,7 @@ from ..widgets.footer import DltuiFooter
 from .action_keys import ACTION_KEYS
 from .prompt import PromptScreen
 
+COUNT_SLICE = 512  # nodes the summary counts in one step of a redraw (some 2 ms at 2048 nodes)
 CHART_MIN_H = 12  # rows left under the table before the fleet chart is worth showing
 # The fleet chart's window: the shortest that holds the history kept so far (a fresh session
 # does not draw a mostly empty 2 hours). Redrawn when it moves a dot: every 2 s or more.
@@ -72,14 +75,36 @@ class FleetScreen(Screen):
             self._mode_chosen = True
 
     def update_view(self, now: float) -> None:
-        # Pushed but not composed yet (on_mount draws it), or being torn down at exit while
-        # the tick timer still fires: nothing to draw into.
-        if not self._ready or not self.display:
-            return
+        for _ in self.update_steps(now):
+            pass
+
+    def update_steps(self, now: float) -> Iterator[None]:
+        """``update_view`` in steps, for the redraw tick to run one event-loop turn each: a key
+        pressed meanwhile waits for a step, not the whole redraw (2048 nodes: 10 ms, the
+        loop's longest turn). The summary first counts the nodes that changed, COUNT_SLICE a
+        step, then the table draws the cells it will show; the last step shows table and
+        summary line together (one paint), finding them counted and drawn."""
         nodes = list(self.fleet)
-        shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes
+        if not self._drawable():
+            return
         table = self.query_one(FleetTable)
-        table.show(self._sorted(shown), now)
+        asked = (self.fleet.version, self.filter, self.sort_key)
+        shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes
+        ordered = self._sorted(shown)
+        if len(nodes) > COUNT_SLICE:
+            summary = self.query_one(FleetSummary)
+            for start in range(0, len(nodes), COUNT_SLICE):
+                summary.count(nodes[start : start + COUNT_SLICE], now, self.thresholds)
+                yield
+            table.warm(ordered, now)
+            yield
+            if not self._drawable():
+                return
+            if asked != (self.fleet.version, self.filter, self.sort_key):  # changed between steps
+                nodes = list(self.fleet)
+                shown = [n for n in nodes if self.filter(n, now)] if self.filter else nodes
+                ordered = self._sorted(shown)
+        table.show(ordered, now)
         self.query_one(FleetSummary).show(
             nodes, now, len(shown), self.sort_key, self.filter.text if self.filter else "", self.thresholds
         )
@@ -93,6 +118,11 @@ class FleetScreen(Screen):
         if offered != self._unit_offered:  # the cursor or the picked nodes reached a unit, a container, a scheduler
             self._unit_offered = offered
             self.refresh_bindings()
+
+    def _drawable(self) -> bool:
+        # Pushed but not composed yet (on_mount draws it), or being torn down at exit while
+        # the tick timer still fires: nothing to draw into.
+        return self._ready and self.display
 
     def _sorted(self, shown: list) -> list:
         """By name, the order changes only with the fleet's nodes: kept, not sorted each tick."""

@@ -27,6 +27,20 @@ class FleetSummary(Static):
     _drawn: Content | None = None
     _counted: dict[str, tuple[int, tuple[str, int, int, int, int, int]]] | None = None
 
+    def count(self, nodes: list[NodeState], now: float, thresholds: levels.NodeThresholds) -> None:
+        """What each of ``nodes`` adds to the line, counted again only for a node that changed
+        (its version moved): the fleet's cost is a dict look-up. ``show`` counts its nodes; a
+        large fleet's redraw counts them a slice at a time beforehand, one event-loop turn
+        each (screens/fleet.py), and ``show`` then finds them counted."""
+        counted = self._counted if self._counted is not None else {}
+        for n in nodes:
+            # Going stale changes a node too: node_stale's alert opens on the same tick, at
+            # the same limit (levels.is_stale), and moves the node's version.
+            cached = counted.get(n.name)
+            if cached is None or cached[0] != n.version:
+                counted[n.name] = (n.version, _count(n, now, thresholds))
+        self._counted = counted
+
     def show(
         self,
         nodes: list[NodeState],
@@ -42,13 +56,10 @@ class FleetSummary(Static):
         alerts = {levels.HOT: 0, levels.WARM: 0}
         counted = self._counted if self._counted is not None else {}
         for n in nodes:
-            # A node is counted again only when it changed: the fleet's cost is a dict look-up.
-            # Going stale changes it too: node_stale's alert opens on the same tick, at the
-            # same limit (levels.is_stale), and moves the node's version.
             if n.status == st.OK:  # a node without a probe samples at nothing
                 intervals.add(n.interval_s)
             cached = counted.get(n.name)
-            if cached is None or cached[0] != n.version:
+            if cached is None or cached[0] != n.version:  # as ``count``, in the one loop
                 cached = counted[n.name] = (n.version, _count(n, now, thresholds))
             level, critical, warning, n_gpus, n_hot, n_idle = cached[1]
             by_level[level] += 1

@@ -235,15 +235,26 @@ class FleetTable(ScrollView, can_focus=True):
             parts.append(cell)
         return Content.assemble(*parts).simplify()
 
-    def _cell(self, node: NodeState) -> tuple[tuple, Content | None]:
+    def warm(self, nodes: list[NodeState], now: float) -> None:
+        """Draw into the cell cache what the visible lines would show of ``nodes`` at ``now``,
+        repainting nothing: a large fleet's redraw does it one event-loop turn before ``show``
+        with the same arguments, which then finds the changed cells drawn."""
+        if self._layout is None or [n.name for n in nodes] != [n.name for n in self.nodes]:
+            return  # ``show`` lays the table out anew (and clears the cache)
+        first = int(self.scroll_y) * self.per_line
+        for n in nodes[first : first + self.scrollable_content_region.height * self.per_line]:
+            self._cell(n, now)
+
+    def _cell(self, node: NodeState, now: float | None = None) -> tuple[tuple, Content | None]:
         """A node's row or tile (cached in ``NodeCells``) and what it shows, as an exact key: a
         tile's (text, style) parts (drawn from them by ``_tile_line``, no Content), a row's node
-        version and age with its Content."""
+        version and age with its Content. ``now``: the table's by default."""
+        now = self.now if now is None else now
         marked = node.name in self.marked
         if self.compact:
-            return self._node_cells.tile(node, self.now, self._name_w, self._gpus, marked), None
+            return self._node_cells.tile(node, now, self._name_w, self._gpus, marked), None
         layout = self._current_layout()
-        return self._node_cells.row(node, self.now, layout, self._name_w, self._gpus, marked)
+        return self._node_cells.row(node, now, layout, self._name_w, self._gpus, marked)
 
     # -- moving -------------------------------------------------------------------------------
 

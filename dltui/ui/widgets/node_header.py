@@ -24,9 +24,19 @@ class NodeHeader(Static):
     """
 
     _drawn: Content | None = None
+    _drawn_from: tuple | None = None  # what the drawing was made of: unchanged, nothing is built
+    _facts_of: object = None  # the NodeFacts the facts line was made from (replaced, never changed)
+    _facts_line: Content | None = None
 
     def show(self, node: NodeState, now: float, thresholds: levels.Thresholds) -> None:
         level, word = levels.node_status(node, now, thresholds)
+        age = fmt.age(node.age(now))
+        # called on every tick (twice a second), the age changes once a second at most and the
+        # rest far more rarely: the words it is made of are compared before any Content is built
+        made_of = (node.name, level, word, node.reason, age, node.interval_s)
+        if made_of == self._drawn_from and node.facts is self._facts_of:
+            return
+        self._drawn_from = made_of
         status: list = [(f"{levels.STATUS_GLYPH[level]} {word}", levels.STYLE[level])]
         if node.reason:
             status.append((f": {node.reason}", levels.STYLE[level]))
@@ -35,14 +45,16 @@ class NodeHeader(Static):
             "  ",
             *status,
             ("  · sample ", "$foreground-muted"),
-            fmt.age(node.age(now)),
+            age,
             (" ago", "$foreground-muted"),
             ("  · every ", "$foreground-muted"),
             fmt.duration(node.interval_s),
         )
-        content = Content("\n").join([line1, _facts(node)])
+        if self._facts_line is None or node.facts is not self._facts_of:  # a new hello: new facts
+            self._facts_of, self._facts_line = node.facts, _facts(node)
+        content = Content("\n").join([line1, self._facts_line])
         old = self._drawn
-        if old is not None and same(content, old):  # called on every tick; the age changes once a second
+        if old is not None and same(content, old):
             return
         self._drawn = content
         # a layout pass only when the header may change height (a long reason wraps)

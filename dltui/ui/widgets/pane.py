@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 
+from rich.segment import Segment
 from textual import events
 from textual.content import Content
 from textual.geometry import Region
 from textual.strip import Strip
+from textual.style import Style as VisualStyle
 from textual.visual import Visual
 from textual.widget import Widget
 
@@ -63,7 +65,12 @@ class Pane(Widget, can_focus=True, inherit_bindings=False):
         if self.styles.text_wrap == "wrap":
             return super().render_line(y)
         width = self.size.width
-        strips = Visual.to_strips(self, self._lines[y], width, 1, self.visual_style) if y < len(self._lines) else []
+        if y >= len(self._lines):
+            return Strip.blank(width, self.visual_style.rich_style)
+        line = self._lines[y]
+        if _plain_fit(line, width) and self.text_selection is None and self.styles.content_align == ("left", "top"):
+            return _line_strip(line, self.visual_style, y)
+        strips = Visual.to_strips(self, line, width, 1, self.visual_style)
         # where each character is in the pane, for mouse selection (as Textual's Log does)
         return strips[0].apply_offsets(0, y) if strips else Strip.blank(width, self.visual_style.rich_style)
 
@@ -142,6 +149,42 @@ def span_s(node: NodeState, width: int) -> float:
     """Seconds of history a sparkline of ``width`` shows: its room, or what there is."""
     samples = min(_samples_per_char(node, width) * width, len(node.history.time))
     return samples * node.interval_s
+
+
+def _plain_fit(line: Content, width: int) -> bool:
+    """A line ``_line_strip`` draws as Textual would: it fits (nothing to cut or mark with an
+    ellipsis), has no tab to expand, and its styles are plain words (no component class, no
+    link: nothing that needs the widget's lookup or its link styling)."""
+    return (
+        line.cell_length <= width
+        and "\t" not in line.plain
+        and all(isinstance(span.style, str) and not span.style.startswith(".") and "link" not in span.style
+                for span in line.spans)
+    )
+
+
+def _parse_style(style: str | VisualStyle) -> VisualStyle:
+    """A span's style as Textual's widgets parse it (no component class: ``_plain_fit``)."""
+    if isinstance(style, VisualStyle):
+        return style
+    try:
+        return VisualStyle.parse(style)
+    except Exception:  # what Textual draws for a style it cannot read: nothing
+        return VisualStyle()
+
+
+def _line_strip(line: Content, base: VisualStyle, y: int) -> Strip:
+    """One line that fits, drawn as ``Visual.to_strips`` draws it for a left-aligned, unwrapped
+    pane with no selection — segments with their offsets for the mouse — without its general
+    machinery (wrapping, cropping, alignment, links, selection): a third of its cost, and each
+    second's changed lines of every pane go through here (tests/ui/test_pane_lines.py compares
+    both)."""
+    segments = []
+    x = 0
+    for text, style in line.render(base, end="", parse_style=_parse_style):
+        segments.append(Segment(text, (base + style).rich_style_with_offset(x, y)))
+        x += len(text)
+    return Strip(segments, line.cell_length)
 
 
 def same(a: Content, b: Content) -> bool:
