@@ -147,8 +147,9 @@ screenshots: $(VENV)/.installed
 	$(call apt_install,$(SCREENSHOT_TOOLS),$(SCREENSHOT_APT_PACKAGES))
 	$(PY) scripts/screenshots.py
 
+# bench/_*.py are a bench's helpers, not benches
 bench: $(VENV)/.test-installed bench-deps
-	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/[!_]*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 clean:
 	rm -rf $(VENV) .venv-* build *.egg-info .pytest_cache .mypy_cache .ruff_cache

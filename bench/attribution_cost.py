@@ -54,7 +54,10 @@ def probe_with_fake_smi(tmp: Path):
     from dltui.node.probe.collect import Collector
 
     collector = Collector(interval_s=1.0)
-    collector.attribution.mark = lambda gpus: None  # the reference: the probe without it
+    # the reference: the probe without it (the probe makes its Attributor at the first GPU
+    # process; made here, with a mark that does nothing)
+    collector.attribution = Attributor(collector.problems, proc=collector._proc)
+    collector.attribution.mark = lambda gpus: None
     return collector
 
 

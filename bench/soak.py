@@ -26,10 +26,10 @@ sample every ``--interval`` s (0.25: history fills four times faster than at 1 H
 minutes hold what two hours would); per period: the dashboard process's CPU (utime+stime),
 RSS, open fds, and its frames' p95. ``--faults K``: K nodes (a seeded rotating choice) crashed
 every wall-clock minute — sshd and all it started SIGKILLed: the connection reset, new ones
-refused — and restarted ``--down-s`` later on the same port (bench/soak_faults.py); per period
+refused — and restarted ``--down-s`` later on the same port (bench/_soak_faults.py); per period
 also the faults made, those seen going down and those back to ``● ok`` on the screen
 (tmux capture-pane once a second), with the seconds from restart to ok. The dashboard runs
-under bench/soak_child.py: a thread that notes its heap once a period (gc, allocated blocks,
+under bench/_soak_child.py: a thread that notes its heap once a period (gc, allocated blocks,
 the most numerous types; ``--tracemalloc``: the lines whose allocations grew), printed as
 what grew from the second period to the last (``--heap-collect``: alive objects only, after
 a full collection; without it the count includes the garbage cycles the dashboard's heap
@@ -148,7 +148,7 @@ def lab_soak(
     import tempfile
 
     sys.path.insert(0, str(REPO / "bench"))
-    import soak_faults
+    import _soak_faults as soak_faults
     import ui_cpu  # this directory: the tmux terminal and the process-tree CPU
 
     from tests.integration.sshd import SshLab
@@ -178,7 +178,7 @@ def lab_soak(
             env.pop("SSH_AUTH_SOCK", None)
             heap = tmp / "heap.jsonl"  # soak_child's watcher: a line a period
             command = (
-                f"{sys.executable} bench/soak_child.py {heap} {period_s:g}"
+                f"{sys.executable} bench/_soak_child.py {heap} {period_s:g}"
                 f"{' --tracemalloc' if trace else ''}{' --collect' if collect else ''}"
                 f" -- --interval {interval_s:g} {' '.join(names)}"
             )

@@ -1,6 +1,6 @@
 """``python -m dltui ...`` with a heap watcher beside it, for ``bench/soak.py --lab``.
 
-    python bench/soak_child.py DUMP_FILE EVERY_S [--tracemalloc] [--collect] -- DLTUI_ARGS...
+    python bench/_soak_child.py DUMP_FILE EVERY_S [--tracemalloc] [--collect] -- DLTUI_ARGS...
 
 A daemon thread appends one JSON line to DUMP_FILE every EVERY_S seconds: gc's counts and
 collections per generation, the number of objects gc tracks, the allocated blocks, and the
